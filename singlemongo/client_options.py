@@ -1,0 +1,280 @@
+"""Validated client configuration from a connection string plus keyword arguments.
+
+Precedence: a keyword argument overrides the same option in the connection string, which
+overrides a TXT record. The one exception is serverSelectionTryOnce, where a keyword and a URI
+value that disagree are an error (server selection spec). Invalid values in a connection
+string are dropped with a SingleMongoWarning (connection-string spec); invalid keyword
+arguments and conflicting options raise ConfigurationError.
+"""
+import warnings
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Mapping, Optional, Tuple
+
+from .errors import ConfigurationError, SingleMongoWarning
+from .options import (ALIASES, AUTH_MECHANISMS, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
+                      TLS_INSECURE_OPTIONS, canonical_name, defaults)
+from .redact import REDACTED, redact_value
+from .selection.read_preference import ReadPreference
+from .uri import parse_uri
+
+# Initial DNS Seedlist Discovery, "TXT records".
+TXT_ALLOWED = frozenset({"authSource", "replicaSet", "loadBalanced"})
+_EXTERNAL_MECHANISMS = ("MONGODB-X509", "GSSAPI", "MONGODB-AWS", "MONGODB-OIDC")
+_MECHANISM_PROPERTIES = {
+    "GSSAPI": {"SERVICE_NAME", "CANONICALIZE_HOST_NAME", "SERVICE_REALM", "SERVICE_HOST"},
+    "MONGODB-AWS": {"AWS_SESSION_TOKEN"},
+    "MONGODB-OIDC": {"ENVIRONMENT", "TOKEN_RESOURCE", "OIDC_CALLBACK", "OIDC_HUMAN_CALLBACK",
+                     "ALLOWED_HOSTS"},
+}
+
+
+@dataclass(frozen=True)
+class Credentials:
+    username: Optional[str]
+    password: Optional[str] = field(repr=False)
+    source: str
+    mechanism: Optional[str]
+    mechanism_properties: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def __repr__(self):
+        secret = REDACTED if self.password is not None else None
+        return (f"Credentials(username={self.username!r}, password={secret!r}, "
+                f"source={self.source!r}, mechanism={self.mechanism!r})")
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    seeds: Tuple[Tuple[str, Optional[int]], ...]
+    values: Mapping[str, Any]
+    specified: frozenset
+    srv_host: Optional[str] = None
+    database: Optional[str] = None
+    credentials: Optional[Credentials] = None
+    read_preference: ReadPreference = ReadPreference()
+    _uri_specified: frozenset = frozenset()
+
+    def __getattr__(self, attr):
+        name = canonical_name(attr)
+        if name is None or attr.startswith("_"):
+            raise AttributeError(attr)
+        return self.values[name]
+
+    def __repr__(self):
+        shown = {k: redact_value(k, v) for k, v in self.values.items() if k in self.specified}
+        return (f"ClientOptions(seeds={list(self.seeds)}, srv_host={self.srv_host!r}, "
+                f"options={shown}, credentials={self.credentials!r})")
+
+    @property
+    def is_srv(self):
+        return self.srv_host is not None
+
+    def specified_options(self):
+        """The options that were given explicitly, by canonical name."""
+        return {k: v for k, v in self.values.items() if k in self.specified}
+
+
+def client_options(uri, **kwargs):
+    """Parse and validate; no DNS (``mongodb+srv`` seeds come later from ``srv.py``)."""
+    parsed = parse_uri(uri)
+    found = _read_uri_options(parsed.raw_options)
+    values = defaults()
+    values.update(found.values)
+    specified = set(found.values)
+    uri_specified = frozenset(specified)
+    for key, value in kwargs.items():
+        name = canonical_name(key)
+        if name is None:
+            raise ConfigurationError(f"unknown option {key!r}")
+        if name == "readPreferenceTags" and value is not None:
+            value = value if isinstance(value, (list, tuple)) else [value]
+        try:
+            value = OPTIONS[name].validate(value) if value is not None else None
+        except ValueError as exc:
+            raise ConfigurationError(
+                f"invalid value for option {key}: {redact_value(name, value)!r} ({exc})") from None
+        if name == "serverSelectionTryOnce" and name in found.values and found.values[name] != value:
+            raise ConfigurationError(
+                f"serverSelectionTryOnce={str(found.values[name]).lower()} in the connection "
+                f"string conflicts with the keyword argument {key}={value}")
+        values[name] = value
+        specified.add(name)
+    options = ClientOptions(
+        seeds=tuple(h.address for h in parsed.hosts) if not parsed.is_srv else (),
+        values=values, specified=frozenset(specified),
+        srv_host=parsed.hosts[0].host if parsed.is_srv else None,
+        database=parsed.database, _uri_specified=uri_specified)
+    for message in found.warnings:
+        warnings.warn(message, SingleMongoWarning, stacklevel=2)
+    return _finish(options, parsed.username, parsed.password, found.tls_values)
+
+
+def with_srv_results(options, seeds, txt_pairs):
+    """The options after SRV and TXT resolution; URI and keyword values beat TXT values."""
+    values = dict(options.values)
+    specified = set(options.specified)
+    for key, value in txt_pairs:
+        name = canonical_name(key)
+        if name not in TXT_ALLOWED:
+            raise ConfigurationError(
+                f"TXT record for {options.srv_host} sets {key!r}; only authSource, replicaSet "
+                f"and loadBalanced may be set there")
+        if name in specified:
+            continue
+        try:
+            values[name] = OPTIONS[name].validate(value)
+        except ValueError as exc:
+            raise ConfigurationError(
+                f"invalid value {value!r} for {key} in TXT record for {options.srv_host} ({exc})"
+            ) from None
+        specified.add(name)
+    new = replace(options, seeds=tuple(seeds), values=values, specified=frozenset(specified))
+    creds = options.credentials
+    return _finish(new, creds.username if creds else None, creds.password if creds else None, ())
+
+
+@dataclass
+class _Found:
+    values: dict
+    warnings: list
+    tls_values: list
+
+
+def _read_uri_options(pairs):
+    found = _Found({}, [], [])
+    for key, raw in pairs:
+        name = canonical_name(key)
+        if name is None or (key.lower() not in ALIASES and key.lower() != name.lower()):
+            found.warnings.append(f"unsupported connection option {key!r}; ignored")
+            continue
+        opt = OPTIONS[name]
+        if raw == "" and not opt.is_list:
+            continue
+        if name in PROXY_OPTIONS and name in found.values:
+            raise ConfigurationError(f"connection option {name} is given more than once")
+        try:
+            value = opt.validate(raw)
+        except ValueError as exc:
+            found.warnings.append(f"invalid value for connection option {key}: "
+                                  f"{redact_value(name, raw)!r} ({exc}); option ignored")
+            continue
+        if name == "tls":
+            found.tls_values.append((key, value))
+        elif opt.is_list:
+            value = list(found.values.get(name, ())) + value
+        elif name in found.values and found.values[name] != value:
+            found.warnings.append(f"connection option {name} is repeated; the last value "
+                                  f"{redact_value(name, raw)!r} is used")
+        if name == "compressors":
+            value = _known_compressors(value, found.warnings)
+        found.values[name] = value
+    return found
+
+
+def _known_compressors(names, warn):
+    known = [n for n in names if n in COMPRESSORS]
+    for unknown in sorted(set(names) - set(known)):
+        warn.append(f"unsupported compressor {unknown!r} in compressors; ignored")
+    return known
+
+
+def _finish(options, username, password, tls_values):
+    _check_conflicts(options, tls_values)
+    values = dict(options.values)
+    if options.is_srv and "tls" not in options.specified:
+        values["tls"] = True  # SRV implies TLS unless the user said otherwise.
+    try:
+        read_pref = ReadPreference(values["readPreference"],
+                                   tuple(values["readPreferenceTags"]) or ({},),
+                                   values["maxStalenessSeconds"])
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"invalid read preference options: {exc}") from None
+    return replace(options, values=MappingProxyType(values), read_preference=read_pref,
+                   credentials=_credentials(options, username, password))
+
+
+def _check_conflicts(options, tls_values):
+    v, given = options.values, options.specified
+    seeds = len(options.seeds)
+    if len({value for _, value in tls_values}) > 1:
+        raise ConfigurationError(
+            "conflicting tls and ssl values: " + ", ".join(f"{k}={str(x).lower()}" for k, x in tls_values))
+    for i, first in enumerate(TLS_INSECURE_OPTIONS[:4]):
+        for second in TLS_INSECURE_OPTIONS[i + 1:]:
+            if first in given and second in given and _tls_pair_conflicts(first, second):
+                raise ConfigurationError(f"options {first} and {second} cannot both be given")
+    if v["directConnection"] and (options.is_srv or seeds > 1):
+        raise ConfigurationError(
+            "directConnection=true needs exactly one host" + (
+                f", not {seeds}" if not options.is_srv else ", not a mongodb+srv:// URI"))
+    if v["loadBalanced"]:
+        if seeds > 1:
+            raise ConfigurationError(f"loadBalanced=true needs exactly one host, not {seeds}")
+        if v["directConnection"]:
+            raise ConfigurationError("loadBalanced=true cannot be combined with directConnection=true")
+        if v["replicaSet"] is not None:
+            raise ConfigurationError("loadBalanced=true cannot be combined with replicaSet")
+    if not options.is_srv:
+        for name in ("srvServiceName", "srvMaxHosts"):
+            if name in given:
+                raise ConfigurationError(f"{name} is only valid with a mongodb+srv:// connection string")
+    elif v["srvMaxHosts"]:
+        if v["replicaSet"] is not None:
+            raise ConfigurationError("srvMaxHosts cannot be combined with replicaSet")
+        if v["loadBalanced"]:
+            raise ConfigurationError("srvMaxHosts cannot be combined with loadBalanced=true")
+    _check_proxy(v, given)
+
+
+def _tls_pair_conflicts(first, second):
+    # uri-options spec, "Conflicting TLS options": every pair except
+    # tlsAllowInvalidCertificates with tlsAllowInvalidHostnames.
+    return {first, second} != {"tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames"}
+
+
+def _check_proxy(v, given):
+    if "proxyHost" not in given:
+        others = [name for name in PROXY_OPTIONS[1:] if name in given]
+        if others:
+            raise ConfigurationError(f"{', '.join(others)} given without proxyHost")
+    if ("proxyUsername" in given) != ("proxyPassword" in given):
+        raise ConfigurationError("proxyUsername and proxyPassword must be given together")
+
+
+def _credentials(options, username, password):
+    v = options.values
+    mechanism = v["authMechanism"]
+    if mechanism is not None and mechanism not in AUTH_MECHANISMS:
+        raise ConfigurationError(f"unsupported authMechanism {mechanism!r}: expected one of "
+                                 f"{', '.join(AUTH_MECHANISMS)}")
+    if username is None and mechanism in (None, "SCRAM-SHA-1", "SCRAM-SHA-256", "PLAIN", "GSSAPI"):
+        if mechanism is not None:
+            raise ConfigurationError(f"authMechanism {mechanism} needs a username")
+        return None
+    source = v["authSource"]
+    if source == "":
+        raise ConfigurationError("authSource must not be empty")
+    if mechanism in _EXTERNAL_MECHANISMS:
+        if source not in (None, "$external"):
+            raise ConfigurationError(f"authMechanism {mechanism} authenticates against "
+                                     f"$external, not authSource {source!r}")
+        source = "$external"
+        if password is not None and mechanism in ("MONGODB-X509", "MONGODB-OIDC"):
+            raise ConfigurationError(f"authMechanism {mechanism} takes no password")
+    elif mechanism in ("SCRAM-SHA-1", "SCRAM-SHA-256", "PLAIN") and password is None:
+        raise ConfigurationError(f"authMechanism {mechanism} needs a password")
+    props = dict(v["authMechanismProperties"] or {})
+    allowed = _MECHANISM_PROPERTIES.get(mechanism, set())
+    unknown = sorted(set(props) - allowed)
+    if unknown:
+        raise ConfigurationError(f"authMechanismProperties {unknown} are not valid for "
+                                 f"authMechanism {mechanism}")
+    if "CANONICALIZE_HOST_NAME" in props and props["CANONICALIZE_HOST_NAME"] in ("true", "false"):
+        props["CANONICALIZE_HOST_NAME"] = props["CANONICALIZE_HOST_NAME"] == "true"
+    if mechanism == "GSSAPI":
+        props.setdefault("SERVICE_NAME", "mongodb")
+    default_source = "$external" if mechanism == "PLAIN" and options.database is None else (
+        options.database or "admin")
+    return Credentials(username, password, source or default_source, mechanism, props)

@@ -1,0 +1,124 @@
+"""Value types of connection options (uri-options spec, "List of specified options").
+
+A validator takes the text from a connection string or a Python value from a keyword argument
+and returns the typed value, or raises ValueError saying what was expected.
+"""
+import re
+
+_INT = re.compile(r"^[+-]?\d+$")
+_INT32_MAX = 2 ** 31 - 1
+_INT64_MAX = 2 ** 63 - 1
+
+
+def boolean(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value in ("true", "false"):
+        return value == "true"
+    raise ValueError("expected true or false")
+
+
+def integer(minimum=None, maximum=_INT32_MAX, allowed=()):
+    """An integer in [minimum, maximum], or one of ``allowed``."""
+    def check(value):
+        if isinstance(value, bool):
+            raise ValueError("expected an integer")
+        if isinstance(value, str):
+            if not _INT.match(value):
+                raise ValueError("expected an integer")
+            value = int(value)
+        elif isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int):
+            raise ValueError("expected an integer")
+        if value in allowed:
+            return value
+        if minimum is not None and value < minimum:
+            extra = f" (or {', '.join(map(str, allowed))})" if allowed else ""
+            raise ValueError(f"expected an integer of at least {minimum}{extra}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"expected an integer of at most {maximum}")
+        return value
+    return check
+
+
+INT64 = integer(0, _INT64_MAX)
+
+
+def string(value):
+    if not isinstance(value, str):
+        raise ValueError("expected a string")
+    return value
+
+
+def non_empty_string(value):
+    if not string(value):
+        raise ValueError("expected a non-empty string")
+    return value
+
+
+def one_of(*choices):
+    def check(value):
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}")
+        return value
+    return check
+
+
+def appname(value):
+    string(value)
+    if len(value.encode("utf-8")) > 128:
+        raise ValueError("an application name is at most 128 bytes of UTF-8 (handshake spec)")
+    return value
+
+
+def write_concern_w(value):
+    if isinstance(value, str) and _INT.match(value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError("expected a non-negative integer or a string")
+    if isinstance(value, int) and value < 0:
+        raise ValueError("expected a non-negative integer or a string")
+    return value
+
+
+def string_list(value):
+    if isinstance(value, str):
+        return [item for item in value.split(",") if item]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ValueError("expected a comma-separated list")
+
+
+def key_value_pairs(value):
+    """``k1:v1,k2:v2``; the value is everything after the first colon."""
+    if isinstance(value, dict):
+        return dict(value)
+    if not isinstance(value, str):
+        raise ValueError("expected key:value pairs separated by commas")
+    pairs = {}
+    for item in value.split(","):
+        if not item:
+            continue
+        key, colon, val = item.partition(":")
+        if not colon or not key:
+            raise ValueError(f"expected key:value, found {item!r}")
+        pairs[key] = val
+    return pairs
+
+
+def tag_set(value):
+    """One readPreferenceTags value; the empty string is the empty tag set."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise ValueError("tag names and values are strings")
+        return dict(value)
+    if value == "":
+        return {}
+    return key_value_pairs(value)
+
+
+def tag_sets(value):
+    if isinstance(value, (list, tuple)):
+        return [tag_set(v) for v in value]
+    return [tag_set(value)]

@@ -1,0 +1,83 @@
+"""SDAM monitoring events, and the pure function that derives them from two descriptions.
+
+SDAM monitoring spec order: a server's description change, then servers opened or closed by
+the change, then the topology description change. Nothing is published when a check leaves
+the server description equal ("Server Description Equality") and the server set unchanged.
+"""
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .server_description import ServerDescription
+from .topology_description import TopologyDescription
+from .server_type import TopologyType
+
+
+@dataclass(frozen=True)
+class TopologyOpeningEvent:
+    topology_id: Any
+
+
+@dataclass(frozen=True)
+class TopologyClosedEvent:
+    topology_id: Any
+
+
+@dataclass(frozen=True)
+class TopologyDescriptionChangedEvent:
+    topology_id: Any
+    previous_description: TopologyDescription
+    new_description: TopologyDescription
+
+
+@dataclass(frozen=True)
+class ServerOpeningEvent:
+    topology_id: Any
+    address: Any
+
+
+@dataclass(frozen=True)
+class ServerClosedEvent:
+    topology_id: Any
+    address: Any
+
+
+@dataclass(frozen=True)
+class ServerDescriptionChangedEvent:
+    topology_id: Any
+    address: Any
+    previous_description: ServerDescription
+    new_description: ServerDescription
+
+
+def empty_description():
+    return TopologyDescription(TopologyType.UNKNOWN, {})
+
+
+def opening_events(topology_id, initial):
+    """What a topology publishes when it opens (with the first selection, never a constructor)."""
+    events = [TopologyOpeningEvent(topology_id),
+              TopologyDescriptionChangedEvent(topology_id, empty_description(), initial)]
+    events.extend(ServerOpeningEvent(topology_id, a) for a in initial.servers)
+    return events
+
+
+def closing_events(topology_id, current):
+    events = [ServerClosedEvent(topology_id, a) for a in current.servers]
+    events.append(TopologyDescriptionChangedEvent(topology_id, current, empty_description()))
+    events.append(TopologyClosedEvent(topology_id))
+    return events
+
+
+def change_events(topology_id, old, new, address):
+    """Events for applying one server description at ``address`` that turned ``old`` into ``new``."""
+    before, after = old.servers.get(address), new.servers.get(address)
+    added = [a for a in new.servers if a not in old.servers]
+    removed = [a for a in old.servers if a not in new.servers]
+    events = []
+    if before is not None and after is not None and before != after:
+        events.append(ServerDescriptionChangedEvent(topology_id, address, before, after))
+    events.extend(ServerOpeningEvent(topology_id, a) for a in added)
+    events.extend(ServerClosedEvent(topology_id, a) for a in removed)
+    if events or old != new:
+        events.append(TopologyDescriptionChangedEvent(topology_id, old, new))
+    return events

@@ -1,0 +1,175 @@
+"""ServerDescription: one server as the last check saw it (SDAM, "Parsing a hello response")."""
+import datetime
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Optional, Tuple
+
+from ..constants import DEFAULT_PORT, RTT_ALPHA
+from .server_type import ServerType
+
+Address = Tuple[str, Optional[int]]
+
+
+def parse_address(text, default_port=DEFAULT_PORT):
+    """'Host:27017' -> ('host', 27017); '[::1]:27018' -> ('::1', 27018). Hosts are lower-cased."""
+    text = str(text)
+    if text.endswith(".sock"):
+        return (text, None)
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        return (host.lower(), int(rest[1:]) if rest.startswith(":") else default_port)
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit():
+        return (text.lower(), default_port)
+    return (host.lower(), int(port))
+
+
+def format_address(address):
+    host, port = address
+    if port is None:
+        return host
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def average_rtt(previous, sample):
+    """Exponentially weighted moving average (server selection, alpha 0.2)."""
+    if previous is None:
+        return sample
+    return RTT_ALPHA * sample + (1 - RTT_ALPHA) * previous
+
+
+def compare_topology_version(current, new):
+    """-1 if ``current`` is older than ``new`` (or either is unknown), 0 if equal, 1 if newer."""
+    if not current or not new:
+        return -1
+    if current.get("processId") != new.get("processId"):
+        return -1
+    c1, c2 = current.get("counter"), new.get("counter")
+    return 0 if c1 == c2 else (-1 if c1 < c2 else 1)
+
+
+def _server_type(hello, load_balanced):
+    if hello.get("ok") not in (1, 1.0, True):
+        return ServerType.UNKNOWN
+    if load_balanced:
+        return ServerType.LOAD_BALANCER
+    if hello.get("isreplicaset"):
+        return ServerType.RS_GHOST
+    if hello.get("msg") == "isdbgrid":
+        return ServerType.MONGOS
+    if hello.get("setName") is None:
+        return ServerType.STANDALONE
+    primary = hello.get("isWritablePrimary", hello.get("ismaster"))
+    if primary:
+        return ServerType.RS_PRIMARY
+    if hello.get("hidden"):
+        return ServerType.RS_OTHER
+    if hello.get("secondary"):
+        return ServerType.RS_SECONDARY
+    if hello.get("arbiterOnly"):
+        return ServerType.RS_ARBITER
+    return ServerType.RS_OTHER
+
+
+def _addresses(values):
+    return tuple(parse_address(a) for a in (values or ()))
+
+
+def _millis(value):
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        return value.timestamp() * 1000.0
+    if isinstance(value, dict) and "$numberLong" in value:
+        return float(value["$numberLong"])
+    return float(value) if value is not None else None
+
+
+# Fields compared for "Server Description Equality".
+_EQUALITY_FIELDS = ("address", "server_type", "error", "min_wire_version", "max_wire_version",
+                    "me", "hosts", "passives", "arbiters", "tags", "set_name", "election_id",
+                    "set_version", "primary", "logical_session_timeout_minutes",
+                    "topology_version", "iscryptd")
+
+
+@dataclass(frozen=True, eq=False)
+class ServerDescription:
+    address: Address
+    server_type: ServerType = ServerType.UNKNOWN
+    error: Optional[str] = None
+    round_trip_time: Optional[float] = None  # seconds, moving average
+    last_write_date: Optional[float] = None  # milliseconds since the epoch
+    last_update_time: Optional[float] = None  # monotonic seconds of the check
+    min_wire_version: Optional[int] = None  # null until a hello reports it
+    max_wire_version: Optional[int] = None
+    me: Optional[Address] = None
+    hosts: Tuple[Address, ...] = ()
+    passives: Tuple[Address, ...] = ()
+    arbiters: Tuple[Address, ...] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+    set_name: Optional[str] = None
+    election_id: Any = None
+    set_version: Optional[int] = None
+    primary: Optional[Address] = None
+    logical_session_timeout_minutes: Optional[int] = None
+    topology_version: Optional[Mapping[str, Any]] = None
+    iscryptd: Optional[bool] = None
+    service_id: Any = None
+    error_is_network: bool = False
+    hello: Optional[Mapping[str, Any]] = field(default=None, repr=False)
+
+    @classmethod
+    def from_hello(cls, address, hello, round_trip_time=None, now=None, load_balanced=False):
+        """Build from a hello or legacy hello reply; an empty reply stands for a failed check."""
+        server_type = _server_type(hello, load_balanced)
+        if server_type is ServerType.UNKNOWN:
+            return cls(address, error=hello.get("errmsg") or "hello failed",
+                       topology_version=hello.get("topologyVersion"), last_update_time=now)
+        last_write = hello.get("lastWrite") or {}
+        me = hello.get("me")
+        primary = hello.get("primary")
+        return cls(
+            address=address, server_type=server_type, round_trip_time=round_trip_time,
+            last_write_date=_millis(last_write.get("lastWriteDate")), last_update_time=now,
+            min_wire_version=hello.get("minWireVersion", 0),
+            max_wire_version=hello.get("maxWireVersion", 0),
+            me=parse_address(me) if me else None, hosts=_addresses(hello.get("hosts")),
+            passives=_addresses(hello.get("passives")), arbiters=_addresses(hello.get("arbiters")),
+            tags=dict(hello.get("tags") or {}), set_name=hello.get("setName"),
+            election_id=hello.get("electionId"), set_version=hello.get("setVersion"),
+            primary=parse_address(primary) if primary else None,
+            logical_session_timeout_minutes=hello.get("logicalSessionTimeoutMinutes"),
+            topology_version=hello.get("topologyVersion"), iscryptd=hello.get("iscryptd"),
+            service_id=hello.get("serviceId"), hello=hello)
+
+    @classmethod
+    def unknown(cls, address, error=None, topology_version=None, network=False):
+        return cls(address, error=error, topology_version=topology_version,
+                   error_is_network=network)
+
+    def with_type(self, server_type):
+        return replace(self, server_type=server_type)
+
+    @property
+    def is_known(self):
+        return self.server_type not in (ServerType.UNKNOWN, ServerType.POSSIBLE_PRIMARY)
+
+    @property
+    def is_data_bearing(self):
+        from .server_type import DATA_BEARING
+        return self.server_type in DATA_BEARING
+
+    @property
+    def all_hosts(self):
+        return self.hosts + self.passives + self.arbiters
+
+    @property
+    def address_text(self):
+        return format_address(self.address)
+
+    def __eq__(self, other):
+        if not isinstance(other, ServerDescription):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _EQUALITY_FIELDS)
+
+    def __hash__(self):
+        return hash((self.address, self.server_type))

@@ -1,0 +1,154 @@
+"""TopologyDescription and the pure SDAM update (SDAM, "Updating the TopologyDescription").
+
+``TopologyDescription.update(server_description)`` returns a new description; the transitions
+are the spec's TopologyType table, written as a dict keyed by (TopologyType, ServerType).
+"""
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Mapping, Optional, Tuple
+
+from ..constants import (MAX_SUPPORTED_WIRE_VERSION, MIN_SUPPORTED_SERVER_VERSION,
+                         MIN_SUPPORTED_WIRE_VERSION)
+from .server_description import (Address, ServerDescription, compare_topology_version,
+                                 format_address)
+from .server_type import DATA_BEARING, ServerType, TopologyType
+from .transitions import TRANSITIONS, Working
+
+DRIVER_NAME = "singlemongo"
+
+
+def initial_topology_type(direct_connection, replica_set, load_balanced, seed_count=1):
+    """SDAM "Initial TopologyType"; directConnection unset behaves as false."""
+    if load_balanced:
+        return TopologyType.LOAD_BALANCED
+    if direct_connection:
+        return TopologyType.SINGLE
+    if replica_set is not None:
+        return TopologyType.REPLICA_SET_NO_PRIMARY
+    return TopologyType.UNKNOWN
+
+
+@dataclass(frozen=True)
+class TopologyDescription:
+    topology_type: TopologyType
+    servers: Mapping[Address, ServerDescription]
+    set_name: Optional[str] = None
+    max_set_version: Optional[int] = None
+    max_election_id: Any = None
+    compatible: bool = True
+    compatibility_error: Optional[str] = None
+    logical_session_timeout_minutes: Optional[int] = None
+    seeds: Tuple[Address, ...] = field(default=())
+
+    @classmethod
+    def initial(cls, seeds, replica_set=None, direct_connection=None, load_balanced=False):
+        topology_type = initial_topology_type(direct_connection, replica_set, load_balanced)
+        # In load-balanced mode the server starts Unknown too; the engine publishes the
+        # LoadBalancer description at once, without I/O (load balancer spec, "Monitoring").
+        servers = {a: ServerDescription(a) for a in seeds}
+        return cls(topology_type, MappingProxyType(servers), set_name=replica_set,
+                   seeds=tuple(seeds))
+
+    @classmethod
+    def from_servers(cls, topology_type, servers, set_name=None):
+        """A description assembled from known server descriptions (tests, topology caches)."""
+        work = Working(topology_type, {sd.address: sd for sd in servers}, set_name, None, None, ())
+        return cls(topology_type, MappingProxyType({}))._finish(work)
+
+    @classmethod
+    def from_options(cls, options):
+        return cls.initial(options.seeds, options.replica_set, options.direct_connection,
+                           options.load_balanced)
+
+    def update(self, sd):
+        """Apply one check outcome; outcomes for unknown addresses or stale versions are ignored."""
+        current = self.servers.get(sd.address)
+        if current is None:
+            return self
+        # "Replacing the TopologyDescription": keep the newer topologyVersion.
+        if compare_topology_version(current.topology_version, sd.topology_version) > 0:
+            return self
+        work = Working.of(self)
+        work.servers[sd.address] = sd
+        if self.topology_type is TopologyType.SINGLE:
+            _verify_set_name_single(work, sd)
+        elif self.topology_type is not TopologyType.LOAD_BALANCED:
+            for action in TRANSITIONS[(self.topology_type, sd.server_type)]:
+                action(work, sd)
+        return self._finish(work)
+
+    def _finish(self, work):
+        servers = MappingProxyType(dict(work.servers))
+        compatible, error = _compatibility(servers.values())
+        return replace(self, topology_type=work.topology_type, servers=servers,
+                       set_name=work.set_name, max_set_version=work.max_set_version,
+                       max_election_id=work.max_election_id, compatible=compatible,
+                       compatibility_error=error,
+                       logical_session_timeout_minutes=_session_timeout(servers.values()))
+
+    def reset_server(self, address, error=None, topology_version=None, network=False):
+        """Mark one server Unknown (an application error or a failed check)."""
+        return self.update(ServerDescription.unknown(address, error, topology_version, network))
+
+    def with_server_type(self, address, server_type):
+        """Used by the scanner bookkeeping; does not run the SDAM rules."""
+        servers = dict(self.servers)
+        servers[address] = servers[address].with_type(server_type)
+        return replace(self, servers=MappingProxyType(servers))
+
+    @property
+    def known_servers(self):
+        return [s for s in self.servers.values() if s.is_known]
+
+    @property
+    def has_readable_server(self):
+        return bool(self.known_servers)
+
+    def server(self, address):
+        return self.servers.get(address)
+
+    def summary(self):
+        """One line per server, for error messages and the CLI."""
+        lines = [f"topology type {self.topology_type}" + (
+            f", replica set {self.set_name!r}" if self.set_name else "")]
+        for sd in self.servers.values():
+            rtt = f", rtt {sd.round_trip_time * 1000:.1f} ms" if sd.round_trip_time is not None else ""
+            err = f", last error: {sd.error}" if sd.error else ""
+            lines.append(f"  {format_address(sd.address)}: {sd.server_type}{rtt}{err}")
+        return "\n".join(lines)
+
+
+def _verify_set_name_single(work, sd):
+    # "Verifying setName with TopologyType Single".
+    if work.set_name is not None and sd.server_type is not ServerType.UNKNOWN \
+            and sd.set_name != work.set_name:
+        work.servers[sd.address] = ServerDescription.unknown(
+            sd.address, f"replica set name mismatch: expected {work.set_name!r}, server "
+                        f"{format_address(sd.address)} reports {sd.set_name!r}")
+
+
+def _compatibility(servers):
+    # "Checking wire protocol compatibility".
+    for sd in servers:
+        # A load balancer's wire versions arrive with each connection's handshake.
+        if sd.server_type in (ServerType.UNKNOWN, ServerType.POSSIBLE_PRIMARY,
+                              ServerType.LOAD_BALANCER):
+            continue
+        where = format_address(sd.address)
+        if (sd.min_wire_version or 0) > MAX_SUPPORTED_WIRE_VERSION:
+            return False, (f"Server at {where} requires wire version {sd.min_wire_version}, but "
+                           f"this version of {DRIVER_NAME} only supports up to "
+                           f"{MAX_SUPPORTED_WIRE_VERSION}.")
+        if (sd.max_wire_version or 0) < MIN_SUPPORTED_WIRE_VERSION:
+            return False, (f"Server at {where} reports wire version {sd.max_wire_version}, but "
+                           f"this version of {DRIVER_NAME} requires at least "
+                           f"{MIN_SUPPORTED_WIRE_VERSION} (MongoDB {MIN_SUPPORTED_SERVER_VERSION}).")
+    return True, None
+
+
+def _session_timeout(servers):
+    # "Logical Session Timeout": the smallest among data-bearing servers; any null wins.
+    values = [sd.logical_session_timeout_minutes for sd in servers if sd.server_type in DATA_BEARING]
+    if not values or any(v is None for v in values):
+        return None
+    return min(values)

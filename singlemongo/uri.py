@@ -1,0 +1,164 @@
+"""Connection string syntax (connection-string spec): scheme, userinfo, hosts, database, options.
+
+This module only splits and decodes. What each option means and which values are valid is in
+``options.py``; ``mongodb+srv`` resolution is in ``srv.py``. No DNS, no sockets.
+"""
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+from urllib.parse import unquote
+
+from .constants import DEFAULT_PORT
+from .errors import InvalidURI
+from .redact import redact_uri
+
+SCHEME = "mongodb://"
+SRV_SCHEME = "mongodb+srv://"
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+# "Auth Database": characters that MUST NOT appear once decoded.
+_BAD_DB_CHARS = frozenset('/\\ "$')
+
+
+@dataclass(frozen=True)
+class Host:
+    host: str
+    port: Optional[int]
+    kind: str  # "hostname", "ipv4", "ip_literal" or "unix"
+
+    @property
+    def address(self):
+        return (self.host, self.port)
+
+
+@dataclass(frozen=True)
+class ParsedURI:
+    scheme: str
+    hosts: Tuple[Host, ...]
+    username: Optional[str] = None
+    password: Optional[str] = field(default=None, repr=False)
+    database: Optional[str] = None
+    collection: Optional[str] = None
+    raw_options: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def is_srv(self):
+        return self.scheme == SRV_SCHEME
+
+
+def parse_uri(uri):
+    """Split a connection string into its parts; raise InvalidURI naming the problem."""
+    if not isinstance(uri, str):
+        raise InvalidURI(f"connection string must be a str, not {type(uri).__name__}")
+    if uri.startswith(SCHEME):
+        scheme = SCHEME
+    elif uri.startswith(SRV_SCHEME):
+        scheme = SRV_SCHEME
+    else:
+        raise InvalidURI(
+            f"invalid connection string {redact_uri(uri)!r}: it must begin with "
+            f"'mongodb://' or 'mongodb+srv://'")
+    rest = uri[len(scheme):]
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    username = password = None
+    if "@" in authority:
+        userinfo, _, authority = authority.rpartition("@")
+        username, password = _parse_userinfo(userinfo, uri)
+    if not authority:
+        raise InvalidURI(f"connection string {redact_uri(uri)!r} names no host")
+    hosts = tuple(_parse_host(h, uri) for h in authority.split(","))
+    if scheme == SRV_SCHEME:
+        _check_srv_hosts(hosts, uri)
+    database = collection = None
+    query = ""
+    if tail.startswith("/"):
+        path, _, query = tail[1:].partition("?")
+        if path:
+            database, collection = _parse_database(path, uri)
+    elif tail.startswith("?"):
+        query = tail[1:]
+    return ParsedURI(scheme, hosts, username, password, database, collection,
+                     _parse_query(query, uri))
+
+
+def _parse_userinfo(userinfo, uri):
+    where = redact_uri(uri)
+    if "@" in userinfo or userinfo.count(":") > 1 or _BAD_PERCENT.search(userinfo):
+        raise InvalidURI(
+            f"invalid user information in {where!r}: a username or password containing "
+            f"'@', ':' or '%' must be percent-encoded (urllib.parse.quote_plus)")
+    user, colon, pwd = userinfo.partition(":")
+    if not user:
+        raise InvalidURI(f"invalid user information in {where!r}: the username is empty")
+    return unquote(user), (unquote(pwd) if colon else None)
+
+
+def _parse_host(text, uri):
+    if not text:
+        raise InvalidURI(f"connection string {redact_uri(uri)!r} has an empty host")
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            raise InvalidURI(f"unterminated IPv6 literal {text!r} in connection string")
+        host, rest = text[1:end], text[end + 1:]
+        if rest and not rest.startswith(":"):
+            raise InvalidURI(f"unexpected {rest!r} after IPv6 literal [{host}]")
+        return Host(host.lower(), _parse_port(rest[1:], text) if rest else DEFAULT_PORT,
+                    "ip_literal")
+    decoded = unquote(text)
+    if "/" in decoded:
+        if not decoded.endswith(".sock"):
+            raise InvalidURI(f"unsupported host {decoded!r}: a UNIX domain socket path must "
+                             f"end in '.sock' and be percent-encoded")
+        if "/" in text:
+            raise InvalidURI(f"unsupported host {decoded!r}: UNIX domain socket paths must be "
+                             f"percent-encoded")
+        return Host(decoded, None, "unix")
+    host, colon, port = text.partition(":")
+    if not host or ":" in port:
+        raise InvalidURI(f"invalid host {text!r}: expected host or host:port")
+    host = decoded.partition(":")[0].lower()
+    is_ipv4 = _IPV4.match(host) and all(int(octet) <= 255 for octet in host.split("."))
+    kind = "ipv4" if is_ipv4 else "hostname"
+    return Host(host, _parse_port(port, text) if colon else DEFAULT_PORT, kind)
+
+
+def _parse_port(port, text):
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise InvalidURI(f"invalid port in {text!r}: a port is an integer from 1 to 65535")
+    return int(port)
+
+
+def _check_srv_hosts(hosts, uri):
+    if len(hosts) != 1:
+        raise InvalidURI(f"a mongodb+srv:// connection string names exactly one host, "
+                         f"not {len(hosts)} ({redact_uri(uri)!r})")
+    if hosts[0].kind == "unix" or ":" in uri[len(SRV_SCHEME):].split("/")[0].rpartition("@")[2]:
+        raise InvalidURI(f"a mongodb+srv:// host must not include a port ({redact_uri(uri)!r})")
+
+
+def _parse_database(path, uri):
+    name = unquote(path)
+    bad = sorted(_BAD_DB_CHARS.intersection(name))
+    if bad:
+        raise InvalidURI(f"invalid database name {name!r} in connection string: it must not "
+                         f"contain {' '.join(repr(c) for c in bad)}")
+    database, _, collection = name.partition(".")
+    return database, (collection or None)
+
+
+def _parse_query(query, uri):
+    if not query:
+        return ()
+    separator = "&" if "&" in query or ";" not in query else ";"
+    pairs = []
+    for item in query.split(separator):
+        if not item:
+            continue
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise InvalidURI(f"invalid connection option {unquote(key)!r}: options must be "
+                             f"written key=value")
+        pairs.append((unquote(key), unquote(value)))
+    return tuple(pairs)

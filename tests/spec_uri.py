@@ -1,0 +1,61 @@
+"""Runner for the connection-string and uri-options suites."""
+import warnings
+
+from singlemongo.client_options import client_options
+from singlemongo.errors import ConfigurationError, SingleMongoWarning
+from singlemongo.options import canonical_name
+from singlemongo.uri import parse_uri
+
+
+def parse_with_warnings(uri):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            opts = client_options(uri)
+        except ConfigurationError as exc:
+            opts = exc
+    ours = [w for w in caught if issubclass(w.category, SingleMongoWarning)]
+    return opts, ours
+
+
+def check_options(expected, opts):
+    for key, value in expected.items():
+        name = canonical_name(key)
+        assert name is not None, f"option {key!r} is unknown to singlemongo"
+        actual = opts.values[name]
+        if name == "readPreferenceTags":
+            actual = list(actual)
+        assert actual == value, f"option {key}: expected {value!r}, parsed {actual!r}"
+
+
+def run_case(case):
+    opts, warned = parse_with_warnings(case["uri"])
+    valid = not isinstance(opts, Exception)
+    assert valid == case["valid"], (
+        f"{case['description']}: expected valid={case['valid']}, got "
+        f"{'options' if valid else repr(opts)}")
+    if case.get("warning") is not None:
+        assert bool(warned) == case["warning"], (
+            f"{case['description']}: expected warning={case['warning']}, got "
+            f"{[str(w.message) for w in warned]}")
+    if not valid:
+        return
+    parsed = parse_uri(case["uri"])
+    if case.get("hosts") is not None:
+        assert len(parsed.hosts) == len(case["hosts"])
+        for host, want in zip(parsed.hosts, case["hosts"]):
+            assert host.host == want["host"]
+            if want.get("port") is not None:
+                assert host.port == want["port"]
+            if want.get("type") is not None:
+                assert host.kind == want["type"]
+    auth = case.get("auth")
+    if auth is not None:
+        assert parsed.username == auth.get("username")
+        assert parsed.password == auth.get("password")
+        db = parsed.database
+        if parsed.collection:
+            db = f"{db}.{parsed.collection}"
+        assert db == auth.get("db")
+    if case.get("options") is not None:
+        check_options(case["options"], opts)

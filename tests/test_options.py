@@ -1,0 +1,125 @@
+"""Options the suites do not cover: single-threaded defaults, keywords, conflicts, redaction."""
+import warnings
+
+import pytest
+
+from singlemongo import ConfigurationError, InvalidURI, SingleMongoWarning, client_options
+from singlemongo.redact import redact_uri
+
+
+def test_single_threaded_defaults():
+    o = client_options("mongodb://h")
+    assert o.heartbeat_frequency_ms == 60_000
+    assert o.server_selection_try_once is True
+    assert o.socket_check_interval_ms == 5_000
+    assert o.local_threshold_ms == 15
+    assert o.server_selection_timeout_ms == 30_000
+    assert o.max_adaptive_retries == 5
+    assert o.enable_overload_retargeting is True
+    assert o.retry_reads is True and o.retry_writes is True
+    assert o.seeds == (("h", 27017),)
+
+
+def test_heartbeat_below_500_is_dropped_with_warning_in_uri_and_an_error_as_keyword():
+    with pytest.warns(SingleMongoWarning, match="heartbeatFrequencyMS.*499"):
+        o = client_options("mongodb://h/?heartbeatFrequencyMS=499")
+    assert o.heartbeat_frequency_ms == 60_000
+    with pytest.raises(ConfigurationError, match="heartbeat_frequency_ms.*499.*at least 500"):
+        client_options("mongodb://h", heartbeat_frequency_ms=499)
+
+
+@pytest.mark.parametrize("key", ["serverSelectionTryOnce", "server_selection_try_once",
+                                 "SERVERSELECTIONTRYONCE"])
+def test_keyword_names_any_spelling(key):
+    assert client_options("mongodb://h", **{key: False}).server_selection_try_once is False
+
+
+def test_try_once_uri_and_keyword_conflict_is_an_error():
+    with pytest.raises(ConfigurationError, match="serverSelectionTryOnce=false.*conflicts"):
+        client_options("mongodb://h/?serverSelectionTryOnce=false", serverSelectionTryOnce=True)
+    # Agreeing values are fine.
+    assert client_options("mongodb://h/?serverSelectionTryOnce=false",
+                          serverSelectionTryOnce=False).server_selection_try_once is False
+
+
+def test_keyword_overrides_uri():
+    o = client_options("mongodb://h/?localThresholdMS=5", localThresholdMS=20)
+    assert o.local_threshold_ms == 20
+
+
+def test_unknown_keyword_is_an_error_naming_it():
+    with pytest.raises(ConfigurationError, match="'conectTimeoutMS'"):
+        client_options("mongodb://h", conectTimeoutMS=5)
+
+
+def test_unknown_uri_option_warns_and_is_ignored():
+    with pytest.warns(SingleMongoWarning, match="'connectMS'"):
+        client_options("mongodb://h/?connectMS=5")
+
+
+def test_repeated_option_warns():
+    with pytest.warns(SingleMongoWarning, match="repeated"):
+        o = client_options("mongodb://h/?localThresholdMS=5&localThresholdMS=7")
+    assert o.local_threshold_ms == 7
+
+
+def test_load_balanced_rules():
+    for uri in ("mongodb://a,b/?loadBalanced=true",
+                "mongodb://a/?loadBalanced=true&directConnection=true",
+                "mongodb://a/?loadBalanced=true&replicaSet=rs"):
+        with pytest.raises(ConfigurationError, match="loadBalanced"):
+            client_options(uri)
+
+
+def test_password_never_in_errors_or_reprs():
+    secret = "s3cr%40t"
+    with pytest.raises(ConfigurationError) as info:
+        client_options(f"mongodb://alice:{secret}@h/?authMechanism=NOPE")
+    assert "s3cr" not in str(info.value)
+    o = client_options(f"mongodb://alice:{secret}@h/?tlsCertificateKeyFilePassword=kfp")
+    assert "s3cr" not in repr(o) and "s3cr" not in str(o.credentials)
+    assert "kfp" not in repr(o)
+    with pytest.raises(InvalidURI) as info:
+        client_options("mongodb://alice:pa:ss@h")
+    assert "pa:ss" not in str(info.value)
+
+
+def test_redact_uri():
+    assert redact_uri("mongodb://u:p@h/?proxyPassword=x&w=1") == \
+        "mongodb://u:<redacted>@h/?proxyPassword=<redacted>&w=1"
+    assert redact_uri("mongodb://u@h") == "mongodb://u@h"
+
+
+def test_error_messages_name_the_value():
+    with pytest.raises(InvalidURI, match="65536"):
+        client_options("mongodb://h:65536")
+    with pytest.raises(InvalidURI, match="mongodb://"):
+        client_options("http://h")
+    with pytest.raises(InvalidURI, match="must be a str"):
+        client_options(None)
+
+
+def test_srv_implies_tls_unless_given():
+    assert client_options("mongodb+srv://x.y.z").tls is True
+    assert client_options("mongodb+srv://x.y.z/?tls=false").tls is False
+    assert client_options("mongodb://x.y.z").tls is False
+
+
+def test_read_preference_from_uri():
+    o = client_options("mongodb://h/?readPreference=secondary&readPreferenceTags=dc:ny,rack:1"
+                       "&readPreferenceTags=&maxStalenessSeconds=120")
+    assert o.read_preference.document() == {
+        "mode": "secondary", "tags": [{"dc": "ny", "rack": "1"}, {}], "maxStalenessSeconds": 120}
+    with pytest.raises(ConfigurationError, match="primary"):
+        client_options("mongodb://h/?readPreferenceTags=dc:ny")
+
+
+def test_backpressure_options():
+    o = client_options("mongodb://h/?maxAdaptiveRetries=0&enableOverloadRetargeting=false")
+    assert o.max_adaptive_retries == 0 and o.enable_overload_retargeting is False
+
+
+def test_no_warning_for_valid_uri():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        client_options("mongodb://u:p@a,b/db?replicaSet=rs&w=majority&appname=x")

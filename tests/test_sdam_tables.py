@@ -1,0 +1,150 @@
+"""Each row of the error-code table and of the SDAM transition table, tested on its own."""
+import pytest
+
+from singlemongo.sdam import (ApplicationError, ErrorKind, ServerDescription, ServerType,
+                              TopologyDescription, TopologyType, classify_code, classify_reply,
+                              handle_application_error)
+from singlemongo.sdam.error_handling import STATE_CHANGE_CODES
+from singlemongo.sdam.transitions import TRANSITIONS
+
+A = ("a", 27017)
+
+
+@pytest.mark.parametrize("code,kind", [
+    (10107, ErrorKind.NOT_WRITABLE_PRIMARY), (13435, ErrorKind.NOT_WRITABLE_PRIMARY),
+    (10058, ErrorKind.NOT_WRITABLE_PRIMARY), (11600, ErrorKind.NODE_IS_SHUTTING_DOWN),
+    (91, ErrorKind.NODE_IS_SHUTTING_DOWN), (11602, ErrorKind.NODE_IS_RECOVERING),
+    (13436, ErrorKind.NODE_IS_RECOVERING), (189, ErrorKind.NODE_IS_RECOVERING),
+    (1, ErrorKind.OTHER), (11000, ErrorKind.OTHER)])
+def test_code_table_row(code, kind):
+    assert classify_code(code, "not master") is kind  # the code wins over the message
+
+
+def test_code_table_has_exactly_the_spec_codes():
+    assert set(STATE_CHANGE_CODES) == {10107, 13435, 10058, 11600, 91, 11602, 13436, 189}
+
+
+@pytest.mark.parametrize("message,kind", [
+    ("not master", ErrorKind.NOT_WRITABLE_PRIMARY),
+    ("not master and slaveOk=false", ErrorKind.NOT_WRITABLE_PRIMARY),
+    ("not master or secondary; cannot read", ErrorKind.NODE_IS_RECOVERING),
+    ("node is recovering", ErrorKind.NODE_IS_RECOVERING),
+    ("something else", ErrorKind.OTHER)])
+def test_message_fallback_without_code(message, kind):
+    assert classify_code(None, message) is kind
+
+
+def test_reply_classification_write_concern_and_write_errors():
+    assert classify_reply({"ok": 1, "writeConcernError": {"code": 91, "errmsg": "x"}}) \
+        is ErrorKind.NODE_IS_SHUTTING_DOWN
+    assert classify_reply({"ok": 1, "writeErrors": [{"code": 10107}]}) is None
+    assert classify_reply({"$err": "not master", "ok": 0}) is ErrorKind.NOT_WRITABLE_PRIMARY
+
+
+def _primary_td():
+    td = TopologyDescription.initial([A], replica_set="rs")
+    return td.update(ServerDescription.from_hello(
+        A, {"ok": 1, "isWritablePrimary": True, "setName": "rs", "hosts": ["a:27017"],
+            "maxWireVersion": 21}))
+
+
+@pytest.mark.parametrize("kind,unknown,clear,stale", [
+    (ErrorKind.NOT_WRITABLE_PRIMARY, True, False, True),
+    (ErrorKind.NODE_IS_SHUTTING_DOWN, True, True, True),
+    (ErrorKind.NODE_IS_RECOVERING, True, False, False),
+    (ErrorKind.NETWORK, True, True, True),
+    (ErrorKind.NETWORK_TIMEOUT, False, False, False),
+    (ErrorKind.OTHER, False, False, False)])
+def test_decision_per_error_kind(kind, unknown, clear, stale):
+    decision = handle_application_error(
+        _primary_td(), ApplicationError(A, kind, 0, max_wire_version=21, message="m"), 0)
+    assert (decision.new_description is not None, decision.clear_pool, decision.mark_stale) == \
+        (unknown, clear, stale)
+
+
+def test_overload_label_never_marks_unknown():
+    err = ApplicationError(A, ErrorKind.NETWORK, 0, labels=("SystemOverloadedError",
+                                                            "RetryableError"))
+    assert handle_application_error(_primary_td(), err, 0).ignored
+
+
+def test_stale_generation_ignored():
+    err = ApplicationError(A, ErrorKind.NETWORK, 0)
+    assert handle_application_error(_primary_td(), err, 1).ignored
+
+
+def test_transition_table_is_total():
+    for topology_type in (TopologyType.UNKNOWN, TopologyType.SHARDED,
+                          TopologyType.REPLICA_SET_NO_PRIMARY,
+                          TopologyType.REPLICA_SET_WITH_PRIMARY):
+        for server_type in ServerType:
+            assert (topology_type, server_type) in TRANSITIONS
+
+
+HELLOS = {
+    ServerType.STANDALONE: {"ok": 1},
+    ServerType.MONGOS: {"ok": 1, "msg": "isdbgrid"},
+    ServerType.RS_PRIMARY: {"ok": 1, "isWritablePrimary": True, "setName": "rs",
+                            "hosts": ["a:27017", "b:27017"]},
+    ServerType.RS_SECONDARY: {"ok": 1, "secondary": True, "setName": "rs",
+                              "hosts": ["a:27017", "b:27017"], "primary": "b:27017"},
+    ServerType.RS_ARBITER: {"ok": 1, "arbiterOnly": True, "setName": "rs",
+                            "hosts": ["a:27017", "b:27017"]},
+    ServerType.RS_OTHER: {"ok": 1, "hidden": True, "setName": "rs", "hosts": ["a:27017", "b:27017"]},
+    ServerType.RS_GHOST: {"ok": 1, "isreplicaset": True},
+    ServerType.UNKNOWN: {},
+}
+
+# (starting topology, server type) -> (topology type after, is "a" still present)
+EXPECTED = {
+    ("unknown", ServerType.STANDALONE): (TopologyType.UNKNOWN, False),
+    ("unknown", ServerType.MONGOS): (TopologyType.SHARDED, True),
+    ("unknown", ServerType.RS_PRIMARY): (TopologyType.REPLICA_SET_WITH_PRIMARY, True),
+    ("unknown", ServerType.RS_SECONDARY): (TopologyType.REPLICA_SET_NO_PRIMARY, True),
+    ("unknown", ServerType.RS_ARBITER): (TopologyType.REPLICA_SET_NO_PRIMARY, True),
+    ("unknown", ServerType.RS_OTHER): (TopologyType.REPLICA_SET_NO_PRIMARY, True),
+    ("unknown", ServerType.RS_GHOST): (TopologyType.UNKNOWN, True),
+    ("unknown", ServerType.UNKNOWN): (TopologyType.UNKNOWN, True),
+    ("sharded", ServerType.STANDALONE): (TopologyType.SHARDED, False),
+    ("sharded", ServerType.MONGOS): (TopologyType.SHARDED, True),
+    ("sharded", ServerType.RS_PRIMARY): (TopologyType.SHARDED, False),
+    ("sharded", ServerType.RS_GHOST): (TopologyType.SHARDED, False),
+    ("sharded", ServerType.UNKNOWN): (TopologyType.SHARDED, True),
+    ("rs", ServerType.STANDALONE): (TopologyType.REPLICA_SET_NO_PRIMARY, False),
+    ("rs", ServerType.MONGOS): (TopologyType.REPLICA_SET_NO_PRIMARY, False),
+    ("rs", ServerType.RS_PRIMARY): (TopologyType.REPLICA_SET_WITH_PRIMARY, True),
+    ("rs", ServerType.RS_SECONDARY): (TopologyType.REPLICA_SET_NO_PRIMARY, True),
+    ("rs", ServerType.RS_GHOST): (TopologyType.REPLICA_SET_NO_PRIMARY, True),
+    ("rs", ServerType.UNKNOWN): (TopologyType.REPLICA_SET_NO_PRIMARY, True),
+}
+
+
+def _start(kind):
+    if kind == "unknown":
+        return TopologyDescription.initial([A, ("b", 27017)])
+    if kind == "sharded":
+        td = TopologyDescription.initial([A, ("b", 27017)])
+        return td.update(ServerDescription.from_hello(("b", 27017), HELLOS[ServerType.MONGOS]))
+    return TopologyDescription.initial([A, ("b", 27017)], replica_set="rs")
+
+
+@pytest.mark.parametrize("start,server_type", sorted(EXPECTED, key=str))
+def test_transition_row(start, server_type):
+    td = _start(start).update(ServerDescription.from_hello(A, HELLOS[server_type]))
+    topology_type, present = EXPECTED[(start, server_type)]
+    assert td.topology_type is topology_type
+    assert (A in td.servers) is present
+
+
+def test_secondary_marks_possible_primary():
+    td = TopologyDescription.initial([A, ("b", 27017)], replica_set="rs")
+    td = td.update(ServerDescription.from_hello(A, HELLOS[ServerType.RS_SECONDARY]))
+    assert td.servers[("b", 27017)].server_type is ServerType.POSSIBLE_PRIMARY
+
+
+def test_single_with_wrong_set_name_is_unknown():
+    td = TopologyDescription.initial([A], replica_set="other", direct_connection=True)
+    td = td.update(ServerDescription.from_hello(A, HELLOS[ServerType.RS_PRIMARY]))
+    assert td.topology_type is TopologyType.SINGLE
+    assert td.servers[A].server_type is ServerType.UNKNOWN
+    assert "'other'" in td.servers[A].error
