@@ -81,3 +81,25 @@ def change_events(topology_id, old, new, address):
     if events or old != new:
         events.append(TopologyDescriptionChangedEvent(topology_id, old, new))
     return events
+
+
+@dataclass(frozen=True)
+class ServerHeartbeatStartedEvent:
+    connection_id: Any
+    awaited: bool = False
+
+
+@dataclass(frozen=True)
+class ServerHeartbeatSucceededEvent:
+    connection_id: Any
+    duration: float
+    reply: Any
+    awaited: bool = False
+
+
+@dataclass(frozen=True)
+class ServerHeartbeatFailedEvent:
+    connection_id: Any
+    duration: float
+    failure: Any
+    awaited: bool = False

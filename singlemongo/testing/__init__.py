@@ -1,4 +1,7 @@
-"""Test support that users can use too: fake DNS (and, later, simulated deployments)."""
+"""Test support users can use too: simulated deployments on loopback and a fake DNS resolver."""
+from .deployments import LoadBalancer, ReplicaSet, Sharded, Standalone, hellos
 from .dns import FakeResolver
+from .server import Fault, SimServer
 
-__all__ = ["FakeResolver"]
+__all__ = ["FakeResolver", "Fault", "LoadBalancer", "ReplicaSet", "Sharded", "SimServer",
+           "Standalone", "hellos"]

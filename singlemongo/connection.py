@@ -1,0 +1,159 @@
+"""One socket to one server: connect, TLS, send a command, read exactly one reply.
+
+Every network or protocol failure closes the connection and raises ConnectionFailure,
+NetworkTimeout or ProtocolError naming the server; a reply is never read without bound.
+"""
+import itertools
+import socket
+
+from . import wire
+from .errors import ConnectionFailure, NetworkTimeout, ProtocolError
+from .sdam.server_description import format_address
+
+_request_ids = itertools.count(1)
+_connection_ids = itertools.count(1)
+
+
+def next_request_id():
+    return next(_request_ids) & 0x7FFFFFFF
+
+
+def _seconds(ms):
+    return ms / 1000.0 if ms else None
+
+
+def _tls_context(options):
+    import ssl  # only TLS users pay for importing ssl
+    ctx = ssl.create_default_context(cafile=options.tls_ca_file)
+    insecure = options.tls_insecure
+    if insecure or options.tls_allow_invalid_hostnames:
+        ctx.check_hostname = False
+    if insecure or options.tls_allow_invalid_certificates:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if options.tls_certificate_key_file:
+        ctx.load_cert_chain(options.tls_certificate_key_file,
+                            password=options.tls_certificate_key_file_password)
+    return ctx
+
+
+def open_socket(address, options):
+    """TCP (every address of the name is tried) or a UNIX socket, then TLS if configured."""
+    host, port = address
+    timeout = _seconds(options.connect_timeout_ms)
+    where = format_address(address)
+    try:
+        if port is None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(host)
+        else:
+            sock = socket.create_connection((host, port), timeout=timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except socket.timeout:
+        raise NetworkTimeout(f"connecting to {where} timed out after "
+                             f"{options.connect_timeout_ms} ms (connectTimeoutMS)", address) from None
+    except OSError as exc:
+        raise ConnectionFailure(f"could not connect to {where}: {exc.strerror or exc}",
+                                address) from None
+    if options.tls:
+        try:
+            sock = _tls_context(options).wrap_socket(sock, server_hostname=host)
+        except OSError as exc:
+            sock.close()
+            raise ConnectionFailure(f"TLS handshake with {where} failed: {exc}", address) from None
+    return sock
+
+
+class Connection:
+    """A connected socket, its handshake reply, generation and last-used time."""
+
+    def __init__(self, address, sock, generation, now):
+        self.address = address
+        self.sock = sock
+        self.generation = generation
+        self.id = next(_connection_ids)
+        self.hello = None
+        self.last_used = now
+        self.closed = False
+        self.max_message_size = wire.DEFAULT_MAX_MESSAGE_SIZE
+
+    def __repr__(self):
+        return f"<Connection {self.id} to {format_address(self.address)}>"
+
+    def set_hello(self, hello):
+        self.hello = hello
+        self.max_message_size = hello.get("maxMessageSizeBytes", wire.DEFAULT_MAX_MESSAGE_SIZE)
+
+    @property
+    def hello_ok(self):
+        return bool(self.hello and self.hello.get("helloOk"))
+
+    @property
+    def service_id(self):
+        return self.hello.get("serviceId") if self.hello else None
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+
+    def detach(self):
+        """Forget the socket without shutting it down (a forked child must not touch it)."""
+        self.closed = True
+        self.sock = None
+
+    def _fail(self, exc_type, message):
+        self.close()
+        return exc_type(f"{message} ({format_address(self.address)})", self.address)
+
+    def _recv_exactly(self, n):
+        chunks, remaining = [], n
+        while remaining:
+            try:
+                chunk = self.sock.recv(min(remaining, 1 << 20))
+            except socket.timeout:
+                raise self._fail(NetworkTimeout, "timed out reading a reply") from None
+            except OSError as exc:
+                raise self._fail(ConnectionFailure, f"connection lost reading a reply: {exc}") from None
+            if not chunk:
+                raise self._fail(ConnectionFailure, "connection closed by the server")
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def round_trip(self, request_id, message, timeout_s):
+        """Send one message and read its reply document."""
+        if self.closed:
+            raise ConnectionFailure(f"connection to {format_address(self.address)} is closed",
+                                    self.address)
+        try:
+            self.sock.settimeout(timeout_s)
+            self.sock.sendall(message)
+        except socket.timeout:
+            raise self._fail(NetworkTimeout, "timed out sending a command") from None
+        except OSError as exc:
+            raise self._fail(ConnectionFailure, f"connection lost sending a command: {exc}") from None
+        try:
+            header = wire.check_header(self._recv_exactly(wire.HEADER.size),
+                                       self.max_message_size, request_id)
+            body = self._recv_exactly(header.length - wire.HEADER.size)
+            return wire.decode_reply(header, body)
+        except ProtocolError as exc:
+            raise self._fail(ProtocolError, str(exc)) from None
+
+    def command(self, db, cmd, timeout_s=None, sequences=()):
+        request_id = next_request_id()
+        body = dict(cmd)
+        body["$db"] = db
+        return self.round_trip(request_id, wire.encode_op_msg(request_id, body, sequences),
+                               timeout_s)
+
+    def legacy_command(self, db, cmd, timeout_s=None, secondary_ok=False):
+        request_id = next_request_id()
+        flags = wire.QUERY_SECONDARY_OK if secondary_ok else 0
+        return self.round_trip(request_id, wire.encode_op_query(
+            request_id, f"{db}.$cmd", cmd, flags=flags), timeout_s)

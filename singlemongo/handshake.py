@@ -1,0 +1,100 @@
+"""The connection handshake command (handshake spec) and read preference on the wire.
+
+Client metadata is computed once per process (it reads the platform and a few environment
+variables) and trimmed to the spec's 512-byte limit in the spec's order.
+"""
+import os
+import platform
+import sys
+
+import bson
+
+from . import __version__
+from .sdam.server_type import ServerType, TopologyType
+
+METADATA_LIMIT = 512
+_FAAS_ENV = (
+    ("aws.lambda", ("AWS_LAMBDA_RUNTIME_API",), "AWS_EXECUTION_ENV"),
+    ("azure.func", ("FUNCTIONS_WORKER_RUNTIME",), None),
+    ("gcp.func", ("K_SERVICE", "FUNCTION_NAME"), None),
+    ("vercel", ("VERCEL",), None),
+)
+_metadata_cache = {}
+
+
+def _env():
+    env = {}
+    for name, markers, _ in _FAAS_ENV:
+        if any(os.environ.get(m) for m in markers):
+            env["name"] = name
+            break
+    if os.path.exists("/.dockerenv"):
+        env["container"] = {"runtime": "docker"}
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        env.setdefault("container", {})["orchestrator"] = "kubernetes"
+    return env
+
+
+def client_metadata(appname=None):
+    """The ``client`` document; fields are dropped in the spec's order until it fits."""
+    if appname in _metadata_cache:
+        return _metadata_cache[appname]
+    doc = {"driver": {"name": "singlemongo", "version": __version__},
+           "os": {"type": platform.system(), "name": platform.system(),
+                  "architecture": platform.machine(), "version": platform.release()},
+           "platform": f"CPython {platform.python_version()}" if sys.implementation.name
+           == "cpython" else f"{sys.implementation.name} {platform.python_version()}"}
+    if appname:
+        doc["application"] = {"name": appname}
+    env = _env()
+    if env:
+        doc["env"] = env
+    for trim in (lambda d: d.get("env", {}).pop("container", None),
+                 lambda d: d["os"].__init__(type=d["os"]["type"]),
+                 lambda d: d.pop("env", None), lambda d: d.pop("platform", None)):
+        if len(bson.encode(doc)) <= METADATA_LIMIT:
+            break
+        trim(doc)
+    _metadata_cache[appname] = doc
+    return doc
+
+
+def handshake_command(options, initial=True, hello_ok=False):
+    """The hello for a new connection (``initial``) or for a check on an open one."""
+    use_hello = hello_ok
+    cmd = {"hello": 1} if use_hello else {"isMaster": 1}
+    if not initial:
+        return cmd
+    cmd["helloOk"] = True
+    cmd["client"] = client_metadata(options.appname)
+    if options.compressors:
+        cmd["compression"] = list(options.compressors)
+    if options.load_balanced:
+        cmd["loadBalanced"] = True
+    cmd["backpressure"] = True  # client backpressure: the server may answer 462 with labels
+    return cmd
+
+
+def read_preference_for_op_msg(topology_type, server_type, read_preference, is_read=True):
+    """The ``$readPreference`` to add to an OP_MSG command, or None (server selection spec)."""
+    if not is_read:
+        return None
+    if topology_type is TopologyType.SINGLE:
+        if server_type is ServerType.STANDALONE:
+            return None
+        if server_type is not ServerType.MONGOS and read_preference.is_primary:
+            return {"mode": "primaryPreferred"}  # so that any member answers a direct read
+    if read_preference.is_primary:
+        return None
+    return read_preference.document()
+
+
+def op_query_read_preference(topology_type, server_type, read_preference):
+    """(secondaryOk flag, $readPreference or None) for an OP_QUERY read."""
+    if topology_type is TopologyType.SINGLE and server_type not in (ServerType.MONGOS,
+                                                                    ServerType.STANDALONE):
+        return True, None
+    if server_type in (ServerType.MONGOS, ServerType.LOAD_BALANCER):
+        doc = read_preference.document() if read_preference.needs_document_for_op_query() else None
+        return not read_preference.is_primary, doc
+    return not read_preference.is_primary, None

@@ -1,0 +1,62 @@
+"""The blocking scanner (server monitoring spec, "Single-threaded monitoring").
+
+``plan_next_check`` is the pure planner: which server to check next. ``Scanner.scan`` is the
+executor: it checks one server at a time in the planner's order until every server, including
+those discovered during the scan, has been checked once. A scan ends on its explicit
+checked-in-this-scan set, never by waiting for the clock to move.
+"""
+from .constants import COOLDOWN_MS
+from .sdam.server_type import ServerType as S
+
+# A scan checks each server at most once; this bound only guards against a bug looping.
+MAX_CHECKS_PER_SCAN = 10_000
+
+
+def in_cooldown(sd, now, cooldown_s=COOLDOWN_MS / 1000.0):
+    """'cooldownMS': an Unknown whose last check failed on the network is skipped for 5 s."""
+    return (sd.server_type is S.UNKNOWN and sd.error_is_network
+            and sd.last_update_time is not None and now - sd.last_update_time < cooldown_s)
+
+
+def plan_next_check(td, checked, now, choose=lambda items: items[0]):
+    """The next server to check in this scan, or None when the scan is complete ("Scanning order")."""
+    candidates = [sd for sd in td.servers.values()
+                  if sd.address not in checked and not in_cooldown(sd, now)]
+    if not candidates:
+        return None
+    for wanted in (S.RS_PRIMARY, S.POSSIBLE_PRIMARY):
+        for sd in candidates:
+            if sd.server_type is wanted:
+                return sd.address
+    known = [sd for sd in candidates if sd.server_type not in (S.UNKNOWN, S.RS_GHOST)]
+    pool = known or candidates
+    oldest = min(_age_key(sd) for sd in pool)
+    return choose([sd.address for sd in pool if _age_key(sd) == oldest])
+
+
+def _age_key(sd):
+    # Never checked is "infinity ago": before every real time.
+    return float("-inf") if sd.last_update_time is None else sd.last_update_time
+
+
+class Scanner:
+    """Runs scans for a topology; records what it did for ``--explain`` and the demo."""
+
+    def __init__(self, topology):
+        self.topology = topology
+        self.history = []  # (scan number, address, outcome) of every check
+
+    def scan(self):
+        topo = self.topology
+        checked = set()
+        scan_number = topo.scan_count + 1
+        for _ in range(MAX_CHECKS_PER_SCAN):
+            address = plan_next_check(topo.description, checked, topo.clock.monotonic(),
+                                      topo.clock.choice)
+            if address is None:
+                break
+            checked.add(address)
+            sd = topo.check_server(address)
+            self.history.append((scan_number, address, sd.server_type, sd.error))
+        topo.scan_count = scan_number
+        return checked

@@ -1,0 +1,126 @@
+"""Single-threaded server selection (server selection spec, "Single-threaded server selection").
+
+With serverSelectionTryOnce (the default) a failed attempt triggers one immediate scan and then
+an error: selection takes at most the time of one blocking scan. With tryOnce false it rescans
+every minHeartbeatFrequencyMS until serverSelectionTimeoutMS, so it may take the timeout plus
+one blocking scan. Every loop here is bounded by a count, so frozen time cannot hang it.
+"""
+from .constants import MIN_HEARTBEAT_FREQUENCY_MS
+from .errors import IncompatibleWireVersionError, ServerSelectionError
+from .sdam.server_description import format_address
+from .sdam.server_type import ServerType, TopologyType
+from .selection.selector import READ, WRITE, SelectionSettings, select
+
+MIN_INTERVAL_S = MIN_HEARTBEAT_FREQUENCY_MS / 1000.0
+
+
+class _Budget:
+    """Time used against the selection budget; counts sleeps even if the clock is frozen."""
+
+    def __init__(self, clock, timeout_s):
+        self.clock = clock
+        self.start = clock.monotonic()
+        self.timeout_s = timeout_s
+        self.slept = 0.0
+
+    def now(self):
+        return max(self.clock.monotonic(), self.start + self.slept)
+
+    def sleep_until(self, target):
+        wait = target - self.now()
+        if wait > 0:
+            self.clock.sleep(wait)
+            self.slept += wait
+
+    @property
+    def elapsed(self):
+        return self.now() - self.start
+
+    @property
+    def deadline(self):
+        return self.start + self.timeout_s
+
+
+def settings_for(options):
+    return SelectionSettings(options.heartbeat_frequency_ms, options.local_threshold_ms,
+                             getattr(options, "server_selector", None))
+
+
+def _timeout_s(options):
+    timeout_ms = options.server_selection_timeout_ms
+    if options.timeout_ms:
+        timeout_ms = min(timeout_ms, options.timeout_ms)
+    return timeout_ms / 1000.0
+
+
+def select_server(topo, criteria, deprioritized=()):
+    """Return one suitable ServerDescription, scanning as the spec's algorithm says."""
+    options = topo.options
+    try_once = options.server_selection_try_once
+    budget = _Budget(topo.clock, _timeout_s(options))
+    settings = settings_for(options)
+    if not options.enable_overload_retargeting:
+        deprioritized = ()
+    if topo.last_scan_end is None or \
+            budget.start - topo.last_scan_end >= options.heartbeat_frequency_ms / 1000.0:
+        topo.stale = True
+    scanned = False
+    max_rounds = 2 if try_once else int(budget.timeout_s / MIN_INTERVAL_S) + 3
+    for _ in range(max_rounds):
+        if topo.stale:
+            if topo.last_scan_end is not None:
+                ready = topo.last_scan_end + MIN_INTERVAL_S
+                if not try_once and ready > budget.deadline:
+                    break
+                budget.sleep_until(ready)
+            topo.scan()
+            scanned = True
+        td = topo.description
+        if not td.compatible:
+            topo.stale = True
+            raise IncompatibleWireVersionError(td.compatibility_error)
+        result = select(td, criteria, settings, deprioritized)
+        if result.in_window:
+            return topo.clock.choice(list(result.in_window))
+        topo.stale = True
+        if try_once and scanned:
+            break
+        if not try_once and budget.now() > budget.deadline:
+            break
+    raise ServerSelectionError(selection_error_message(topo, criteria, budget, try_once))
+
+
+def _hint(td, criteria):
+    servers = list(td.servers.values())
+    if not servers:
+        return "the topology has no servers left; check the seed list and replicaSet name"
+    if all(s.server_type is ServerType.UNKNOWN for s in servers):
+        return ("no server answered: check that mongod is running, and the host names, ports, "
+                "TLS settings and firewalls")
+    if td.topology_type is TopologyType.REPLICA_SET_NO_PRIMARY and (
+            criteria.operation == WRITE or criteria.read_preference.is_primary):
+        return ("the replica set has no primary (an election may be in progress); retry, use a "
+                "secondary read preference, or set serverSelectionTryOnce=false to wait up to "
+                "serverSelectionTimeoutMS")
+    if td.topology_type is TopologyType.UNKNOWN:
+        return "the servers answered but do not form a deployment these options accept"
+    return "no server matches the read preference; check tag sets and maxStalenessSeconds"
+
+
+def selection_error_message(topo, criteria, budget, try_once):
+    td = topo.description
+    op = "write" if criteria.operation == WRITE else "read"
+    what = f"{op} with read preference {criteria.read_preference}" if op == READ else "write"
+    if try_once:
+        spent = (f"gave up after one scan (serverSelectionTryOnce=true), "
+                 f"{budget.elapsed * 1000:.0f} ms")
+    else:
+        spent = (f"{budget.elapsed * 1000:.0f} ms used of serverSelectionTimeoutMS "
+                 f"{budget.timeout_s * 1000:.0f}")
+    lines = [f"No suitable server for {what}: {spent}; topology type {td.topology_type}"
+             + (f", replica set {td.set_name!r}" if td.set_name else "") + "."]
+    for sd in td.servers.values():
+        error = f"; last error: {sd.error}" if sd.error else ""
+        lines.append(f"  {format_address(sd.address)}: {sd.server_type}{error}")
+    lines.append(f"Hint: {_hint(td, criteria)}.")
+    return "\n".join(lines)

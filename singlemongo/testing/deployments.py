@@ -1,0 +1,267 @@
+"""Simulated deployments: standalone, mongoses, replica sets and a load balancer.
+
+Each is a context manager that starts real TCP servers on 127.0.0.1 and stops them cleanly::
+
+    with ReplicaSet(3) as rs:
+        client = MongoClient(rs.uri)
+        rs.step_down()
+"""
+import datetime
+import itertools
+
+from bson import ObjectId
+
+from .server import SimServer
+
+MAX_WIRE_VERSION = 21
+WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "create", "drop",
+                            "createindexes", "dropindexes", "dropdatabase"})
+READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors"})
+_ids = itertools.count(1)
+
+
+def _oid(n):
+    return ObjectId(f"{n:024x}")
+
+
+class _Deployment:
+    kind = "deployment"
+
+    def __init__(self):
+        self.servers = []
+        self.commands = {}  # extra command handlers: name -> fn(server, cmd, state) -> reply
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self):
+        for server in self.servers:
+            server.start()
+        return self
+
+    def stop(self):
+        for server in self.servers:
+            server.stop()
+
+    @property
+    def uri(self):
+        return "mongodb://" + ",".join(s.address_text for s in self.servers)
+
+    def counters(self):
+        """{address: (connections, hellos, commands)} across every server."""
+        return {s.address_text: (s.connections, hellos(s), sum(s.commands.values()))
+                for s in self.servers}
+
+    def total_connections(self):
+        return sum(s.connections for s in self.servers)
+
+    def _new_server(self, **attrs):
+        server = SimServer(self._handle)
+        server.role = attrs.pop("role")
+        server.process_id = _oid(next(_ids))
+        server.tv_counter = 0
+        server.tags = {}
+        server.service_id = None
+        for key, value in attrs.items():
+            setattr(server, key, value)
+        self.servers.append(server)
+        return server
+
+    def hello(self, server, state):
+        raise NotImplementedError
+
+    def refuse(self, server, name, cmd):
+        """An error reply if this server cannot run the command in its current role."""
+        return None
+
+    def _handle(self, server, name, cmd, state):
+        lname = name.lower()
+        if lname in ("hello", "ismaster"):
+            if "client" in cmd:
+                state["handshake"] = cmd
+            reply = self._base_hello(server, cmd)
+            reply.update(self.hello(server, cmd))
+            return reply
+        if lname == "ping":
+            return {"ok": 1}
+        refusal = self.refuse(server, lname, cmd)
+        if refusal is not None:
+            return refusal
+        if lname == "endsessions":
+            return {"ok": 1}
+        handler = self.commands.get(name)
+        if handler is not None:
+            return handler(server, cmd, state)
+        return {"ok": 0, "errmsg": f"no such command: '{name}'", "code": 59,
+                "codeName": "CommandNotFound"}
+
+    @staticmethod
+    def _base_hello(server, cmd):
+        reply = {"ok": 1, "maxBsonObjectSize": 16 * 1024 * 1024,
+                 "maxMessageSizeBytes": 48_000_000, "maxWriteBatchSize": 100_000,
+                 "localTime": datetime.datetime.now(datetime.timezone.utc),
+                 "logicalSessionTimeoutMinutes": 30, "connectionId": server.connections,
+                 "minWireVersion": 0, "maxWireVersion": MAX_WIRE_VERSION,
+                 "topologyVersion": {"processId": server.process_id,
+                                     "counter": server.tv_counter}}
+        if cmd.get("helloOk") or "hello" in cmd:
+            reply["helloOk"] = True
+        return reply
+
+
+def hellos(server):
+    return sum(n for name, n in server.commands.items() if name.lower() in ("hello", "ismaster"))
+
+
+def _primary_key(cmd):
+    return "isWritablePrimary" if "hello" in cmd else "ismaster"
+
+
+class Standalone(_Deployment):
+    kind = "standalone"
+
+    def __init__(self):
+        super().__init__()
+        self._new_server(role="standalone")
+
+    def hello(self, server, cmd):
+        return {_primary_key(cmd): True}
+
+
+class Sharded(_Deployment):
+    """``n`` mongoses."""
+    kind = "sharded"
+
+    def __init__(self, n=2):
+        super().__init__()
+        for _ in range(n):
+            self._new_server(role="mongos")
+
+    def hello(self, server, cmd):
+        return {_primary_key(cmd): True, "msg": "isdbgrid"}
+
+
+class LoadBalancer(_Deployment):
+    """A load balancer in front of mongoses; ``service_id=False`` plays one without serviceId."""
+    kind = "load-balanced"
+
+    def __init__(self, service_id=True):
+        super().__init__()
+        self.lb = self._new_server(role="mongos")
+        self.send_service_id = service_id
+
+    @property
+    def uri(self):
+        return f"mongodb://{self.lb.address_text}/?loadBalanced=true"
+
+    def hello(self, server, cmd):
+        reply = {_primary_key(cmd): True, "msg": "isdbgrid"}
+        if cmd.get("loadBalanced") and self.send_service_id:
+            reply["serviceId"] = server.process_id
+        return reply
+
+
+class ReplicaSet(_Deployment):
+    """Members 0..n-1 (member 0 starts as primary), plus arbiters, hidden members and ghosts."""
+    kind = "replica-set"
+
+    def __init__(self, n=3, name="rs", arbiters=0, hidden=0, primary=0):
+        super().__init__()
+        self.name = name
+        self.set_version = 1
+        self.election_id = 1
+        for _ in range(n):
+            self._new_server(role="secondary")
+        for _ in range(arbiters):
+            self._new_server(role="arbiter")
+        for _ in range(hidden):
+            self._new_server(role="hidden")
+        self.members = list(self.servers)
+        if primary is not None:
+            self.servers[primary].role = "primary"
+
+    @property
+    def uri(self):
+        seeds = ",".join(s.address_text for s in self.servers if s.role != "hidden")
+        return f"mongodb://{seeds}/?replicaSet={self.name}"
+
+    @property
+    def primary(self):
+        return next((s for s in self.members if s.role == "primary"), None)
+
+    def _bump(self, *servers):
+        for server in servers:
+            server.tv_counter += 1
+
+    def step_down(self):
+        """The primary becomes a secondary; no primary until ``elect``."""
+        old = self.primary
+        if old is not None:
+            old.role = "secondary"
+            self._bump(old)
+        return old
+
+    def elect(self, index):
+        """Member ``index`` becomes primary with a new electionId."""
+        self.step_down()
+        self.election_id += 1
+        new = self.members[index]
+        new.role = "primary"
+        self._bump(new)
+        return new
+
+    def add_member(self, role="secondary"):
+        server = self._new_server(role=role)
+        self.members.append(server)
+        server.start()
+        self.set_version += 1
+        return server
+
+    def remove_member(self, index):
+        """Reconfigure the member out; it answers as a ghost from then on."""
+        server = self.members.pop(index)
+        server.role = "ghost"
+        self.set_version += 1
+        self._bump(server)
+        return server
+
+    def refuse(self, server, name, cmd):
+        if server.role == "primary" or name in READ_ANYWHERE:
+            return None
+        if name in WRITE_COMMANDS:
+            return {"ok": 0, "errmsg": "not primary", "code": 10107,
+                    "codeName": "NotWritablePrimary",
+                    "topologyVersion": {"processId": server.process_id,
+                                        "counter": server.tv_counter}}
+        if server.role == "secondary" and "$readPreference" in cmd:
+            return None
+        return {"ok": 0, "errmsg": "not primary and secondaryOk=false", "code": 13435,
+                "codeName": "NotPrimaryNoSecondaryOk"}
+
+    def hello(self, server, cmd):
+        role = server.role
+        if role == "ghost":
+            return {_primary_key(cmd): False, "secondary": False, "isreplicaset": True}
+        data = [s.address_text for s in self.members if s.role in ("primary", "secondary")]
+        reply = {_primary_key(cmd): role == "primary", "secondary": role in ("secondary", "hidden"),
+                 "setName": self.name, "setVersion": self.set_version, "hosts": data,
+                 "me": server.address_text,
+                 "lastWrite": {"lastWriteDate": datetime.datetime.now(datetime.timezone.utc)}}
+        arbiters = [s.address_text for s in self.members if s.role == "arbiter"]
+        if arbiters:
+            reply["arbiters"] = arbiters
+        primary = self.primary
+        if primary is not None:
+            reply["primary"] = primary.address_text
+        if role == "primary":
+            reply["electionId"] = _oid(self.election_id)
+        elif role == "arbiter":
+            reply["arbiterOnly"] = True
+        elif role == "hidden":
+            reply["hidden"] = True
+        if server.tags:
+            reply["tags"] = dict(server.tags)
+        return reply

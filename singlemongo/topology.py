@@ -1,0 +1,241 @@
+"""The engine: owns the topology description, the stale flag, one connection per server and
+each server's generation. Every change of the description goes through ``apply``, which
+publishes the SDAM events the change implies.
+"""
+import itertools
+from collections import defaultdict
+
+from . import selection_loop
+from .clock import DEFAULT_CLOCK
+from .connection import Connection, open_socket
+from .errors import ConfigurationError, ConnectionFailure, OperationFailure
+from .events import EventBus
+from .handshake import handshake_command
+from .scanner import Scanner
+from .sdam import monitoring as m
+from .sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
+                                  handle_application_error)
+from .sdam.server_description import ServerDescription, average_rtt, format_address
+from .sdam.server_type import ServerType, TopologyType
+from .sdam.topology_description import TopologyDescription
+
+_topology_ids = itertools.count(1)
+LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
+                    "does not support this mode.")
+
+
+class Topology:
+    def __init__(self, options, clock=DEFAULT_CLOCK, listeners=(), resolver=None):
+        self.options = options
+        self.clock = clock
+        self.events = listeners if isinstance(listeners, EventBus) else EventBus(listeners)
+        self.resolver = resolver
+        self.topology_id = next(_topology_ids)
+        self._description = None
+        self.stale = True
+        self.last_scan_end = None
+        self.scan_count = 0
+        self.connections = {}
+        self.generations = defaultdict(int)
+        self.connections_opened = 0
+        self.scanner = Scanner(self)
+
+    # ----- state ---------------------------------------------------------------------------
+
+    @property
+    def description(self):
+        """The current description; before the first operation, the initial one (no I/O)."""
+        if self._description is not None:
+            return self._description
+        if self.options.is_srv:
+            return TopologyDescription.initial((), self.options.replica_set)
+        return TopologyDescription.from_options(self.options)
+
+    @property
+    def opened(self):
+        return self._description is not None
+
+    def open(self):
+        """Resolve mongodb+srv, publish the opening events; done by the first selection."""
+        if self._description is not None:
+            return
+        if self.options.is_srv:
+            from .srv import DnsPythonResolver, resolve_seedlist
+            resolver = self.resolver or DnsPythonResolver(self.options.connect_timeout_ms / 1000.0)
+            self.options = resolve_seedlist(self.options, resolver, self.clock.shuffle)
+        td = TopologyDescription.from_options(self.options)
+        self._description = td
+        for event in m.opening_events(self.topology_id, td):
+            self.events.publish(event)
+        if self.options.load_balanced:
+            for address in td.servers:
+                self.apply(ServerDescription(address, ServerType.LOAD_BALANCER))
+            self.stale = False
+
+    def apply(self, sd):
+        old = self._description
+        new = old.update(sd)
+        if new is old:
+            return
+        self._description = new
+        for address in set(old.servers) - set(new.servers):
+            self.close_connection(address)
+        for event in m.change_events(self.topology_id, old, new, sd.address):
+            self.events.publish(event)
+
+    def close_connection(self, address, bump_generation=False):
+        conn = self.connections.pop(address, None)
+        if conn is not None:
+            conn.close()
+        if bump_generation:
+            self.generations[address] += 1
+
+    # ----- checks --------------------------------------------------------------------------
+
+    def connect(self, address):
+        """Open a connection; its handshake reply is returned with the hello's duration."""
+        now = self.clock.monotonic
+        sock = open_socket(address, self.options)
+        conn = Connection(address, sock, self.generations[address], now())
+        self.connections_opened += 1
+        start = now()
+        try:
+            reply = conn.legacy_command("admin", handshake_command(self.options),
+                                        self.options.connect_timeout_ms / 1000.0 or None)
+        except ConnectionFailure:
+            conn.close()
+            raise
+        conn.set_hello(reply)
+        return conn, reply, now() - start
+
+    def check_server(self, address):
+        """One check ("hello") of one server; updates the description and returns the new one."""
+        prior = self._description.servers.get(address)
+        conn = self.connections.get(address)
+        self.events.publish(m.ServerHeartbeatStartedEvent(address))
+        start = self.clock.monotonic()
+        try:
+            reply, rtt = self._hello(address, conn)
+        except ConnectionFailure as exc:
+            if conn is None or prior is None or not prior.is_known:
+                return self._check_failed(address, exc, start)
+            # Server monitoring: a known server's failed check is retried once, at once,
+            # on a new connection (the old socket may simply have gone stale).
+            try:
+                reply, rtt = self._hello(address, None)
+            except ConnectionFailure as exc:
+                return self._check_failed(address, exc, start)
+        duration = self.clock.monotonic() - start
+        if reply.get("ok") not in (1, 1.0, True):
+            self.close_connection(address, bump_generation=True)
+            self.events.publish(m.ServerHeartbeatFailedEvent(address, duration, reply))
+            sd = ServerDescription.from_hello(address, reply, now=self.clock.monotonic())
+        else:
+            self.events.publish(m.ServerHeartbeatSucceededEvent(address, duration, reply))
+            previous_rtt = prior.round_trip_time if prior is not None else None
+            sd = ServerDescription.from_hello(address, reply, average_rtt(previous_rtt, rtt),
+                                              self.clock.monotonic())
+        self.apply(sd)
+        return self._description.servers.get(address, sd)
+
+    def _hello(self, address, conn):
+        if conn is None or conn.closed:
+            conn, reply, rtt = self.connect(address)
+            self.connections[address] = conn
+            return reply, rtt
+        start = self.clock.monotonic()
+        try:
+            reply = conn.command("admin", handshake_command(self.options, initial=False,
+                                                            hello_ok=conn.hello_ok),
+                                 self.options.connect_timeout_ms / 1000.0 or None)
+        except ConnectionFailure:
+            self.connections.pop(address, None)
+            raise
+        conn.last_used = self.clock.monotonic()
+        return reply, conn.last_used - start
+
+    def _check_failed(self, address, exc, start):
+        self.close_connection(address, bump_generation=True)
+        self.events.publish(m.ServerHeartbeatFailedEvent(
+            address, self.clock.monotonic() - start, exc))
+        sd = ServerDescription(address, error=str(exc), error_is_network=True,
+                               last_update_time=self.clock.monotonic())
+        self.apply(sd)
+        return self._description.servers.get(address, sd)
+
+    def scan(self):
+        self.scanner.scan()
+        self.last_scan_end = self.clock.monotonic()
+        self.stale = False
+
+    # ----- operations ----------------------------------------------------------------------
+
+    def select_server(self, criteria, deprioritized=()):
+        self.open()
+        return selection_loop.select_server(self, criteria, deprioritized)
+
+    def connection_for(self, sd):
+        """The server's connection, opened (and handshaken) if needed."""
+        conn = self.connections.get(sd.address)
+        if conn is not None and not conn.closed:
+            return conn
+        if self._description.topology_type is TopologyType.LOAD_BALANCED:
+            conn, reply, _ = self.connect(sd.address)
+            if reply.get("serviceId") is None:
+                conn.close()
+                raise ConfigurationError(LB_NO_SERVICE_ID)
+            self.connections[sd.address] = conn
+            return conn
+        # A connection lost since the last scan: reconnecting is a check of that server.
+        checked = self.check_server(sd.address)
+        conn = self.connections.get(sd.address)
+        if conn is None or checked.server_type is not sd.server_type:
+            self.stale = True
+            return None
+        return conn
+
+    def handle_operation_error(self, conn, exc=None, reply=None):
+        """Apply the SDAM decision for a failed operation on ``conn``."""
+        if exc is not None:
+            kind = ErrorKind.NETWORK_TIMEOUT if getattr(exc, "timeout", False) else ErrorKind.NETWORK
+            message, topology_version, labels = str(exc), None, ()
+        else:
+            kind = classify_reply(reply) or ErrorKind.OTHER
+            source = reply if reply.get("ok") in (0, 0.0, False) else reply.get("writeConcernError", {})
+            message = source.get("errmsg", "")
+            topology_version = reply.get("topologyVersion")
+            labels = tuple(reply.get("errorLabels", ()))
+        hello = conn.hello or {}
+        error = ApplicationError(conn.address, kind, conn.generation, True,
+                                 hello.get("maxWireVersion", 0), message, topology_version, labels)
+        decision = handle_application_error(self._description, error,
+                                            self.generations[conn.address])
+        if conn.closed and self.connections.get(conn.address) is conn:
+            self.connections.pop(conn.address)
+        if decision.clear_pool:
+            self.close_connection(conn.address, bump_generation=True)
+        if decision.new_description is not None:
+            self.apply(decision.new_description)
+        if decision.mark_stale:
+            self.stale = True
+        return decision
+
+    def close(self):
+        for address in list(self.connections):
+            self.close_connection(address)
+        if self._description is not None:
+            for event in m.closing_events(self.topology_id, self._description):
+                self.events.publish(event)
+            self._description = None
+
+    def summary(self):
+        td = self.description
+        return td.summary()
+
+
+def raise_for_reply(reply, address):
+    if reply.get("ok") in (0, 0.0, False):
+        raise OperationFailure(
+            f"command failed on {format_address(address)}: {reply.get('errmsg', 'unknown error')}"
+            f" (code {reply.get('code')}, {reply.get('codeName', '')})",
+            reply.get("code"), reply, address)

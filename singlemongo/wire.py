@@ -1,0 +1,173 @@
+"""The wire protocol as pure functions: OP_MSG, and OP_QUERY/OP_REPLY for the legacy hello.
+
+Encoding returns bytes; decoding takes bytes already read and validates them. Nothing here
+touches a socket: ``connection.py`` reads exactly the number of bytes the header announces,
+after ``check_header`` has bounded it by maxMessageSizeBytes.
+"""
+import struct
+from dataclasses import dataclass
+
+import bson
+from bson.codec_options import CodecOptions
+
+from .errors import ProtocolError
+
+OP_REPLY = 1
+OP_QUERY = 2004
+OP_MSG = 2013
+OP_COMPRESSED = 2012
+HEADER = struct.Struct("<iiii")  # messageLength, requestID, responseTo, opCode
+DEFAULT_MAX_MESSAGE_SIZE = 48_000_000
+DEFAULT_MAX_BSON_SIZE = 16 * 1024 * 1024
+
+# OP_MSG flag bits.
+CHECKSUM_PRESENT = 1 << 0
+MORE_TO_COME = 1 << 1
+EXHAUST_ALLOWED = 1 << 16
+_KNOWN_FLAGS = CHECKSUM_PRESENT | MORE_TO_COME | EXHAUST_ALLOWED
+# OP_QUERY flag bits.
+QUERY_SECONDARY_OK = 1 << 2
+# OP_REPLY responseFlags.
+REPLY_CURSOR_NOT_FOUND = 1 << 0
+REPLY_QUERY_FAILURE = 1 << 1
+
+CODEC = CodecOptions(tz_aware=True)
+_INT32 = struct.Struct("<i")
+_UINT32 = struct.Struct("<I")
+
+
+@dataclass(frozen=True)
+class Header:
+    length: int
+    request_id: int
+    response_to: int
+    op_code: int
+
+
+def encode_op_msg(request_id, body, sequences=(), flags=0, codec=CODEC):
+    """An OP_MSG with one kind 0 section and optional kind 1 sections ``(identifier, docs)``."""
+    parts = [_UINT32.pack(flags), b"\x00", bson.encode(body, codec_options=codec)]
+    for identifier, docs in sequences:
+        payload = identifier.encode("utf-8") + b"\x00" + b"".join(
+            bson.encode(d, codec_options=codec) for d in docs)
+        parts.append(b"\x01" + _INT32.pack(len(payload) + 4) + payload)
+    data = b"".join(parts)
+    return HEADER.pack(HEADER.size + len(data), request_id, 0, OP_MSG) + data
+
+
+def encode_op_query(request_id, namespace, query, flags=0, number_to_return=-1, codec=CODEC):
+    data = (_INT32.pack(flags) + namespace.encode("utf-8") + b"\x00"
+            + _INT32.pack(0) + _INT32.pack(number_to_return) + bson.encode(query, codec_options=codec))
+    return HEADER.pack(HEADER.size + len(data), request_id, 0, OP_QUERY) + data
+
+
+def encode_op_reply(request_id, response_to, docs, flags=0, codec=CODEC):
+    """Used by the simulated deployment to answer OP_QUERY."""
+    body = b"".join(bson.encode(d, codec_options=codec) for d in docs)
+    data = struct.pack("<iqii", flags, 0, 0, len(docs)) + body
+    return HEADER.pack(HEADER.size + len(data), request_id, response_to, OP_REPLY) + data
+
+
+def check_header(raw, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, expect_response_to=None):
+    """Validate a 16-byte header before its body is read."""
+    if len(raw) != HEADER.size:
+        raise ProtocolError(f"truncated message header: {len(raw)} of {HEADER.size} bytes")
+    header = Header(*HEADER.unpack(raw))
+    if header.length < HEADER.size or header.length > max_message_size:
+        raise ProtocolError(f"message length {header.length} is outside 16..{max_message_size} "
+                            f"(maxMessageSizeBytes)")
+    if expect_response_to is not None and header.response_to != expect_response_to:
+        raise ProtocolError(f"reply responseTo {header.response_to} does not match request "
+                            f"{expect_response_to}")
+    if header.op_code not in (OP_MSG, OP_REPLY, OP_QUERY):
+        raise ProtocolError(f"unexpected opCode {header.op_code}")
+    return header
+
+
+def _decode_doc(data, where):
+    try:
+        return bson.decode(data, codec_options=CODEC)
+    except Exception as exc:  # bson raises several types for malformed input
+        raise ProtocolError(f"invalid BSON in {where}: {exc}") from None
+
+
+def _doc_length(body, offset, where):
+    if offset + 4 > len(body):
+        raise ProtocolError(f"truncated document in {where}")
+    length = _INT32.unpack_from(body, offset)[0]
+    if length < 5 or offset + length > len(body):
+        raise ProtocolError(f"document length {length} overruns {where}")
+    return length
+
+
+def decode_op_msg(body):
+    """The body of an OP_MSG (after the header): (flags, kind 0 document, {identifier: docs})."""
+    if len(body) < 5:
+        raise ProtocolError("truncated OP_MSG")
+    flags = _UINT32.unpack_from(body, 0)[0]
+    if flags & ~_KNOWN_FLAGS & 0xFFFF:
+        raise ProtocolError(f"OP_MSG has unknown required flag bits {flags:#x}")
+    end = len(body) - (4 if flags & CHECKSUM_PRESENT else 0)
+    offset, document, sequences = 4, None, {}
+    while offset < end:
+        kind = body[offset]
+        offset += 1
+        if kind == 0:
+            length = _doc_length(body[:end], offset, "OP_MSG section")
+            if document is not None:
+                raise ProtocolError("OP_MSG has two kind 0 sections")
+            document = _decode_doc(body[offset:offset + length], "OP_MSG section")
+            offset += length
+        elif kind == 1:
+            size = _doc_length(body[:end], offset, "OP_MSG document sequence")
+            stop = offset + size
+            name_end = body.find(b"\x00", offset + 4, stop)
+            if name_end < 0:
+                raise ProtocolError("OP_MSG document sequence has no identifier")
+            identifier = body[offset + 4:name_end].decode("utf-8", "replace")
+            docs, pos = [], name_end + 1
+            while pos < stop:
+                length = _doc_length(body[:stop], pos, "OP_MSG document sequence")
+                docs.append(_decode_doc(body[pos:pos + length], "OP_MSG document sequence"))
+                pos += length
+            sequences[identifier] = docs
+            offset = stop
+        else:
+            raise ProtocolError(f"unknown OP_MSG section kind {kind}")
+    if document is None:
+        raise ProtocolError("OP_MSG has no kind 0 section")
+    return flags, document, sequences
+
+
+def decode_op_reply(body):
+    """The first document of an OP_REPLY; a QueryFailure reply is returned as ok: 0."""
+    if len(body) < 20:
+        raise ProtocolError("truncated OP_REPLY")
+    flags, _cursor_id, _start, count = struct.unpack_from("<iqii", body, 0)
+    if count < 1:
+        raise ProtocolError("OP_REPLY carries no document")
+    length = _doc_length(body, 20, "OP_REPLY")
+    doc = _decode_doc(body[20:20 + length], "OP_REPLY")
+    if flags & REPLY_QUERY_FAILURE:
+        doc = dict(doc, ok=0, errmsg=doc.get("$err", "query failure"))
+    return doc
+
+
+def decode_op_query(body):
+    """(flags, namespace, query) of an OP_QUERY body; used by the simulated deployment."""
+    flags = _INT32.unpack_from(body, 0)[0]
+    end = body.find(b"\x00", 4)
+    if end < 0:
+        raise ProtocolError("OP_QUERY has no namespace")
+    namespace = body[4:end].decode("utf-8", "replace")
+    offset = end + 1 + 8
+    length = _doc_length(body, offset, "OP_QUERY")
+    return flags, namespace, _decode_doc(body[offset:offset + length], "OP_QUERY")
+
+
+def decode_reply(header, body):
+    if header.op_code == OP_MSG:
+        return decode_op_msg(body)[1]
+    if header.op_code == OP_REPLY:
+        return decode_op_reply(body)
+    raise ProtocolError(f"unexpected reply opCode {header.op_code}")
