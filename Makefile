@@ -16,3 +16,6 @@ test: $(STAMP)
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache
+
+demo: $(STAMP)
+	$(PY) -m singlemongo.demo

@@ -3,7 +3,7 @@ the wire, and error handling through the SDAM decision. The user API sits on ``r
 """
 from .errors import ConnectionFailure, ServerSelectionError
 from .handshake import read_preference_for_op_msg
-from .sdam.server_description import format_address
+from .sdam.server_description import ServerDescription, format_address
 from .topology import raise_for_reply
 
 
@@ -16,9 +16,10 @@ def _idle_check(topology, conn):
         conn.command("admin", {"ping": 1}, topology.options.connect_timeout_ms / 1000.0 or None)
     except ConnectionFailure as exc:
         topology.close_connection(conn.address, bump_generation=True)
-        topology.apply(type(topology.description.servers[conn.address])(
-            conn.address, error=f"idle connection check failed: {exc}", error_is_network=True,
-            last_update_time=topology.clock.monotonic()))
+        # Not a failed check: a stale idle socket says little about the server, so no
+        # cooldown; the reselection's scan reconnects at once.
+        topology.apply(ServerDescription(conn.address,
+                                         error=f"idle connection check failed: {exc}"))
         return False
     conn.last_used = topology.clock.monotonic()
     return True

@@ -164,7 +164,8 @@ class Topology:
         return self._description.servers.get(address, sd)
 
     def scan(self):
-        self.scanner.scan()
+        if not self.options.load_balanced:  # load balancer spec: never monitor
+            self.scanner.scan()
         self.last_scan_end = self.clock.monotonic()
         self.stale = False
 
