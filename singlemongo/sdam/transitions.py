@@ -67,13 +67,18 @@ def _mark_possible_primary(work, sd):
             work.servers[sd.primary] = current.with_type(S.POSSIBLE_PRIMARY)
 
 
-def update_rs_without_primary(work, sd):
-    if sd.address not in work.servers:
-        return
+def _adopt_set_name(work, sd):
+    """Record the set name, or remove a member of another set; False if it was removed."""
     if work.set_name is None:
         work.set_name = sd.set_name
     elif work.set_name != sd.set_name:
         remove(work, sd)
+        return False
+    return True
+
+
+def update_rs_without_primary(work, sd):
+    if sd.address not in work.servers or not _adopt_set_name(work, sd):
         return
     _add_hosts(work, sd)
     _mark_possible_primary(work, sd)
@@ -124,10 +129,7 @@ def _is_stale_primary(work, sd):
 def update_rs_from_primary(work, sd):
     if sd.address not in work.servers:
         return
-    if work.set_name is None:
-        work.set_name = sd.set_name
-    elif work.set_name != sd.set_name:
-        remove(work, sd)
+    if not _adopt_set_name(work, sd):
         check_if_has_primary(work)
         return
     if _is_stale_primary(work, sd):
