@@ -144,13 +144,18 @@ class _Found:
 
 def _read_uri_options(pairs):
     found = _Found({}, [], [])
+    present = {canonical_name(k) for k, _ in pairs if k.lower() not in ALIASES}
     for key, raw in pairs:
         name = canonical_name(key)
         if name is None or (key.lower() not in ALIASES and key.lower() != name.lower()):
             found.warnings.append(f"unsupported connection option {key!r}; ignored")
             continue
+        if key.lower() in ALIASES and name in present and name != "tls":
+            found.warnings.append(f"deprecated option {key!r} ignored: {name} is also given")
+            continue
         opt = OPTIONS[name]
         if raw == "" and not opt.is_list:
+            found.warnings.append(f"connection option {key} has an empty value; ignored")
             continue
         if name in PROXY_OPTIONS and name in found.values:
             raise ConfigurationError(f"connection option {name} is given more than once")
@@ -164,7 +169,7 @@ def _read_uri_options(pairs):
             found.tls_values.append((key, value))
         elif opt.is_list:
             value = list(found.values.get(name, ())) + value
-        elif name in found.values and found.values[name] != value:
+        elif name in found.values:
             found.warnings.append(f"connection option {name} is repeated; the last value "
                                   f"{redact_value(name, raw)!r} is used")
         if name == "compressors":

@@ -123,3 +123,28 @@ def test_no_warning_for_valid_uri():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         client_options("mongodb://u:p@a,b/db?replicaSet=rs&w=majority&appname=x")
+
+
+def test_repeated_key_with_same_value_still_warns():
+    with pytest.warns(SingleMongoWarning, match="repeated"):
+        client_options("mongodb://h/?replicaSet=a&replicaSet=a")
+
+
+def test_deprecated_alias_loses_to_its_replacement_in_any_order():
+    for uri in ("mongodb://h/?wtimeout=5&wTimeoutMS=10", "mongodb://h/?wTimeoutMS=10&wtimeout=5"):
+        with pytest.warns(SingleMongoWarning):
+            assert client_options(uri).wtimeout_ms == 10
+
+
+def test_empty_values_are_ignored_with_a_warning():
+    with pytest.warns(SingleMongoWarning, match="empty value"):
+        o = client_options("mongodb://h/?journal=&maxIdleTimeMS=")
+    assert o.journal is None and o.max_idle_time_ms is None
+
+
+def test_tls_and_ssl_agreeing_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert client_options("mongodb://h/?tls=true&ssl=true").tls is True
+    with pytest.raises(ConfigurationError, match="conflicting tls and ssl"):
+        client_options("mongodb://h/?tls=true&ssl=false")
