@@ -141,7 +141,7 @@ class Connection:
             header = wire.check_header(self._recv_exactly(wire.HEADER.size),
                                        self.max_message_size, request_id)
             body = self._recv_exactly(header.length - wire.HEADER.size)
-            return wire.decode_reply(header, body)
+            return wire.decode_reply(header, body, self.max_message_size)
         except ProtocolError as exc:
             raise self._fail(ProtocolError, str(exc)) from None
 

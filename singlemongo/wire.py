@@ -79,7 +79,7 @@ def check_header(raw, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, expect_response
     if expect_response_to is not None and header.response_to != expect_response_to:
         raise ProtocolError(f"reply responseTo {header.response_to} does not match request "
                             f"{expect_response_to}")
-    if header.op_code not in (OP_MSG, OP_REPLY, OP_QUERY):
+    if header.op_code not in (OP_MSG, OP_REPLY, OP_QUERY, OP_COMPRESSED):
         raise ProtocolError(f"unexpected opCode {header.op_code}")
     return header
 
@@ -165,9 +165,57 @@ def decode_op_query(body):
     return flags, namespace, _decode_doc(body[offset:offset + length], "OP_QUERY")
 
 
-def decode_reply(header, body):
+def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE):
+    if header.op_code == OP_COMPRESSED:
+        op_code, body = decompress_body(body, max_message_size)
+        header = Header(HEADER.size + len(body), header.request_id, header.response_to, op_code)
     if header.op_code == OP_MSG:
         return decode_op_msg(body)[1]
     if header.op_code == OP_REPLY:
         return decode_op_reply(body)
     raise ProtocolError(f"unexpected reply opCode {header.op_code}")
+
+
+# ----- OP_COMPRESSED ------------------------------------------------------------------------
+COMPRESSOR_IDS = {"noop": 0, "snappy": 1, "zlib": 2, "zstd": 3}
+# Commands never compressed (compression spec): the handshake and authentication.
+UNCOMPRESSIBLE = frozenset({"hello", "ismaster", "saslstart", "saslcontinue", "getnonce",
+                            "authenticate", "createuser", "updateuser", "copydbsaslstart",
+                            "copydbgetnonce", "copydb"})
+
+
+def _codec(compressor_id, level=-1):
+    if compressor_id == 0:
+        return (lambda b: b), (lambda b: b)
+    if compressor_id == 2:
+        import zlib  # lazily: one-off queries without compression never load it
+        return (lambda b: zlib.compress(b, level)), zlib.decompress
+    raise ProtocolError(f"unsupported compressor id {compressor_id}")
+
+
+def compress_message(message, compressor, level=-1):
+    """Wrap an encoded OP_MSG/OP_QUERY in OP_COMPRESSED, keeping its requestID."""
+    header = Header(*HEADER.unpack_from(message))
+    compressor_id = COMPRESSOR_IDS[compressor]
+    payload = _codec(compressor_id, level)[0](message[HEADER.size:])
+    data = struct.pack("<iiB", header.op_code, len(message) - HEADER.size, compressor_id) + payload
+    return HEADER.pack(HEADER.size + len(data), header.request_id, header.response_to,
+                       OP_COMPRESSED) + data
+
+
+def decompress_body(body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE):
+    """(original opCode, body) of an OP_COMPRESSED body."""
+    if len(body) < 9:
+        raise ProtocolError("truncated OP_COMPRESSED")
+    op_code, size, compressor_id = struct.unpack_from("<iiB", body)
+    if size < 0 or size > max_message_size:
+        raise ProtocolError(f"OP_COMPRESSED announces {size} bytes, over maxMessageSizeBytes")
+    try:
+        data = _codec(compressor_id)[1](body[9:])
+    except ProtocolError:
+        raise
+    except Exception as exc:
+        raise ProtocolError(f"cannot decompress OP_COMPRESSED: {exc}") from None
+    if len(data) != size:
+        raise ProtocolError(f"OP_COMPRESSED decompressed to {len(data)} bytes, not {size}")
+    return op_code, data

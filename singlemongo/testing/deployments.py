@@ -9,14 +9,19 @@ Each is a context manager that starts real TCP servers on 127.0.0.1 and stops th
 import datetime
 import itertools
 
-from bson import ObjectId
+from bson import ObjectId, Timestamp
 
+from .scram_server import Users
 from .server import SimServer
+from .store import Store
 
 MAX_WIRE_VERSION = 21
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "create", "drop",
                             "createindexes", "dropindexes", "dropdatabase"})
-READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors"})
+READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors",
+                           "saslstart", "saslcontinue"})
+NO_AUTH_NEEDED = frozenset({"hello", "ismaster", "ping", "saslstart", "saslcontinue",
+                            "endsessions", "buildinfo"})
 _ids = itertools.count(1)
 
 
@@ -25,11 +30,20 @@ def _oid(n):
 
 
 class _Deployment:
+    """Options shared by every deployment: ``users`` turns on SCRAM authentication,
+    ``tls_context`` serves TLS, ``compressors`` are the ones the servers accept."""
     kind = "deployment"
+    gossips_cluster_time = False
 
-    def __init__(self):
+    def __init__(self, users=None, tls_context=None, compressors=("zlib",)):
         self.servers = []
         self.commands = {}  # extra command handlers: name -> fn(server, cmd, state) -> reply
+        self.users = Users(users) if users else None
+        self.tls_context = tls_context
+        self.compressors = tuple(compressors)
+        self.store = Store().install(self)
+        self.sessions_ended = []
+        self._cluster_time = itertools.count(1)
 
     def __enter__(self):
         return self.start()
@@ -48,7 +62,10 @@ class _Deployment:
 
     @property
     def uri(self):
-        return "mongodb://" + ",".join(s.address_text for s in self.servers)
+        return "mongodb://" + ",".join(s.address_text for s in self.servers) + self._query("/?")
+
+    def _query(self, lead):
+        return lead + "tls=true&tlsInsecure=true" if self.tls_context else ""
 
     def counters(self):
         """{address: (connections, hellos, commands)} across every server."""
@@ -59,7 +76,7 @@ class _Deployment:
         return sum(s.connections for s in self.servers)
 
     def _new_server(self, **attrs):
-        server = SimServer(self._handle)
+        server = SimServer(self._handle, tls_context=self.tls_context)
         server.role = attrs.pop("role")
         server.process_id = _oid(next(_ids))
         server.tv_counter = 0
@@ -78,25 +95,56 @@ class _Deployment:
         return None
 
     def _handle(self, server, name, cmd, state):
-        lname = name.lower()
+        reply = self._dispatch(server, name, name.lower(), cmd, state)
+        if self.gossips_cluster_time and name.lower() not in ("hello", "ismaster"):
+            now = Timestamp(1_700_000_000, next(self._cluster_time))
+            reply.setdefault("$clusterTime", {"clusterTime": now, "signature": {
+                "hash": b"\x00" * 20, "keyId": 0}})
+            reply.setdefault("operationTime", now)
+        return reply
+
+    def _dispatch(self, server, name, lname, cmd, state):
         if lname in ("hello", "ismaster"):
-            if "client" in cmd:
-                state["handshake"] = cmd
-            reply = self._base_hello(server, cmd)
-            reply.update(self.hello(server, cmd))
-            return reply
+            return self._hello(server, cmd, state)
+        if self.users is not None and lname not in NO_AUTH_NEEDED and not state.get("authenticated"):
+            return {"ok": 0, "code": 13, "codeName": "Unauthorized",
+                    "errmsg": f"command {name} requires authentication"}
         if lname == "ping":
             return {"ok": 1}
+        if lname == "saslstart" and self.users is not None:
+            return self.users.start(state, cmd.get("mechanism"), cmd.get("payload", b""))
+        if lname == "saslcontinue" and self.users is not None:
+            return self.users.proceed(state, cmd.get("payload", b""))
         refusal = self.refuse(server, lname, cmd)
         if refusal is not None:
             return refusal
         if lname == "endsessions":
+            self.sessions_ended.extend(cmd.get("endSessions", []))
             return {"ok": 1}
         handler = self.commands.get(name)
         if handler is not None:
             return handler(server, cmd, state)
         return {"ok": 0, "errmsg": f"no such command: '{name}'", "code": 59,
                 "codeName": "CommandNotFound"}
+
+    def _hello(self, server, cmd, state):
+        if "client" in cmd:
+            state["handshake"] = cmd
+        reply = self._base_hello(server, cmd)
+        reply.update(self.hello(server, cmd))
+        wanted = [c for c in cmd.get("compression", ()) if c in self.compressors]
+        if wanted:
+            reply["compression"] = wanted
+        if self.users is not None:
+            mechs_for = cmd.get("saslSupportedMechs")
+            if mechs_for:
+                reply["saslSupportedMechs"] = self.users.mechanisms(mechs_for.partition(".")[2])
+            spec = cmd.get("speculativeAuthenticate")
+            if spec:
+                first = self.users.start(state, spec.get("mechanism"), spec.get("payload", b""))
+                if first.get("ok") == 1:
+                    reply["speculativeAuthenticate"] = first
+        return reply
 
     @staticmethod
     def _base_hello(server, cmd):
@@ -123,8 +171,8 @@ def _primary_key(cmd):
 class Standalone(_Deployment):
     kind = "standalone"
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, **options):
+        super().__init__(**options)
         self._new_server(role="standalone")
 
     def hello(self, server, cmd):
@@ -134,9 +182,10 @@ class Standalone(_Deployment):
 class Sharded(_Deployment):
     """``n`` mongoses."""
     kind = "sharded"
+    gossips_cluster_time = True
 
-    def __init__(self, n=2):
-        super().__init__()
+    def __init__(self, n=2, **options):
+        super().__init__(**options)
         for _ in range(n):
             self._new_server(role="mongos")
 
@@ -148,14 +197,14 @@ class LoadBalancer(_Deployment):
     """A load balancer in front of mongoses; ``service_id=False`` plays one without serviceId."""
     kind = "load-balanced"
 
-    def __init__(self, service_id=True):
-        super().__init__()
+    def __init__(self, service_id=True, **options):
+        super().__init__(**options)
         self.lb = self._new_server(role="mongos")
         self.send_service_id = service_id
 
     @property
     def uri(self):
-        return f"mongodb://{self.lb.address_text}/?loadBalanced=true"
+        return f"mongodb://{self.lb.address_text}/?loadBalanced=true" + self._query("&")
 
     def hello(self, server, cmd):
         reply = {_primary_key(cmd): True, "msg": "isdbgrid"}
@@ -167,9 +216,10 @@ class LoadBalancer(_Deployment):
 class ReplicaSet(_Deployment):
     """Members 0..n-1 (member 0 starts as primary), plus arbiters, hidden members and ghosts."""
     kind = "replica-set"
+    gossips_cluster_time = True
 
-    def __init__(self, n=3, name="rs", arbiters=0, hidden=0, primary=0):
-        super().__init__()
+    def __init__(self, n=3, name="rs", arbiters=0, hidden=0, primary=0, **options):
+        super().__init__(**options)
         self.name = name
         self.set_version = 1
         self.election_id = 1
@@ -186,7 +236,7 @@ class ReplicaSet(_Deployment):
     @property
     def uri(self):
         seeds = ",".join(s.address_text for s in self.servers if s.role != "hidden")
-        return f"mongodb://{seeds}/?replicaSet={self.name}"
+        return f"mongodb://{seeds}/?replicaSet={self.name}" + self._query("&")
 
     @property
     def primary(self):

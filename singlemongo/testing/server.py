@@ -52,14 +52,16 @@ class _Conn:
 
 
 class SimServer:
-    def __init__(self, handler, port=0):
-        self.handler = handler  # handler(server, command_name, command, conn_state) -> reply
+    def __init__(self, handler, port=0, tls_context=None):
+        self.handler = handler
+        self.tls_context = tls_context  # handler(server, command_name, command, conn_state) -> reply
         self.port = port
         self.latency_s = 0.0
         self.faults = []
         self.connections = 0
         self.commands = collections.Counter()
         self.command_log = []
+        self.compressed_requests = 0
         self._listener = None
         self._thread = None
         self._running = False
@@ -153,6 +155,14 @@ class SimServer:
             return
         sock.setblocking(True)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.tls_context is not None:
+            sock.settimeout(5)
+            try:
+                sock = self.tls_context.wrap_socket(sock, server_side=True)
+            except OSError:
+                sock.close()
+                return
+            sock.settimeout(None)
         self.connections += 1
         conn = _Conn(sock, self.connections)
         self._conns[sock.fileno()] = conn
@@ -174,6 +184,8 @@ class SimServer:
     def _readable(self, sel, conn):
         try:
             data = conn.sock.recv(1 << 16)
+            while getattr(conn.sock, "pending", lambda: 0)():
+                data += conn.sock.recv(1 << 16)
         except OSError:
             data = b""
         if not data:
@@ -190,6 +202,11 @@ class SimServer:
                 return
 
     def _respond(self, sel, conn, request_id, op_code, body):
+        compressor = None
+        if op_code == wire.OP_COMPRESSED:
+            compressor = {v: k for k, v in wire.COMPRESSOR_IDS.items()}[body[8]]
+            op_code, body = wire.decompress_body(body)
+            self.compressed_requests += 1
         if op_code == wire.OP_QUERY:
             _, namespace, cmd = wire.decode_op_query(body)
             cmd = {k: v for k, v in cmd.items()}
@@ -219,6 +236,8 @@ class SimServer:
             time.sleep(self.latency_s)
         data = (wire.encode_op_reply(request_id + 1, request_id, [reply]) if legacy
                 else self._op_msg_reply(request_id, reply))
+        if compressor is not None:
+            data = wire.compress_message(data, compressor)
         try:
             if fault and fault.action == "reset":
                 conn.sock.sendall(data[:len(data) // 2])
