@@ -1,17 +1,27 @@
 """MongoClient: the face. Constructing one does no I/O; the first operation scans."""
 from .client_options import client_options
 from .clock import DEFAULT_CLOCK
-from .operation import run_command
-from .selection.read_preference import ReadPreference
-from .selection.selector import READ, WRITE, Criteria
+from .database import Database
+from .errors import ConnectionFailure, OperationFailure
+from .sessions import END_SESSIONS_BATCH, register_for_exit, unregister
 from .topology import Topology
 
 
 class MongoClient:
+    """A client for one deployment.
+
+    ``MongoClient(uri, **options)`` takes every connection-string option as a keyword too
+    (``heartbeatFrequencyMS=...`` or ``heartbeat_frequency_ms=...``); keywords override the
+    URI. ``clock`` (time, sleep, randomness), ``resolver`` (mongodb+srv lookups) and
+    ``event_listeners`` are for tests and observability.
+    """
+
     def __init__(self, uri="mongodb://localhost", *, clock=None, resolver=None,
                  event_listeners=(), **options):
         self.options = client_options(uri, **options)
         self._topology = Topology(self.options, clock or DEFAULT_CLOCK, event_listeners, resolver)
+        self._closed = False
+        register_for_exit(self)
 
     def __repr__(self):
         return f"MongoClient({self.options!r})"
@@ -30,6 +40,12 @@ class MongoClient:
             raise AttributeError(name)
         return Database(self, name)
 
+    def get_database(self, name=None, read_preference=None):
+        return Database(self, name or self.options.database or "test", read_preference)
+
+    def get_default_database(self):
+        return self.get_database()
+
     @property
     def topology_description(self):
         """The current topology description, read without any I/O."""
@@ -39,27 +55,33 @@ class MongoClient:
     def read_preference(self):
         return self.options.read_preference
 
+    def list_database_names(self):
+        return [d["name"] for d in self.admin.command("listDatabases", nameOnly=True)["databases"]]
+
+    def _end_sessions(self):
+        """Send endSessions on a connection already open (never scan or connect to do it)."""
+        ids = self._topology.sessions.drain_ids()
+        topo = self._topology
+        if not ids or topo._description is None:
+            return
+        conns = [c for a, c in topo.connections.items() if not c.closed and
+                 topo.description.servers.get(a) is not None and
+                 topo.description.servers[a].is_data_bearing]
+        for conn in conns[:1]:
+            timeout = topo.options.connect_timeout_ms / 1000.0 or None
+            for i in range(0, len(ids), END_SESSIONS_BATCH):
+                try:
+                    conn.command("admin", {"endSessions": ids[i:i + END_SESSIONS_BATCH]}, timeout)
+                except (ConnectionFailure, OperationFailure):
+                    return
+
     def close(self):
-        self._topology.close()
-
-
-class Database:
-    def __init__(self, client, name):
-        self.client = client
-        self.name = name
-
-    def __repr__(self):
-        return f"Database({self.name!r})"
-
-    def command(self, command, value=1, read_preference=None, **kwargs):
-        """The generic command: sent to the primary unless a read preference is given."""
-        cmd = {command: value} if isinstance(command, str) else dict(command)
-        cmd.update(kwargs)
-        if read_preference is None:
-            criteria = Criteria(WRITE)
-        else:
-            rp = read_preference if isinstance(read_preference, ReadPreference) else \
-                ReadPreference(read_preference)
-            criteria = Criteria(READ, rp)
-        return run_command(self.client._topology, self.name, cmd, criteria,
-                           is_read=criteria.operation == READ)
+        """End the client's server sessions and close every connection. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        unregister(self)
+        try:
+            self._end_sessions()
+        finally:
+            self._topology.close()

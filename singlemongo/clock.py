@@ -3,8 +3,10 @@
 The standard functions are looked up at call time, so ``freezegun`` (which patches the ``time``
 module) and tests that install a :class:`FakeClock` both see their replacement.
 """
+import os
 import random
 import time
+import uuid
 
 
 class Clock:
@@ -28,6 +30,13 @@ class Clock:
 
     def choice(self, items):
         return random.choice(items)
+
+    def random_bytes(self, n):
+        """Secrets (SCRAM nonces) come from the OS, never from ``random``."""
+        return os.urandom(n)
+
+    def uuid4(self):
+        return uuid.uuid4()
 
 
 class FakeClock(Clock):

@@ -77,13 +77,19 @@ class Connection:
         self.last_used = now
         self.closed = False
         self.max_message_size = wire.DEFAULT_MAX_MESSAGE_SIZE
+        self.authenticated = False
+        self.conversation = None  # a SCRAM conversation started speculatively in the handshake
+        self.compressor = None
+        self.zlib_level = -1
 
     def __repr__(self):
         return f"<Connection {self.id} to {format_address(self.address)}>"
 
-    def set_hello(self, hello):
+    def set_hello(self, hello, compressors=()):
         self.hello = hello
         self.max_message_size = hello.get("maxMessageSizeBytes", wire.DEFAULT_MAX_MESSAGE_SIZE)
+        offered = hello.get("compression") or ()
+        self.compressor = next((c for c in compressors if c in offered and c == "zlib"), None)
 
     @property
     def hello_ok(self):
@@ -149,8 +155,10 @@ class Connection:
         request_id = next_request_id()
         body = dict(cmd)
         body["$db"] = db
-        return self.round_trip(request_id, wire.encode_op_msg(request_id, body, sequences),
-                               timeout_s)
+        message = wire.encode_op_msg(request_id, body, sequences)
+        if self.compressor and next(iter(cmd), "").lower() not in wire.UNCOMPRESSIBLE:
+            message = wire.compress_message(message, self.compressor, self.zlib_level)
+        return self.round_trip(request_id, message, timeout_s)
 
     def legacy_command(self, db, cmd, timeout_s=None, secondary_ok=False):
         request_id = next_request_id()

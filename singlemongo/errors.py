@@ -72,3 +72,31 @@ class OperationFailure(SingleMongoError):
 
     def has_error_label(self, label):
         return label in self.error_labels
+
+
+class WriteError(OperationFailure):
+    """A single write failed (the server's writeErrors entry is in ``details``)."""
+
+
+class DuplicateKeyError(WriteError):
+    """A write violated a unique index (code 11000)."""
+
+
+class WriteConcernError(OperationFailure):
+    """The write happened but its write concern was not satisfied."""
+
+
+class BulkWriteError(OperationFailure):
+    """A batch of writes failed; ``details`` has writeErrors, nInserted and friends."""
+
+
+class CursorNotFound(OperationFailure):
+    """The cursor is gone on the server, or the connection that opened it was lost."""
+
+
+class InvalidOperation(SingleMongoError):
+    """The operation cannot be performed in this state (a closed client or cursor)."""
+
+
+class InvalidDocument(SingleMongoError, ValueError):
+    """A document cannot be sent: too large, a bad key, or not a mapping."""

@@ -1,10 +1,41 @@
-"""Run one command on a selected server: selection, the idle-socket check, read preference on
-the wire, and error handling through the SDAM decision. The user API sits on ``run_command``.
+"""Run one command on a selected server: selection, the idle-socket check, authentication,
+the implicit session, read preference on the wire, $clusterTime, the SDAM decision on errors,
+and one retry for retryable reads and writes (retryable reads/writes specs).
 """
-from .errors import ConnectionFailure, ServerSelectionError
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from bson import Int64
+
+from .auth import authenticate
+from .errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, OperationFailure,
+                     ServerSelectionError, WriteConcernError)
 from .handshake import read_preference_for_op_msg
 from .sdam.server_description import ServerDescription, format_address
-from .topology import raise_for_reply
+from .sdam.server_type import ServerType
+
+# Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.
+RETRYABLE_CODES = frozenset({11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262})
+RETRYABLE_READ_CODES = RETRYABLE_CODES | {134}
+
+
+@dataclass
+class Request:
+    db: str
+    command: dict
+    criteria: Any
+    is_read: bool = True
+    retry: Optional[str] = None  # "read", "write" or None
+    sequences: tuple = ()
+    session: Any = None  # a ServerSession the caller keeps (cursors); else implicit
+    keep_session: bool = False  # an implicit session outlives the call (a cursor owns it)
+
+
+@dataclass
+class Outcome:
+    reply: dict
+    server: ServerDescription
+    session: Any
 
 
 def _idle_check(topology, conn):
@@ -26,12 +57,18 @@ def _idle_check(topology, conn):
 
 
 def checkout(topology, criteria, deprioritized=()):
-    """A selected server and its ready connection; selection runs at most twice."""
+    """A selected server and its ready, authenticated connection; selection runs at most twice."""
     last = None
     for _ in range(2):
         sd = topology.select_server(criteria, deprioritized)
         conn = topology.connection_for(sd)
         if conn is not None and _idle_check(topology, conn):
+            try:
+                authenticate(conn, topology.options.credentials, topology.clock,
+                             topology.scram_cache)
+            except ConnectionFailure as exc:
+                topology.handle_operation_error(conn, exc=exc)
+                raise
             return sd, conn
         last = sd
     raise ServerSelectionError(
@@ -39,21 +76,129 @@ def checkout(topology, criteria, deprioritized=()):
         f"{criteria}; the topology is now:\n{topology.summary()}")
 
 
-def run_command(topology, db, command, criteria, is_read=True, sequences=()):
-    sd, conn = checkout(topology, criteria)
-    cmd = dict(command)
+def failed(reply):
+    return reply.get("ok") in (0, 0.0, False) or "writeConcernError" in reply
+
+
+def error_from_reply(reply, address):
+    if reply.get("ok") in (0, 0.0, False):
+        code = reply.get("code")
+        cls = {43: CursorNotFound, 11000: DuplicateKeyError}.get(code, OperationFailure)
+        return cls(f"command failed on {format_address(address)}: "
+                   f"{reply.get('errmsg', 'unknown error')} (code {code}"
+                   f"{', ' + reply['codeName'] if reply.get('codeName') else ''})",
+                   code, reply, address)
+    wce = reply["writeConcernError"]
+    details = dict(reply)
+    if "errorLabels" in wce:
+        details["errorLabels"] = list(wce["errorLabels"]) + list(reply.get("errorLabels", ()))
+    return WriteConcernError(f"write concern error on {format_address(address)}: "
+                             f"{wce.get('errmsg', '')} (code {wce.get('code')})",
+                             wce.get("code"), details, address)
+
+
+def is_retryable(error, kind, max_wire_version):
+    if kind is None:
+        return False
+    if isinstance(error, ConnectionFailure):
+        return True
+    if not isinstance(error, OperationFailure):
+        return False
+    if kind == "write":
+        if error.has_error_label("RetryableWriteError"):
+            return True
+        return max_wire_version < 9 and error.code in RETRYABLE_CODES
+    return error.code in RETRYABLE_READ_CODES
+
+
+def flush_kill_queue(topology):
+    """killCursors for cursors garbage-collected since the last operation (no I/O in __del__)."""
+    while topology.kill_queue:
+        address, db, coll, cursor_id = topology.kill_queue.pop()
+        conn = topology.connections.get(address)
+        if conn is not None and not conn.closed:
+            try:
+                conn.command(db, {"killCursors": coll, "cursors": [Int64(cursor_id)]},
+                             topology.options.connect_timeout_ms / 1000.0 or None)
+            except (ConnectionFailure, OperationFailure):
+                pass
+
+
+def _prepare(topology, req, sd, session, txn_number):
+    cmd = dict(req.command)
+    if session is not None:
+        cmd["lsid"] = session.lsid
+    if txn_number is not None:
+        cmd["txnNumber"] = Int64(txn_number)
+    cluster_time = topology.sessions.cluster_time
+    if cluster_time is not None and sd.server_type is not ServerType.STANDALONE:
+        cmd["$clusterTime"] = cluster_time
     rp = read_preference_for_op_msg(topology.description.topology_type, sd.server_type,
-                                    criteria.read_preference, is_read)
+                                    req.criteria.read_preference, req.is_read)
     if rp is not None:
         cmd["$readPreference"] = rp
+    return cmd
+
+
+def _send(topology, conn, req, cmd, session):
     timeout_ms = topology.options.socket_timeout_ms
     try:
-        reply = conn.command(db, cmd, timeout_ms / 1000.0 if timeout_ms else None, sequences)
+        reply = conn.command(req.db, cmd, timeout_ms / 1000.0 if timeout_ms else None,
+                             req.sequences)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
-        raise
+        if session is not None:
+            session.dirty = True  # driver sessions spec: a network error taints the session
+        return None, exc
     conn.last_used = topology.clock.monotonic()
-    if reply.get("ok") in (0, 0.0, False) or "writeConcernError" in reply:
+    topology.sessions.advance_cluster_time(reply)
+    if failed(reply):
         topology.handle_operation_error(conn, reply=reply)
-    raise_for_reply(reply, sd.address)
-    return reply
+        return reply, error_from_reply(reply, conn.address)
+    return reply, None
+
+
+def execute(topology, req):
+    """Run ``req``, retrying once if the retryable reads/writes rules allow; return an Outcome."""
+    flush_kill_queue(topology)
+    pool = topology.sessions
+    session, owned = req.session, False
+    txn_number = None
+    first_error = None
+    try:
+        for attempt in range(2):
+            try:
+                sd, conn = checkout(topology, req.criteria)
+            except ServerSelectionError:
+                if first_error is not None:
+                    raise first_error from None  # the retry found no server: report the cause
+                raise
+            td = topology.description
+            if session is None and pool.supported(td):
+                session, owned = pool.acquire(td.logical_session_timeout_minutes), True
+            can_retry_write = (req.retry == "write" and session is not None
+                               and topology.options.retry_writes
+                               and sd.server_type is not ServerType.STANDALONE)
+            if can_retry_write and txn_number is None:
+                txn_number = session.next_txn_number()
+            cmd = _prepare(topology, req, sd, session, txn_number if can_retry_write else None)
+            reply, error = _send(topology, conn, req, cmd, session)
+            if error is None:
+                return Outcome(reply, sd, session)
+            retry_kind = "write" if can_retry_write else (
+                "read" if req.retry == "read" and topology.options.retry_reads else None)
+            if attempt == 0 and is_retryable(error, retry_kind,
+                                             (conn.hello or {}).get("maxWireVersion", 0)):
+                first_error = error
+                continue
+            if first_error is not None and isinstance(error, OperationFailure) and \
+                    error.has_error_label("NoWritesPerformed"):
+                raise first_error
+            raise error
+    finally:
+        if owned and not req.keep_session:
+            pool.release(session, topology.description.logical_session_timeout_minutes)
+
+
+def run_command(topology, db, command, criteria, is_read=True, sequences=(), retry=None):
+    return execute(topology, Request(db, command, criteria, is_read, retry, sequences)).reply

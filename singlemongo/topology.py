@@ -10,8 +10,10 @@ from .clock import DEFAULT_CLOCK
 from .connection import Connection, open_socket
 from .errors import ConfigurationError, ConnectionFailure, OperationFailure
 from .events import EventBus
+from .auth import handshake_fields
 from .handshake import handshake_command
 from .scanner import Scanner
+from .sessions import SessionPool
 from .sdam import monitoring as m
 from .sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
                                   handle_application_error)
@@ -39,6 +41,9 @@ class Topology:
         self.generations = defaultdict(int)
         self.connections_opened = 0
         self.scanner = Scanner(self)
+        self.sessions = SessionPool(clock)
+        self.scram_cache = {}
+        self.kill_queue = []  # cursors collected by the garbage collector, killed inline later
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -98,14 +103,18 @@ class Topology:
         sock = open_socket(address, self.options)
         conn = Connection(address, sock, self.generations[address], now())
         self.connections_opened += 1
+        command = handshake_command(self.options)
+        auth_fields, conn.conversation = handshake_fields(self.options.credentials, self.clock)
+        command.update(auth_fields)
         start = now()
         try:
-            reply = conn.legacy_command("admin", handshake_command(self.options),
+            reply = conn.legacy_command("admin", command,
                                         self.options.connect_timeout_ms / 1000.0 or None)
         except ConnectionFailure:
             conn.close()
             raise
-        conn.set_hello(reply)
+        conn.set_hello(reply, self.options.compressors)
+        conn.zlib_level = self.options.zlib_compression_level
         return conn, reply, now() - start
 
     def check_server(self, address):

@@ -18,7 +18,7 @@ from .store import Store
 MAX_WIRE_VERSION = 21
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "create", "drop",
                             "createindexes", "dropindexes", "dropdatabase"})
-READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors",
+READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors", "getmore",
                            "saslstart", "saslcontinue"})
 NO_AUTH_NEEDED = frozenset({"hello", "ismaster", "ping", "saslstart", "saslcontinue",
                             "endsessions", "buildinfo"})

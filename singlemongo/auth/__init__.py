@@ -1,0 +1,89 @@
+"""Authentication on a connection: SCRAM-SHA-256 and SCRAM-SHA-1, with mechanism negotiation
+and speculative authentication inside the handshake's hello.
+
+A handshake carries ``speculativeAuthenticate`` (the SCRAM client-first message) on every
+connection, which costs nothing; the conversation is completed, with one saslContinue, only
+on a connection actually used for an operation. Checks alone never authenticate.
+"""
+import base64
+
+from ..errors import ConfigurationError, OperationFailure
+from .scram import HASHES, AuthenticationFailed, Conversation
+
+__all__ = ["AuthenticationFailed", "handshake_fields", "authenticate"]
+
+
+def _default_mechanism(credentials):
+    return credentials.mechanism or "SCRAM-SHA-256"
+
+
+def handshake_fields(credentials, clock):
+    """Fields to add to the handshake hello, and the started conversation (or None)."""
+    if credentials is None:
+        return {}, None
+    fields = {}
+    if credentials.mechanism is None:
+        fields["saslSupportedMechs"] = f"{credentials.source}.{credentials.username}"
+    mechanism = _default_mechanism(credentials)
+    if mechanism not in HASHES:
+        return fields, None
+    conversation = Conversation(mechanism, credentials.username,
+                                base64.b64encode(clock.random_bytes(24)).decode())
+    fields["speculativeAuthenticate"] = {
+        "saslStart": 1, "mechanism": mechanism, "payload": conversation.first_message(),
+        "db": credentials.source, "options": {"skipEmptyExchange": True}}
+    return fields, conversation
+
+
+def negotiate(credentials, hello):
+    if credentials.mechanism is not None:
+        return credentials.mechanism
+    mechs = hello.get("saslSupportedMechs")
+    if mechs is None or "SCRAM-SHA-256" in mechs:
+        return "SCRAM-SHA-256"
+    return "SCRAM-SHA-1"
+
+
+def _check(reply, credentials, mechanism):
+    if reply.get("ok") not in (1, 1.0, True):
+        raise AuthenticationFailed(
+            f"authentication failed for user {credentials.username!r} on database "
+            f"{credentials.source!r} with {mechanism}: {reply.get('errmsg', 'unknown error')} "
+            f"(code {reply.get('code')}). Check the username, password and authSource.",
+            reply.get("code"), {k: v for k, v in reply.items() if k != "payload"})
+    return reply
+
+
+def authenticate(conn, credentials, clock, cache):
+    """Complete (or run) the SCRAM conversation on ``conn``; idempotent per connection."""
+    if conn.authenticated or credentials is None:
+        return
+    mechanism = negotiate(credentials, conn.hello or {})
+    if mechanism not in HASHES:
+        raise ConfigurationError(f"authMechanism {mechanism} is not supported by singlemongo; "
+                                 f"use SCRAM-SHA-256 or SCRAM-SHA-1")
+    source = credentials.source
+    speculative = (conn.hello or {}).get("speculativeAuthenticate")
+    conversation = conn.conversation
+    if speculative and conversation is not None and conversation.mechanism == mechanism:
+        first = speculative
+    else:
+        conversation = Conversation(mechanism, credentials.username,
+                                    base64.b64encode(clock.random_bytes(24)).decode())
+        first = _check(conn.command(source, {
+            "saslStart": 1, "mechanism": mechanism, "payload": conversation.first_message(),
+            "autoAuthorize": 1, "options": {"skipEmptyExchange": True}}), credentials, mechanism)
+    conversation.cache = cache
+    final = conversation.final_message(first["payload"], credentials.password or "")
+    reply = _check(conn.command(source, {"saslContinue": 1, "conversationId":
+                                         first.get("conversationId", 1), "payload": final}),
+                   credentials, mechanism)
+    conversation.verify_server_final(reply["payload"])
+    for _ in range(2):  # servers without skipEmptyExchange want one more, empty, step
+        if reply.get("done"):
+            break
+        reply = _check(conn.command(source, {"saslContinue": 1, "payload": b"",
+                                             "conversationId": reply.get("conversationId", 1)}),
+                       credentials, mechanism)
+    conn.authenticated = True
+    conn.conversation = None

@@ -1,0 +1,90 @@
+"""Implicit server sessions (driver sessions spec) and $clusterTime gossip.
+
+A client keeps a LIFO pool of server sessions; one is checked out per operation (or cursor)
+when the deployment supports sessions, and returned after. ``endSessions`` is sent at close,
+and clients still open at interpreter exit are closed then, so that thousands of one-off
+processes do not leave sessions behind on the server.
+"""
+import atexit
+import weakref
+
+from bson import Binary
+
+from .sdam.server_type import TopologyType
+
+END_SESSIONS_BATCH = 10_000
+
+
+class ServerSession:
+    def __init__(self, clock):
+        self.lsid = {"id": Binary(clock.uuid4().bytes, 4)}
+        self.last_use = clock.monotonic()
+        self.txn_number = 0
+        self.dirty = False
+
+    def next_txn_number(self):
+        self.txn_number += 1
+        return self.txn_number
+
+
+class SessionPool:
+    def __init__(self, clock):
+        self.clock = clock
+        self._pool = []
+        self.cluster_time = None
+
+    def supported(self, td):
+        if td.topology_type is TopologyType.LOAD_BALANCED:
+            return True
+        return td.logical_session_timeout_minutes is not None
+
+    def _expiring(self, session, timeout_minutes):
+        # "Server Session Pool": discard sessions within a minute of timing out.
+        return timeout_minutes is not None and \
+            self.clock.monotonic() - session.last_use > (timeout_minutes - 1) * 60
+
+    def acquire(self, timeout_minutes):
+        while self._pool:
+            session = self._pool.pop()
+            if not self._expiring(session, timeout_minutes):
+                return session
+        return ServerSession(self.clock)
+
+    def release(self, session, timeout_minutes):
+        session.last_use = self.clock.monotonic()
+        if session.dirty or self._expiring(session, timeout_minutes):
+            return
+        self._pool.append(session)
+
+    def drain_ids(self):
+        ids = [s.lsid for s in self._pool]
+        self._pool.clear()
+        return ids
+
+    def advance_cluster_time(self, reply):
+        new = reply.get("$clusterTime")
+        if new and (self.cluster_time is None or
+                    new["clusterTime"] > self.cluster_time["clusterTime"]):
+            self.cluster_time = new
+
+
+_open_clients = weakref.WeakSet()
+
+
+def register_for_exit(client):
+    _open_clients.add(client)
+
+
+def unregister(client):
+    _open_clients.discard(client)
+
+
+@atexit.register
+def _close_open_clients():
+    # Bounded: close sends endSessions only on connections already open, each with
+    # connectTimeoutMS as its socket timeout, and never scans or connects.
+    for client in list(_open_clients):
+        try:
+            client.close()
+        except Exception:
+            pass

@@ -1,0 +1,228 @@
+"""CRUD, cursors, sessions and retries through the client, against the simulated store."""
+import pytest
+
+from singlemongo import errors
+from singlemongo.client import MongoClient
+from singlemongo.clock import FakeClock
+from singlemongo.collection import ReturnDocument
+from singlemongo.testing import ReplicaSet, Standalone
+
+
+@pytest.fixture
+def rs():
+    with ReplicaSet(3) as deployment:
+        yield deployment
+
+
+@pytest.fixture
+def coll(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    yield client.test.things
+    client.close()
+
+
+def test_insert_find_update_delete_round_trip(coll):
+    result = coll.insert_one({"name": "a", "n": 1})
+    assert coll.find_one({"_id": result.inserted_id})["name"] == "a"
+    coll.insert_many([{"name": "b", "n": 2}, {"name": "c", "n": 3}])
+    assert [d["name"] for d in coll.find({"n": {"$gte": 2}}, sort=[("n", -1)])] == ["c", "b"]
+    r = coll.update_one({"name": "a"}, {"$inc": {"n": 10}})
+    assert (r.matched_count, r.modified_count) == (1, 1)
+    assert coll.find_one({"name": "a"})["n"] == 11
+    r = coll.update_many({}, {"$set": {"x": True}})
+    assert r.modified_count == 3
+    r = coll.replace_one({"name": "b"}, {"name": "B"})
+    assert coll.find_one({"name": "B"}) is not None
+    assert coll.update_one({"name": "z"}, {"$set": {"n": 0}}, upsert=True).upserted_id is not None
+    assert coll.count_documents({}) == 4
+    assert coll.estimated_document_count() == 4
+    assert sorted(coll.distinct("name")) == ["B", "a", "c", "z"]
+    assert coll.delete_one({"name": "z"}).deleted_count == 1
+    assert coll.delete_many({"x": True}).deleted_count == 2  # the replacement has no "x"
+    assert coll.delete_many({}).deleted_count == 1
+    assert coll.find_one() is None
+
+
+def test_find_options(coll):
+    coll.insert_many([{"i": i} for i in range(10)])
+    docs = list(coll.find({}, projection=["i"], sort=[("i", 1)], skip=2, limit=3))
+    assert [d["i"] for d in docs] == [2, 3, 4]
+    assert set(docs[0]) == {"_id", "i"}
+
+
+def test_cursor_pages_with_get_more_on_the_same_server(coll, rs):
+    coll.insert_many([{"i": i} for i in range(25)])
+    cursor = coll.find({}, batch_size=10)
+    assert [d["i"] for d in cursor] == list(range(25))
+    primary = rs.servers[0]
+    assert primary.commands["getMore"] == 2
+    assert cursor.cursor_id == 0
+
+
+def test_cursor_on_secondary_pins_its_server(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    client.test.c.insert_many([{"i": i} for i in range(5)])
+    cursor = client.test.c.find({}, batch_size=2, read_preference="secondary")
+    assert len(list(cursor)) == 5
+    used = [s for s in rs.servers if s.commands["find"]]
+    assert len(used) == 1 and used[0] is not rs.servers[0]
+    assert used[0].commands["getMore"] == 2
+
+
+def test_cursor_close_kills_and_gc_queues_without_io(coll, rs):
+    coll.insert_many([{"i": i} for i in range(10)])
+    cursor = coll.find({}, batch_size=2)
+    next(cursor)
+    cursor.close()
+    assert rs.servers[0].commands["killCursors"] == 1
+    cursor = coll.find({}, batch_size=2)
+    next(cursor)
+    del cursor  # the finalizer only queues the id
+    assert rs.servers[0].commands["killCursors"] == 1
+    coll.find_one()
+    assert rs.servers[0].commands["killCursors"] == 2
+    assert rs.store.cursors == {}
+
+
+def test_find_one_and_modify(coll):
+    coll.insert_one({"k": 1, "v": "a"})
+    before = coll.find_one_and_update({"k": 1}, {"$set": {"v": "b"}})
+    after = coll.find_one_and_update({"k": 1}, {"$set": {"v": "c"}},
+                                     return_document=ReturnDocument.AFTER)
+    assert (before["v"], after["v"]) == ("a", "c")
+    assert coll.find_one_and_replace({"k": 1}, {"k": 1, "v": "d"})["v"] == "c"
+    assert coll.find_one_and_delete({"k": 1})["v"] == "d"
+    assert coll.count_documents({}) == 0
+
+
+def test_duplicate_key_and_bulk_errors_carry_details(coll):
+    coll.create_index("email", unique=True)
+    coll.insert_one({"email": "x"})
+    with pytest.raises(errors.DuplicateKeyError) as info:
+        coll.insert_one({"email": "x"})
+    assert info.value.code == 11000 and "keyValue" in info.value.details
+    with pytest.raises(errors.BulkWriteError) as info:
+        coll.insert_many([{"email": "y"}, {"email": "x"}, {"email": "z"}])
+    assert info.value.details["nInserted"] == 1
+    assert info.value.details["writeErrors"][0]["index"] == 1
+
+
+def test_aggregate_and_out_goes_to_primary(rs):
+    client = MongoClient(rs.uri, clock=FakeClock(), readPreference="secondaryPreferred")
+    coll = client.test.sales
+    coll.insert_many([{"k": "a", "n": 1}, {"k": "a", "n": 2}, {"k": "b", "n": 5}])
+    groups = list(coll.aggregate([{"$group": {"_id": "$k", "total": {"$sum": "$n"}}},
+                                  {"$sort": {"_id": 1}}]))
+    assert groups == [{"_id": "a", "total": 3}, {"_id": "b", "total": 5}]
+    assert rs.servers[0].commands["aggregate"] == 0  # secondaryPreferred read
+    list(coll.aggregate([{"$match": {}}, {"$out": "copy"}]))
+    assert rs.servers[0].commands["aggregate"] == 1
+    assert client.test.list_collection_names() == ["copy", "sales"]
+
+
+def test_database_and_client_helpers(coll):
+    coll.insert_one({"a": 1})
+    client = coll.database.client
+    assert "test" in client.list_database_names()
+    coll.database.drop_collection("things")
+    assert "things" not in coll.database.list_collection_names()
+    coll.drop()  # dropping a missing collection is not an error
+
+
+def test_server_errors_are_typed(coll):
+    with pytest.raises(errors.OperationFailure) as info:
+        coll.database.command("noSuchCommand")
+    assert info.value.code == 59 and info.value.code_name == "CommandNotFound"
+    assert "noSuchCommand" in str(info.value)
+
+
+def test_bad_documents_fail_before_sending(coll, rs):
+    sent = rs.servers[0].commands["insert"]
+    with pytest.raises(errors.InvalidDocument, match="maxBsonObjectSize"):
+        coll.insert_one({"big": "x" * (16 * 1024 * 1024)})
+    with pytest.raises(errors.InvalidDocument, match="'\\$set'"):
+        coll.insert_one({"$set": 1})
+    with pytest.raises(errors.InvalidDocument, match="non-string key"):
+        coll.insert_one({1: 2})
+    with pytest.raises(errors.InvalidDocument, match="update operators"):
+        coll.update_one({}, {"a": 1})
+    assert rs.servers[0].commands["insert"] == sent
+
+
+def test_implicit_sessions_and_end_sessions_at_close(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    client.test.c.insert_one({})
+    client.test.c.find_one()
+    sent = [c for c in rs.servers[0].command_log if "insert" in c or "find" in c]
+    assert all("lsid" in c for c in sent)
+    assert sent[0]["lsid"] == sent[1]["lsid"]  # one pooled session, reused
+    client.close()
+    assert rs.sessions_ended == [sent[0]["lsid"]]
+
+
+def test_cluster_time_gossip(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    client.test.c.insert_one({})
+    client.test.c.find_one()
+    last = [c for c in rs.servers[0].command_log if "find" in c][-1]
+    assert "$clusterTime" in last
+
+
+def test_retryable_write_retries_once_on_network_error_and_is_not_applied_twice(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    coll = client.test.c
+    coll.insert_one({"warm": 1})
+    rs.servers[0].fail("insert", action="close")
+    coll.insert_one({"x": 1})
+    assert coll.count_documents({"x": 1}) == 1
+    inserts = [c for c in rs.servers[0].command_log if "insert" in c]
+    assert inserts[-1]["txnNumber"] == inserts[-2]["txnNumber"]
+
+
+def test_retryable_write_after_reply_lost_is_answered_from_first_execution(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    coll = client.test.c
+    coll.insert_one({"warm": 1})
+    rs.servers[0].fail("insert", action="reset")  # executed, then the reply is cut
+    executions = rs.store.executions
+    coll.insert_one({"once": 1})
+    assert coll.count_documents({"once": 1}) == 1
+    assert rs.store.executions == executions + 1
+
+
+def test_update_many_is_not_retried(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    coll = client.test.c
+    coll.insert_one({"a": 1})
+    rs.servers[0].fail("update", action="close")
+    with pytest.raises(errors.ConnectionFailure):
+        coll.update_many({}, {"$set": {"b": 1}})
+    assert rs.servers[0].commands["update"] == 1
+
+
+def test_standalone_writes_are_not_retried(tmp_path):
+    with Standalone() as s:
+        client = MongoClient(s.uri, clock=FakeClock())
+        client.test.c.insert_one({})
+        s.servers[0].fail("insert", action="close")
+        with pytest.raises(errors.ConnectionFailure):
+            client.test.c.insert_one({})
+        assert s.servers[0].commands["insert"] == 2
+
+
+def test_retryable_read_retries_once(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    client.test.c.insert_one({"a": 1})
+    rs.servers[0].fail("find", code=11602, errmsg="interrupted")
+    assert client.test.c.find_one({"a": 1})["a"] == 1
+    rs.servers[0].fail("find", code=11602, times=2)
+    with pytest.raises(errors.OperationFailure, match="11602"):
+        client.test.c.find_one()
+
+
+def test_retryable_write_error_label(rs):
+    client = MongoClient(rs.uri, clock=FakeClock())
+    client.test.c.insert_one({})
+    rs.servers[0].fail("insert", code=91, errmsg="shutting down", labels=("RetryableWriteError",))
+    client.test.c.insert_one({"after": 1})
+    assert client.test.c.count_documents({"after": 1}) == 1
