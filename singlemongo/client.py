@@ -23,6 +23,16 @@ class MongoClient:
         self._closed = False
         register_for_exit(self)
 
+    @classmethod
+    def from_options(cls, options, *, clock=None, resolver=None, event_listeners=()):
+        """A client from already validated ClientOptions (no parsing, no I/O)."""
+        client = cls.__new__(cls)
+        client.options = options
+        client._topology = Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
+        client._closed = False
+        register_for_exit(client)
+        return client
+
     def __repr__(self):
         return f"MongoClient({self.options!r})"
 

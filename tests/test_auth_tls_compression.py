@@ -1,0 +1,151 @@
+"""SCRAM authentication, TLS and compression against the simulated deployment."""
+import shutil
+import subprocess
+
+import pytest
+
+from singlemongo import errors
+from singlemongo.auth import AuthenticationFailed
+from singlemongo.client import MongoClient
+from singlemongo.clock import FakeClock
+from singlemongo.testing import ReplicaSet, Standalone
+
+USERS = {"alice": "s3cret-pw", "old": ("legacy-pw", ["SCRAM-SHA-1"])}
+
+
+def _uri(dep, user, password, extra=""):
+    hosts = ",".join(s.address_text for s in dep.servers)
+    return f"mongodb://{user}:{password}@{hosts}/?replicaSet=rs{extra}"
+
+
+@pytest.fixture(scope="module")
+def rs():
+    with ReplicaSet(3, users=USERS) as deployment:
+        yield deployment
+
+
+def test_authenticated_one_off_find_one_authenticates_only_the_server_used(rs):
+    before = rs.users.completed
+    clock = FakeClock()
+    client = MongoClient(_uri(rs, "alice", "s3cret-pw"), clock=clock)
+    client.test.c.find_one()
+    assert client._topology.connections_opened == 3
+    assert rs.users.completed == before + 1
+    used = [s for s in rs.servers if s.commands["find"]]
+    # Speculative authentication: the used server saw no saslStart, one saslContinue.
+    assert used[0].commands["saslStart"] == 0 and used[0].commands["saslContinue"] >= 1
+    client.test.c.find_one()
+    clock.advance(61)
+    client.test.c.find_one()  # a rescan's checks never authenticate again
+    assert rs.users.completed == before + 1
+    client.close()
+
+
+def test_fresh_process_find_one_opens_3_connections_and_authenticates_once(rs):
+    import subprocess
+    import sys
+    connections = [s.connections for s in rs.servers]
+    before = rs.users.completed
+    code = ("import sys; from singlemongo.client import MongoClient; "
+            "print(MongoClient(sys.argv[1]).test.c.find_one({'none': 1}))")
+    out = subprocess.run([sys.executable, "-c", code, _uri(rs, "alice", "s3cret-pw")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "None"
+    assert [s.connections - c for s, c in zip(rs.servers, connections)] == [1, 1, 1]
+    assert rs.users.completed == before + 1
+    assert rs.sessions_ended  # endSessions ran at interpreter exit
+
+
+def test_checks_alone_never_authenticate(rs):
+    before = rs.users.completed
+    client = MongoClient(_uri(rs, "alice", "s3cret-pw"), clock=FakeClock())
+    client._topology.open()
+    client._topology.scan()
+    assert rs.users.completed == before
+    client.close()
+
+
+def test_wrong_password_is_a_clear_error_without_the_password(rs):
+    client = MongoClient(_uri(rs, "alice", "not-the-pw"), clock=FakeClock())
+    with pytest.raises(AuthenticationFailed) as info:
+        client.test.c.find_one()
+    text = str(info.value) + repr(info.value) + repr(info.value.details)
+    assert "alice" in text and "authSource" in text
+    assert "not-the-pw" not in text
+    client.close()
+
+
+def test_mechanism_negotiation_falls_back_to_sha1(rs):
+    client = MongoClient(_uri(rs, "old", "legacy-pw"), clock=FakeClock())
+    client.test.c.find_one()
+    handshake = [c for s in rs.servers for c in s.command_log if "saslSupportedMechs" in c]
+    assert handshake and handshake[-1]["saslSupportedMechs"] == "admin.old"
+    starts = [c for s in rs.servers for c in s.command_log if "saslStart" in c]
+    assert starts[-1]["mechanism"] == "SCRAM-SHA-1"
+    client.close()
+
+
+def test_explicit_mechanism(rs):
+    client = MongoClient(_uri(rs, "alice", "s3cret-pw", "&authMechanism=SCRAM-SHA-1"),
+                         clock=FakeClock())
+    assert client.test.c.find_one() is None
+    client.close()
+
+
+def test_unauthenticated_client_gets_unauthorized(rs):
+    hosts = ",".join(s.address_text for s in rs.servers)
+    client = MongoClient(f"mongodb://{hosts}/?replicaSet=rs", clock=FakeClock())
+    with pytest.raises(errors.OperationFailure) as info:
+        client.test.c.find_one()
+    assert info.value.code == 13
+    client.close()
+
+
+def test_zlib_compression_is_negotiated_and_used():
+    with Standalone() as s:
+        client = MongoClient(s.uri, compressors="zlib", clock=FakeClock())
+        client.test.c.insert_one({"x": "y" * 1000})
+        assert client.test.c.find_one()["x"] == "y" * 1000
+        assert s.servers[0].compressed_requests == 2  # the hello is never compressed
+        handshake = s.servers[0].command_log[0]
+        assert handshake["compression"] == ["zlib"]
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is needed to generate a test CA")
+    d = tmp_path_factory.mktemp("tls")
+    run = lambda *a: subprocess.run(a, cwd=d, check=True, capture_output=True)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
+        "-out", "ca.pem", "-days", "2", "-subj", "/CN=singlemongo test CA")
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key",
+        "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
+    return d
+
+
+def _server_context(certs):
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs / "server.pem", certs / "server.key")
+    return ctx
+
+
+def test_tls_verifies_against_the_ca(certs):
+    with Standalone(tls_context=_server_context(certs)) as s:
+        uri = f"mongodb://{s.servers[0].address_text}/?tls=true&tlsCAFile={certs / 'ca.pem'}"
+        client = MongoClient(uri, clock=FakeClock())
+        assert client.admin.command("ping")["ok"] == 1
+        client.close()
+
+
+def test_tls_rejects_an_unknown_ca_by_default(certs):
+    with Standalone(tls_context=_server_context(certs)) as s:
+        client = MongoClient(f"mongodb://{s.servers[0].address_text}/?tls=true",
+                             clock=FakeClock())
+        with pytest.raises(errors.ServerSelectionError, match="(?i)certificate"):
+            client.admin.command("ping")
