@@ -7,8 +7,8 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]' > $(VENV)/install.log 2>&1 \
+		|| (cat $(VENV)/install.log; exit 1)
 	touch $(STAMP)
 
 test: $(STAMP)

@@ -6,7 +6,8 @@ from .errors import (ConfigurationError, ConnectionFailure, InvalidURI, Operatio
                      ServerSelectionError, SingleMongoError, SingleMongoWarning)
 from .client_options import ClientOptions, client_options
 from .selection.read_preference import ReadPreference
+from .client import MongoClient
 
-__all__ = ["__version__", "ClientOptions", "client_options", "ConfigurationError",
+__all__ = ["__version__", "MongoClient", "ClientOptions", "client_options", "ConfigurationError",
            "ConnectionFailure", "InvalidURI", "OperationFailure", "ReadPreference",
            "ServerSelectionError", "SingleMongoError", "SingleMongoWarning"]

@@ -31,10 +31,11 @@ def _topology(client):
 def main():
     with ReplicaSet(3) as rs:
         print(f"Simulated replica set 'rs' on loopback: {rs.uri}\n")
+        rs.store.data[("shop", "orders")] = [{"_id": 1, "item": "tea", "qty": 3},
+                                             {"_id": 2, "item": "jam", "qty": 1}]
         client = MongoClient(rs.uri)
-        print("1. One-off query: client.admin.command('ping')")
-        reply = client.admin.command("ping")
-        print(f"   reply: {reply}")
+        print("1. One-off query: client.shop.orders.find_one({'item': 'jam'})")
+        print(f"   -> {client.shop.orders.find_one({'item': 'jam'})}")
         print("   The scanner checked, in this order (scan 1):")
         _scan_report(client, rs, 1)
         print("   What each simulated member saw:")
@@ -47,15 +48,16 @@ def main():
         rs.elect(2)
         print("   A write to the old primary fails and marks the topology stale:")
         try:
-            client.admin.command({"insert": "demo", "documents": [{"x": 1}]})
+            client.admin.command({"insert": "demo", "documents": [{"x": 1}]})  # not retried
         except OperationFailure as exc:
             print(f"   -> {type(exc).__name__}: {str(exc).splitlines()[0]}")
         print(f"   stale: {client._topology.stale}; old primary {old.address_text} is now "
               f"{client.topology_description.servers[old.address].server_type}")
         print("3. The next operation waits out minHeartbeatFrequencyMS (500 ms), rescans and "
               "selects the new primary:")
-        reply = client.admin.command({"insert": "demo", "documents": [{"x": 1}]})
-        print(f"   reply: {reply} (scan {client._topology.scan_count}):")
+        result = client.shop.orders.insert_one({"item": "oat", "qty": 2})
+        print(f"   insert_one -> inserted_id {result.inserted_id} "
+              f"(scan {client._topology.scan_count}):")
         _scan_report(client, rs, client._topology.scan_count)
         _counters(rs)
         _topology(client)
