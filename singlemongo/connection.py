@@ -10,12 +10,23 @@ from . import wire
 from .errors import ConnectionFailure, NetworkTimeout, ProtocolError
 from .sdam.server_description import format_address
 
-_request_ids = itertools.count(1)
 _connection_ids = itertools.count(1)
 
 
+class _RequestIds:
+    def __init__(self):
+        self.last = 0
+
+    def next(self):
+        self.last = (self.last + 1) & 0x7FFFFFFF
+        return self.last
+
+
+_request_ids = _RequestIds()
+
+
 def next_request_id():
-    return next(_request_ids) & 0x7FFFFFFF
+    return _request_ids.next()
 
 
 def _seconds(ms):
@@ -150,6 +161,11 @@ class Connection:
             return wire.decode_reply(header, body, self.max_message_size)
         except ProtocolError as exc:
             raise self._fail(ProtocolError, str(exc)) from None
+
+    @staticmethod
+    def peek_request_id():
+        """The request id the next command will use (for command monitoring)."""
+        return (_request_ids.last + 1) & 0x7FFFFFFF
 
     def command(self, db, cmd, timeout_s=None, sequences=()):
         request_id = next_request_id()

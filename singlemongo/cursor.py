@@ -7,6 +7,7 @@ from collections import deque
 
 from bson import Int64
 
+from . import command_monitoring
 from .errors import ConnectionFailure, CursorNotFound, InvalidOperation
 from .operation import Request, error_from_reply, execute, failed
 from .sdam.server_description import format_address
@@ -118,7 +119,8 @@ class Cursor:
         if self._session is not None:
             cmd["lsid"] = self._session.lsid
         try:
-            reply = conn.command(db, cmd, self._socket_timeout())
+            reply = command_monitoring.run(self._topology.events, self._topology.clock, conn,
+                                           db, cmd, self._socket_timeout())
         except ConnectionFailure as exc:
             self._topology.handle_operation_error(conn, exc=exc)
             self._id = 0
@@ -151,8 +153,9 @@ class Cursor:
             if conn is not None and not conn.closed:
                 db, coll = self._ns
                 try:
-                    conn.command(db, {"killCursors": coll, "cursors": [Int64(self._id)]},
-                                 self._socket_timeout())
+                    command_monitoring.run(self._topology.events, self._topology.clock, conn, db,
+                                           {"killCursors": coll, "cursors": [Int64(self._id)]},
+                                           self._socket_timeout())
                 except ConnectionFailure:
                     pass
         self._id = 0

@@ -32,17 +32,21 @@ class IncompatibleWireVersionError(ServerSelectionError):
 class ConnectionFailure(SingleMongoError):
     """A network error talking to a server."""
 
-    def __init__(self, message, address=None, timeout=False):
+    def __init__(self, message, address=None, timeout=False, labels=()):
         super().__init__(message)
         self.address = address
         self.timeout = timeout
+        self.error_labels = tuple(labels)
+
+    def has_error_label(self, label):
+        return label in self.error_labels
 
 
 class NetworkTimeout(ConnectionFailure):
     """A socket operation timed out."""
 
-    def __init__(self, message, address=None):
-        super().__init__(message, address=address, timeout=True)
+    def __init__(self, message, address=None, labels=()):
+        super().__init__(message, address=address, timeout=True, labels=labels)
 
 
 class ProtocolError(ConnectionFailure):

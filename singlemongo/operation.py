@@ -7,7 +7,11 @@ from typing import Any, Optional
 
 from bson import Int64
 
+from . import command_monitoring
 from .auth import authenticate
+from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
+                           RETRY_TOKEN_RETURN_RATE, SYSTEM_OVERLOADED, RetryState, annotate,
+                           decide, labels_of)
 from .errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, OperationFailure,
                      ServerSelectionError, WriteConcernError)
 from .handshake import read_preference_for_op_msg
@@ -56,11 +60,11 @@ def _idle_check(topology, conn):
     return True
 
 
-def checkout(topology, criteria, deprioritized=()):
+def checkout(topology, criteria, deprioritized=(), operation="command", operation_id=None):
     """A selected server and its ready, authenticated connection; selection runs at most twice."""
     last = None
     for _ in range(2):
-        sd = topology.select_server(criteria, deprioritized)
+        sd = topology.select_server(criteria, deprioritized, operation, operation_id)
         conn = topology.connection_for(sd)
         if conn is not None and _idle_check(topology, conn):
             try:
@@ -140,11 +144,12 @@ def _prepare(topology, req, sd, session, txn_number):
     return cmd
 
 
-def _send(topology, conn, req, cmd, session):
+def _send(topology, conn, req, cmd, session, operation_id):
     timeout_ms = topology.options.socket_timeout_ms
     try:
-        reply = conn.command(req.db, cmd, timeout_ms / 1000.0 if timeout_ms else None,
-                             req.sequences)
+        reply = command_monitoring.run(topology.events, topology.clock, conn, req.db, cmd,
+                                       timeout_ms / 1000.0 if timeout_ms else None,
+                                       req.sequences, operation_id)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         if session is not None:
@@ -158,46 +163,95 @@ def _send(topology, conn, req, cmd, session):
     return reply, None
 
 
-def execute(topology, req):
-    """Run ``req``, retrying once if the retryable reads/writes rules allow; return an Outcome."""
-    flush_kill_queue(topology)
-    pool = topology.sessions
-    session, owned = req.session, False
-    txn_number = None
-    first_error = None
-    try:
-        for attempt in range(2):
-            try:
-                sd, conn = checkout(topology, req.criteria)
-            except ServerSelectionError:
-                if first_error is not None:
-                    raise first_error from None  # the retry found no server: report the cause
-                raise
-            td = topology.description
-            if session is None and pool.supported(td):
-                session, owned = pool.acquire(td.logical_session_timeout_minutes), True
-            can_retry_write = (req.retry == "write" and session is not None
-                               and topology.options.retry_writes
-                               and sd.server_type is not ServerType.STANDALONE)
-            if can_retry_write and txn_number is None:
-                txn_number = session.next_txn_number()
-            cmd = _prepare(topology, req, sd, session, txn_number if can_retry_write else None)
-            reply, error = _send(topology, conn, req, cmd, session)
+class _Run:
+    """One operation: its attempts, its implicit session and its retry state."""
+
+    def __init__(self, topology, req):
+        self.t = topology
+        self.req = req
+        self.session, self.owned = req.session, False
+        self.txn_number = None
+        self.state = RetryState()
+        self.operation_id = command_monitoring.next_operation_id()
+        timeout_ms = topology.options.timeout_ms
+        self.deadline = topology.clock.monotonic() + timeout_ms / 1000.0 if timeout_ms else None
+        self.last_error = self.last_server = None
+
+    def run(self):
+        # Bounded: the overload retries plus the one ordinary retry.
+        for _ in range(MAX_ATTEMPTS + 2):
+            outcome, error, retry_kind, max_wire = self._attempt()
             if error is None:
-                return Outcome(reply, sd, session)
-            retry_kind = "write" if can_retry_write else (
-                "read" if req.retry == "read" and topology.options.retry_reads else None)
-            if attempt == 0 and is_retryable(error, retry_kind,
-                                             (conn.hello or {}).get("maxWireVersion", 0)):
-                first_error = error
-                continue
-            if first_error is not None and isinstance(error, OperationFailure) and \
-                    error.has_error_label("NoWritesPerformed"):
-                raise first_error
-            raise error
+                bonus = RETRY_COST if self.state.attempts > 1 else 0
+                self.t.token_bucket.deposit(RETRY_TOKEN_RETURN_RATE + bonus)
+                return outcome
+            self._after_failure(error, retry_kind, max_wire)
+        raise self.last_error
+
+    def _attempt(self):
+        self.state.attempts += 1
+        try:
+            sd, conn = checkout(self.t, self.req.criteria, self.state.deprioritized,
+                                next(iter(self.req.command), "command"), self.operation_id)
+        except ServerSelectionError:
+            if self.last_error is not None:
+                raise self.last_error from None  # the retry found no server: report the cause
+            raise
+        except ConnectionFailure as exc:  # a new connection failed during its handshake
+            return None, exc, None, 0
+        self.last_server = sd
+        td = self.t.description
+        if self.session is None and self.t.sessions.supported(td):
+            self.session = self.t.sessions.acquire(td.logical_session_timeout_minutes)
+            self.owned = True
+        can_retry_write = (self.req.retry == "write" and self.session is not None
+                           and self.t.options.retry_writes
+                           and sd.server_type is not ServerType.STANDALONE)
+        if can_retry_write and self.txn_number is None:
+            self.txn_number = self.session.next_txn_number()
+        cmd = _prepare(self.t, self.req, sd, self.session,
+                       self.txn_number if can_retry_write else None)
+        reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id)
+        retry_kind = "write" if can_retry_write else (
+            "read" if self.req.retry == "read" and self.t.options.retry_reads else None)
+        outcome = Outcome(reply, sd, self.session) if error is None else None
+        return outcome, error, retry_kind, (conn.hello or {}).get("maxWireVersion", 0)
+
+    def _after_failure(self, error, retry_kind, max_wire):
+        """Sleep and return to retry, or raise the error saying why retrying stopped."""
+        labels = labels_of(error)
+        if self.state.attempts > 1 and SYSTEM_OVERLOADED not in labels:
+            self.t.token_bucket.deposit(RETRY_COST)
+        if self.last_error is not None and NO_WRITES_PERFORMED in labels:
+            raise self.last_error  # the retry wrote nothing: the earlier error is the truth
+        clock = self.t.clock
+        decision = decide(self.state, error,
+                          ordinary_retryable=is_retryable(error, retry_kind, max_wire),
+                          max_adaptive_retries=self.t.options.max_adaptive_retries,
+                          bucket=self.t.token_bucket, jitter=clock.random(),
+                          now=clock.monotonic(), deadline=self.deadline)
+        if not decision.retry:
+            raise annotate(error, decision.reason, self.state.attempts)
+        self.last_error = error
+        if decision.backoff_s:
+            clock.sleep(decision.backoff_s)
+        if decision.deprioritize and self.last_server is not None:
+            self.state.deprioritized.append(self.last_server.address)
+
+    def release(self):
+        if self.owned and not self.req.keep_session:
+            self.t.sessions.release(self.session,
+                                    self.t.description.logical_session_timeout_minutes)
+
+
+def execute(topology, req):
+    """Run ``req`` with the retry rules (ordinary and overload); return an Outcome."""
+    flush_kill_queue(topology)
+    run = _Run(topology, req)
+    try:
+        return run.run()
     finally:
-        if owned and not req.keep_session:
-            pool.release(session, topology.description.logical_session_timeout_minutes)
+        run.release()
 
 
 def run_command(topology, db, command, criteria, is_read=True, sequences=(), retry=None):

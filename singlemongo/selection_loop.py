@@ -5,6 +5,9 @@ an error: selection takes at most the time of one blocking scan. With tryOnce fa
 every minHeartbeatFrequencyMS until serverSelectionTimeoutMS, so it may take the timeout plus
 one blocking scan. Every loop here is bounded by a count, so frozen time cannot hang it.
 """
+import logging
+
+from . import log
 from .constants import MIN_HEARTBEAT_FREQUENCY_MS
 from .errors import IncompatibleWireVersionError, ServerSelectionError
 from .sdam.server_description import format_address
@@ -53,8 +56,40 @@ def _timeout_s(options):
     return timeout_ms / 1000.0
 
 
-def select_server(topo, criteria, deprioritized=()):
-    """Return one suitable ServerDescription, scanning as the spec's algorithm says."""
+def _log(level, text, topo, criteria, operation, operation_id, **fields):
+    if log.enabled(log.SERVER_SELECTION, level):
+        td = topo.description.summary().replace("\n", "; ")
+        selector = str(criteria)
+        log.emit(log.SERVER_SELECTION, level, f"{text} Selector: {selector}, topology "
+                 f"description: {td}", selector=selector, operation=operation,
+                 operationId=operation_id, topologyDescription=td, **fields)
+
+
+def select_server(topo, criteria, deprioritized=(), operation="command", operation_id=None):
+    """Return one suitable ServerDescription, logging as the spec's Logging section says."""
+    what = f"for operation {operation} with ID {operation_id}."
+    _log(logging.DEBUG, f"Server selection started {what}", topo, criteria, operation,
+         operation_id, message="Server selection started")
+    try:
+        sd = _select(topo, criteria, deprioritized, lambda remaining_ms: _log(
+            logging.INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
+            f"{remaining_ms:.0f} ms.", topo, criteria, operation, operation_id,
+            message="Waiting for suitable server to become available",
+            remainingTimeMS=remaining_ms))
+    except ServerSelectionError as exc:
+        _log(logging.DEBUG, f"Server selection failed {what[:-1]}. Failure: {exc}.", topo,
+             criteria, operation, operation_id, message="Server selection failed",
+             failure=str(exc))
+        raise
+    host, port = sd.address
+    _log(logging.DEBUG, f"Server selection succeeded {what[:-1]}. Selected server: "
+         f"{format_address(sd.address)}.", topo, criteria, operation, operation_id,
+         message="Server selection succeeded", serverHost=host, serverPort=port)
+    return sd
+
+
+def _select(topo, criteria, deprioritized, log_waiting):
+    """The single-threaded algorithm; ``log_waiting`` is called at most once."""
     options = topo.options
     try_once = options.server_selection_try_once
     budget = _Budget(topo.clock, _timeout_s(options))
@@ -87,6 +122,9 @@ def select_server(topo, criteria, deprioritized=()):
             break
         if not try_once and budget.now() > budget.deadline:
             break
+        if log_waiting is not None:
+            log_waiting((budget.deadline - budget.now()) * 1000)
+            log_waiting = None
     raise ServerSelectionError(selection_error_message(topo, criteria, budget, try_once))
 
 

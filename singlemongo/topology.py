@@ -12,6 +12,7 @@ from .errors import ConfigurationError, ConnectionFailure, OperationFailure
 from .events import EventBus
 from .auth import handshake_fields
 from .handshake import handshake_command
+from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED, TokenBucket
 from .scanner import Scanner
 from .sessions import SessionPool
 from .sdam import monitoring as m
@@ -33,6 +34,7 @@ class Topology:
         self.events = listeners if isinstance(listeners, EventBus) else EventBus(listeners)
         self.resolver = resolver
         self.topology_id = next(_topology_ids)
+        self.events.topology_id = self.topology_id
         self._description = None
         self.stale = True
         self.last_scan_end = None
@@ -44,6 +46,7 @@ class Topology:
         self.sessions = SessionPool(clock)
         self.scram_cache = {}
         self.kill_queue = []  # cursors collected by the garbage collector, killed inline later
+        self.token_bucket = TokenBucket()
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -140,7 +143,8 @@ class Topology:
             self.events.publish(m.ServerHeartbeatFailedEvent(address, duration, reply))
             sd = ServerDescription.from_hello(address, reply, now=self.clock.monotonic())
         else:
-            self.events.publish(m.ServerHeartbeatSucceededEvent(address, duration, reply))
+            shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive (monitoring spec)
+            self.events.publish(m.ServerHeartbeatSucceededEvent(address, duration, shown))
             previous_rtt = prior.round_trip_time if prior is not None else None
             sd = ServerDescription.from_hello(address, reply, average_rtt(previous_rtt, rtt),
                                               self.clock.monotonic())
@@ -180,9 +184,10 @@ class Topology:
 
     # ----- operations ----------------------------------------------------------------------
 
-    def select_server(self, criteria, deprioritized=()):
+    def select_server(self, criteria, deprioritized=(), operation="command", operation_id=None):
         self.open()
-        return selection_loop.select_server(self, criteria, deprioritized)
+        return selection_loop.select_server(self, criteria, deprioritized, operation,
+                                            operation_id)
 
     def connection_for(self, sd):
         """The server's connection, opened (and handshaken) if needed."""
@@ -196,10 +201,21 @@ class Topology:
                 raise ConfigurationError(LB_NO_SERVICE_ID)
             self.connections[sd.address] = conn
             return conn
-        # A connection lost since the last scan: reconnecting is a check of that server.
-        checked = self.check_server(sd.address)
-        conn = self.connections.get(sd.address)
-        if conn is None or checked.server_type is not sd.server_type:
+        # A connection lost since the last scan. Its handshake is a check of the server, but
+        # a failure here is what an overloaded server does to new connections (client
+        # backpressure): labelled for a backoff retry, the server is not marked Unknown.
+        prior = self._description.servers[sd.address]
+        try:
+            conn, reply, rtt = self.connect(sd.address)
+        except ConnectionFailure as exc:
+            exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
+            raise
+        self.connections[sd.address] = conn
+        self.apply(ServerDescription.from_hello(sd.address, reply,
+                                                average_rtt(prior.round_trip_time, rtt),
+                                                self.clock.monotonic()))
+        checked = self._description.servers.get(sd.address)
+        if checked is None or checked.server_type is not sd.server_type:
             self.stale = True
             return None
         return conn

@@ -1,0 +1,96 @@
+"""Client backpressure (specs/client-backpressure.md, the seed version): the per-client token
+bucket and the overload retry decision, as pure code. The engine sleeps and reselects.
+
+Every command is retried when its error carries ``RetryableError``: at most
+``maxAdaptiveRetries`` times (5, MAX_ATTEMPTS), each retry paid for with one token, after a
+backoff of ``jitter * min(10 s, 100 ms * 2**i)`` when the error also carries
+``SystemOverloadedError`` (and that server is then avoided on the next selection). Ordinary
+retryable reads and writes keep their single free retry.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+RETRYABLE_ERROR = "RetryableError"
+SYSTEM_OVERLOADED = "SystemOverloadedError"
+NO_WRITES_PERFORMED = "NoWritesPerformed"
+MAX_ATTEMPTS = 5
+BASE_BACKOFF_S = 0.1
+MAX_BACKOFF_S = 10.0
+RETRY_TOKEN_RETURN_RATE = 0.1
+RETRY_COST = 1
+TOKEN_CAPACITY = 1000
+
+
+class TokenBucket:
+    def __init__(self, capacity=TOKEN_CAPACITY):
+        self.capacity = capacity
+        self.tokens = float(capacity)
+
+    def consume(self, n=RETRY_COST):
+        if self.tokens >= n:
+            self.tokens -= n
+            return True
+        return False
+
+    def deposit(self, n):
+        self.tokens = min(self.capacity, self.tokens + n)
+
+
+def backoff_seconds(retry_index, jitter):
+    """Delay before overload retry ``retry_index`` (0 for the first): 100, 200, 400, 800 ms..."""
+    return jitter * min(MAX_BACKOFF_S, BASE_BACKOFF_S * 2 ** retry_index)
+
+
+def labels_of(error):
+    return set(getattr(error, "error_labels", ()) or ())
+
+
+@dataclass
+class RetryState:
+    attempts: int = 0
+    overload_retries: int = 0
+    ordinary_retried: bool = False
+    first_error: Any = None
+    deprioritized: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Decision:
+    retry: bool
+    reason: str = ""
+    backoff_s: float = 0.0
+    deprioritize: bool = False
+
+
+def decide(state, error, *, ordinary_retryable, max_adaptive_retries, bucket, jitter,
+           now, deadline: Optional[float]):
+    """Whether to retry after ``error``; consumes a token when an overload retry is granted."""
+    labels = labels_of(error)
+    if RETRYABLE_ERROR in labels and max_adaptive_retries > 0:
+        if state.overload_retries >= min(max_adaptive_retries, MAX_ATTEMPTS):
+            return Decision(False, f"retry attempts exhausted ({state.overload_retries} overload "
+                                   f"retries, maxAdaptiveRetries={max_adaptive_retries})")
+        overloaded = SYSTEM_OVERLOADED in labels
+        backoff = backoff_seconds(state.overload_retries, jitter) if overloaded else 0.0
+        if deadline is not None and now + backoff > deadline:
+            return Decision(False, f"the deadline (timeoutMS) would pass during a "
+                                   f"{backoff * 1000:.0f} ms backoff")
+        if not bucket.consume(RETRY_COST):
+            return Decision(False, "the client's retry budget is spent (token bucket empty)")
+        state.overload_retries += 1
+        return Decision(True, backoff_s=backoff, deprioritize=overloaded)
+    if ordinary_retryable and not state.ordinary_retried:
+        state.ordinary_retried = True
+        return Decision(True)
+    return Decision(False, "not retryable" if not state.attempts or not ordinary_retryable
+                    else "the one retry of a retryable read or write was used")
+
+
+def annotate(error, reason, attempts):
+    """Say why retrying stopped, in the error itself."""
+    error.retry_stopped = reason
+    error.attempts = attempts
+    if error.args and isinstance(error.args[0], str) and "[retries stopped" not in error.args[0]:
+        error.args = (f"{error.args[0]} [retries stopped: {reason}; {attempts} attempt(s)]",) \
+            + error.args[1:]
+    return error

@@ -1,0 +1,142 @@
+"""Command monitoring (command logging and monitoring spec): started, succeeded and failed
+events and log messages around every application command, each attempt of a retried
+operation included. Sensitive commands and their replies are replaced by empty documents."""
+import itertools
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from . import log
+from .sdam.server_description import format_address
+
+SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
+                       "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"})
+_operation_ids = itertools.count(1)
+
+
+def next_operation_id():
+    return next(_operation_ids)
+
+
+def is_sensitive(name, cmd):
+    lname = name.lower()
+    return lname in SENSITIVE or (lname in ("hello", "ismaster")
+                                  and "speculativeAuthenticate" in cmd)
+
+
+@dataclass(frozen=True)
+class CommandStartedEvent:
+    command: dict
+    database_name: str
+    command_name: str
+    request_id: int
+    operation_id: int
+    connection_id: Any
+    server_connection_id: Any = None
+    service_id: Any = None
+
+
+@dataclass(frozen=True)
+class CommandSucceededEvent:
+    duration: float
+    reply: dict
+    command_name: str
+    database_name: str
+    request_id: int
+    operation_id: int
+    connection_id: Any
+    server_connection_id: Any = None
+    service_id: Any = None
+
+
+@dataclass(frozen=True)
+class CommandFailedEvent:
+    duration: float
+    failure: Any
+    command_name: str
+    database_name: str
+    request_id: int
+    operation_id: int
+    connection_id: Any
+    server_connection_id: Any = None
+    service_id: Any = None
+
+
+def _redacted_failure(failure):
+    if isinstance(failure, dict):
+        return {k: failure[k] for k in ("code", "codeName", "errorLabels") if k in failure}
+    return type(failure).__name__
+
+
+def _common(conn, db, name, request_id, operation_id):
+    host, port = conn.address
+    fields = {"commandName": name, "databaseName": db, "requestId": request_id,
+              "operationId": operation_id, "driverConnectionId": conn.id, "serverHost": host,
+              "serverPort": port,
+              "serverConnectionId": (conn.hello or {}).get("connectionId")}
+    if conn.service_id is not None:
+        fields["serviceId"] = str(conn.service_id)
+    return fields
+
+
+def _where(f):
+    service = f" with service ID {f['serviceId']}" if "serviceId" in f else ""
+    return (f"using a connection with driver-generated ID {f['driverConnectionId']} and "
+            f"server-generated ID {f['serverConnectionId']} to {f['serverHost']}:{f['serverPort']}"
+            f"{service}. The requestID is {f['requestId']} and the operation ID is "
+            f"{f['operationId']}")
+
+
+def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=None):
+    """``conn.command`` with events and log messages; the fast path when nobody listens."""
+    logging_on = log.enabled(log.COMMAND)
+    if not bus and not logging_on:
+        return conn.command(db, cmd, timeout_s, sequences)
+    name = next(iter(cmd))
+    operation_id = operation_id or next_operation_id()
+    request_id = conn.peek_request_id()
+    sensitive = is_sensitive(name, cmd)
+    shown = {} if sensitive else dict(cmd, **{k: v for k, v in sequences}, **{"$db": db})
+    ident = (format_address(conn.address), conn.id)
+    server_id = (conn.hello or {}).get("connectionId")
+    f = _common(conn, db, name, request_id, operation_id)
+    bus.publish(CommandStartedEvent(shown, db, name, request_id, operation_id, ident, server_id,
+                                    conn.service_id))
+    if logging_on:
+        log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" started on database "{db}" '
+                 f'{_where(f)}. Command: {log.document(shown)}', message="Command started",
+                 command=log.document(shown), **f)
+    start = clock.monotonic()
+    try:
+        reply = conn.command(db, cmd, timeout_s, sequences)
+    except Exception as exc:
+        _failed(bus, clock, start, exc if not sensitive else type(exc).__name__, name, db,
+                request_id, operation_id, ident, server_id, conn, f, logging_on)
+        raise
+    if reply.get("ok") in (0, 0.0, False):
+        failure = _redacted_failure(reply) if sensitive else reply
+        _failed(bus, clock, start, failure, name, db, request_id, operation_id, ident,
+                server_id, conn, f, logging_on)
+        return reply
+    duration = clock.monotonic() - start
+    shown_reply = {} if sensitive else reply
+    bus.publish(CommandSucceededEvent(duration, shown_reply, name, db, request_id, operation_id,
+                                      ident, server_id, conn.service_id))
+    if logging_on:
+        log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" succeeded on database "{db}" in '
+                 f'{duration * 1000:.3f} ms {_where(f)}. Command reply: '
+                 f'{log.document(shown_reply)}', message="Command succeeded",
+                 durationMS=duration * 1000, reply=log.document(shown_reply), **f)
+    return reply
+
+
+def _failed(bus, clock, start, failure, name, db, request_id, operation_id, ident, server_id,
+            conn, f, logging_on):
+    duration = clock.monotonic() - start
+    bus.publish(CommandFailedEvent(duration, failure, name, db, request_id, operation_id, ident,
+                                   server_id, conn.service_id))
+    if logging_on:
+        text = log.document(failure) if isinstance(failure, dict) else str(failure)
+        log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" failed on database "{db}" in '
+                 f'{duration * 1000:.3f} ms {_where(f)}. Error: {text}',
+                 message="Command failed", durationMS=duration * 1000, failure=text, **f)
