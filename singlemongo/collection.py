@@ -39,6 +39,12 @@ def index_name(keys):
     return "_".join(f"{k}_{d}" for k, d in index_keys(keys).items())
 
 
+def _projection(projection):
+    if isinstance(projection, (list, tuple)):
+        return {p: 1 for p in projection}
+    return dict(projection)
+
+
 def _raise_write_errors(reply, address):
     errors = reply.get("writeErrors")
     if not errors:
@@ -127,8 +133,7 @@ class Collection:
              hint=None, max_time_ms=None, read_preference=None):
         cmd = {"find": self.name, "filter": dict(filter or {})}
         if projection is not None:
-            cmd["projection"] = {p: 1 for p in projection} if isinstance(projection, (list, tuple)) \
-                else dict(projection)
+            cmd["projection"] = _projection(projection)
         if sort is not None:
             cmd["sort"] = index_keys(sort)
         for key, value in (("skip", skip), ("hint", hint), ("maxTimeMS", max_time_ms)):
@@ -265,8 +270,7 @@ class Collection:
     def _find_and_modify(self, filter, projection, sort, **fields):
         cmd = {"findAndModify": self.name, "query": dict(filter or {})}
         if projection is not None:
-            cmd["fields"] = {p: 1 for p in projection} if isinstance(projection, (list, tuple)) \
-                else dict(projection)
+            cmd["fields"] = _projection(projection)
         if sort is not None:
             cmd["sort"] = index_keys(sort)
         cmd.update(fields)

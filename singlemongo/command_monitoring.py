@@ -24,42 +24,32 @@ def is_sensitive(name, cmd):
                                   and "speculativeAuthenticate" in cmd)
 
 
-@dataclass(frozen=True)
-class CommandStartedEvent:
-    command: dict
-    database_name: str
+@dataclass(frozen=True, kw_only=True)
+class _CommandEvent:
     command_name: str
+    database_name: str
     request_id: int
     operation_id: int
-    connection_id: Any
+    connection_id: Any  # (address, driver connection id)
     server_connection_id: Any = None
     service_id: Any = None
 
 
-@dataclass(frozen=True)
-class CommandSucceededEvent:
+@dataclass(frozen=True, kw_only=True)
+class CommandStartedEvent(_CommandEvent):
+    command: dict
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandSucceededEvent(_CommandEvent):
     duration: float
     reply: dict
-    command_name: str
-    database_name: str
-    request_id: int
-    operation_id: int
-    connection_id: Any
-    server_connection_id: Any = None
-    service_id: Any = None
 
 
-@dataclass(frozen=True)
-class CommandFailedEvent:
+@dataclass(frozen=True, kw_only=True)
+class CommandFailedEvent(_CommandEvent):
     duration: float
     failure: Any
-    command_name: str
-    database_name: str
-    request_id: int
-    operation_id: int
-    connection_id: Any
-    server_connection_id: Any = None
-    service_id: Any = None
 
 
 def _redacted_failure(failure):
@@ -97,11 +87,12 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
     request_id = conn.peek_request_id()
     sensitive = is_sensitive(name, cmd)
     shown = {} if sensitive else dict(cmd, **{k: v for k, v in sequences}, **{"$db": db})
-    ident = (format_address(conn.address), conn.id)
-    server_id = (conn.hello or {}).get("connectionId")
+    ids = dict(command_name=name, database_name=db, request_id=request_id,
+               operation_id=operation_id, connection_id=(format_address(conn.address), conn.id),
+               server_connection_id=(conn.hello or {}).get("connectionId"),
+               service_id=conn.service_id)
     f = _common(conn, db, name, request_id, operation_id)
-    bus.publish(CommandStartedEvent(shown, db, name, request_id, operation_id, ident, server_id,
-                                    conn.service_id))
+    bus.publish(CommandStartedEvent(command=shown, **ids))
     if logging_on:
         log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" started on database "{db}" '
                  f'{_where(f)}. Command: {log.document(shown)}', message="Command started",
@@ -110,18 +101,16 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
     try:
         reply = conn.command(db, cmd, timeout_s, sequences)
     except Exception as exc:
-        _failed(bus, clock, start, exc if not sensitive else type(exc).__name__, name, db,
-                request_id, operation_id, ident, server_id, conn, f, logging_on)
+        _failed(bus, clock, start, exc if not sensitive else type(exc).__name__, ids, f,
+                logging_on)
         raise
     if reply.get("ok") in (0, 0.0, False):
         failure = _redacted_failure(reply) if sensitive else reply
-        _failed(bus, clock, start, failure, name, db, request_id, operation_id, ident,
-                server_id, conn, f, logging_on)
+        _failed(bus, clock, start, failure, ids, f, logging_on)
         return reply
     duration = clock.monotonic() - start
     shown_reply = {} if sensitive else reply
-    bus.publish(CommandSucceededEvent(duration, shown_reply, name, db, request_id, operation_id,
-                                      ident, server_id, conn.service_id))
+    bus.publish(CommandSucceededEvent(duration=duration, reply=shown_reply, **ids))
     if logging_on:
         log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" succeeded on database "{db}" in '
                  f'{duration * 1000:.3f} ms {_where(f)}. Command reply: '
@@ -130,11 +119,10 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
     return reply
 
 
-def _failed(bus, clock, start, failure, name, db, request_id, operation_id, ident, server_id,
-            conn, f, logging_on):
+def _failed(bus, clock, start, failure, ids, f, logging_on):
     duration = clock.monotonic() - start
-    bus.publish(CommandFailedEvent(duration, failure, name, db, request_id, operation_id, ident,
-                                   server_id, conn.service_id))
+    bus.publish(CommandFailedEvent(duration=duration, failure=failure, **ids))
+    name, db = ids["command_name"], ids["database_name"]
     if logging_on:
         text = log.document(failure) if isinstance(failure, dict) else str(failure)
         log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" failed on database "{db}" in '
