@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo clean
+.PHONY: test demo bench clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,3 +19,6 @@ clean:
 
 demo: $(STAMP)
 	$(PY) -m singlemongo.demo
+
+bench: $(STAMP)
+	cd bench && ../$(PY) run.py

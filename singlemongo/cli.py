@@ -9,7 +9,7 @@ documents are written as JSON Lines. Quiet by default; no telemetry. Exit codes:
 import argparse
 import os
 import sys
-from dataclasses import replace
+from .records import replace
 from types import MappingProxyType
 
 from bson import json_util

@@ -2,7 +2,7 @@
 from .client_options import client_options
 from .clock import DEFAULT_CLOCK
 from .database import Database
-from .errors import ConnectionFailure, OperationFailure
+from .errors import ConnectionFailure
 from .sessions import END_SESSIONS_BATCH, register_for_exit, unregister
 from .topology import Topology
 
@@ -13,13 +13,15 @@ class MongoClient:
     ``MongoClient(uri, **options)`` takes every connection-string option as a keyword too
     (``heartbeatFrequencyMS=...`` or ``heartbeat_frequency_ms=...``); keywords override the
     URI. ``clock`` (time, sleep, randomness), ``resolver`` (mongodb+srv lookups) and
-    ``event_listeners`` are for tests and observability.
+    ``event_listeners`` are for tests and observability; ``scan_executor="sequential"``
+    checks servers one at a time instead of in concurrent waves (for debugging).
     """
 
     def __init__(self, uri="mongodb://localhost", *, clock=None, resolver=None,
-                 event_listeners=(), **options):
+                 event_listeners=(), scan_executor="concurrent", **options):
         self.options = client_options(uri, **options)
-        self._topology = Topology(self.options, clock or DEFAULT_CLOCK, event_listeners, resolver)
+        self._topology = Topology(self.options, clock or DEFAULT_CLOCK, event_listeners, resolver,
+                                  scan_executor)
         self._closed = False
         register_for_exit(self)
 
@@ -79,10 +81,12 @@ class MongoClient:
                  topo.description.servers[a].is_data_bearing]
         for conn in conns[:1]:
             timeout = topo.options.connect_timeout_ms / 1000.0 or None
+            # moreToCome: the server ends the sessions without replying, so closing a
+            # one-off client costs no round trip.
             for i in range(0, len(ids), END_SESSIONS_BATCH):
                 try:
-                    conn.command("admin", {"endSessions": ids[i:i + END_SESSIONS_BATCH]}, timeout)
-                except (ConnectionFailure, OperationFailure):
+                    conn.send_only("admin", {"endSessions": ids[i:i + END_SESSIONS_BATCH]}, timeout)
+                except ConnectionFailure:
                     return
 
     def close(self):

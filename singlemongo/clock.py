@@ -6,7 +6,6 @@ module) and tests that install a :class:`FakeClock` both see their replacement.
 import os
 import random
 import time
-import uuid
 
 
 class Clock:
@@ -36,6 +35,7 @@ class Clock:
         return os.urandom(n)
 
     def uuid4(self):
+        import uuid
         return uuid.uuid4()
 
 

@@ -2,8 +2,7 @@
 events and log messages around every application command, each attempt of a retried
 operation included. Sensitive commands and their replies are replaced by empty documents."""
 import itertools
-import logging
-from dataclasses import dataclass
+from .records import dataclass
 from typing import Any
 
 from . import log
@@ -80,7 +79,7 @@ def _where(f):
 def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=None):
     """``conn.command`` with events and log messages; the fast path when nobody listens."""
     logging_on = log.enabled(log.COMMAND)
-    if not bus and not logging_on:
+    if not bus.listeners and not logging_on:
         return conn.command(db, cmd, timeout_s, sequences)
     name = next(iter(cmd))
     operation_id = operation_id or next_operation_id()
@@ -94,7 +93,7 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
     f = _common(conn, db, name, request_id, operation_id)
     bus.publish(CommandStartedEvent(command=shown, **ids))
     if logging_on:
-        log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" started on database "{db}" '
+        log.emit(log.COMMAND, log.DEBUG, f'Command "{name}" started on database "{db}" '
                  f'{_where(f)}. Command: {log.document(shown)}', message="Command started",
                  command=log.document(shown), **f)
     start = clock.monotonic()
@@ -112,7 +111,7 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
     shown_reply = {} if sensitive else reply
     bus.publish(CommandSucceededEvent(duration=duration, reply=shown_reply, **ids))
     if logging_on:
-        log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" succeeded on database "{db}" in '
+        log.emit(log.COMMAND, log.DEBUG, f'Command "{name}" succeeded on database "{db}" in '
                  f'{duration * 1000:.3f} ms {_where(f)}. Command reply: '
                  f'{log.document(shown_reply)}', message="Command succeeded",
                  durationMS=duration * 1000, reply=log.document(shown_reply), **f)
@@ -125,6 +124,6 @@ def _failed(bus, clock, start, failure, ids, f, logging_on):
     name, db = ids["command_name"], ids["database_name"]
     if logging_on:
         text = log.document(failure) if isinstance(failure, dict) else str(failure)
-        log.emit(log.COMMAND, logging.DEBUG, f'Command "{name}" failed on database "{db}" in '
+        log.emit(log.COMMAND, log.DEBUG, f'Command "{name}" failed on database "{db}" in '
                  f'{duration * 1000:.3f} ms {_where(f)}. Error: {text}',
                  message="Command failed", durationMS=duration * 1000, failure=text, **f)

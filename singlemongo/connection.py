@@ -176,6 +176,17 @@ class Connection:
             message = wire.compress_message(message, self.compressor, self.zlib_level)
         return self.round_trip(request_id, message, timeout_s)
 
+    def send_only(self, db, cmd, timeout_s=None):
+        """Send with moreToCome: the server does not answer, so nothing is waited for."""
+        body = dict(cmd)
+        body["$db"] = db
+        try:
+            self.sock.settimeout(timeout_s)
+            self.sock.sendall(wire.encode_op_msg(next_request_id(), body,
+                                                 flags=wire.MORE_TO_COME))
+        except OSError as exc:
+            raise self._fail(ConnectionFailure, f"connection lost sending a command: {exc}") from None
+
     def legacy_command(self, db, cmd, timeout_s=None, secondary_ok=False):
         request_id = next_request_id()
         flags = wire.QUERY_SECONDARY_OK if secondary_ok else 0

@@ -3,13 +3,11 @@
 Every event goes to each listener; a listener that raises never breaks an operation. SDAM
 and heartbeat events are also logged under ``singlemongo.topology`` with the spec's texts.
 """
-import logging
 
 from . import log
 from .sdam import monitoring as m
 from .sdam.server_description import format_address
 
-_log = logging.getLogger("singlemongo.events")
 
 
 def _server_fields(address):
@@ -70,12 +68,19 @@ class EventBus:
             try:
                 listener(event)
             except Exception:  # a broken listener must not break the driver
-                _log.exception("event listener %r raised on %s", listener, type(event).__name__)
+                import logging
+                logging.getLogger("singlemongo.events").exception(
+                    "event listener %r raised on %s", listener, type(event).__name__)
         if log.enabled(log.TOPOLOGY) and type(event).__module__ == m.__name__:
             found = _sdam_message(event, self.topology_id)
             if found is not None:
                 text, fields = found
-                log.emit(log.TOPOLOGY, logging.DEBUG, text, topologyId=self.topology_id, **fields)
+                log.emit(log.TOPOLOGY, log.DEBUG, text, topologyId=self.topology_id, **fields)
 
     def __bool__(self):
         return bool(self.listeners)
+
+    @property
+    def active(self):
+        """Whether publishing does anything: a listener, or SDAM logging enabled."""
+        return bool(self.listeners) or log.enabled(log.TOPOLOGY)

@@ -4,7 +4,6 @@ Client metadata is computed once per process (it reads the platform and a few en
 variables) and trimmed to the spec's 512-byte limit in the spec's order.
 """
 import os
-import platform
 import sys
 
 import bson
@@ -35,23 +34,42 @@ def _env():
     return env
 
 
+def _drop_container(doc):
+    doc.get("env", {}).pop("container", None)
+
+
+def _os_type_only(doc):
+    doc["os"] = {"type": doc["os"]["type"]}
+
+
+def _drop_env(doc):
+    doc.pop("env", None)
+
+
+def _drop_platform(doc):
+    doc.pop("platform", None)
+
+
 def client_metadata(appname=None):
     """The ``client`` document; fields are dropped in the spec's order until it fits."""
     if appname in _metadata_cache:
         return _metadata_cache[appname]
+    # os.uname and sys instead of the platform module, which costs milliseconds to import.
+    uname = os.uname() if hasattr(os, "uname") else None
+    system = uname.sysname if uname else sys.platform
+    version = ".".join(map(str, sys.version_info[:3]))
     doc = {"driver": {"name": "singlemongo", "version": __version__},
-           "os": {"type": platform.system(), "name": platform.system(),
-                  "architecture": platform.machine(), "version": platform.release()},
-           "platform": f"CPython {platform.python_version()}" if sys.implementation.name
-           == "cpython" else f"{sys.implementation.name} {platform.python_version()}"}
+           "os": {"type": system, "name": system,
+                  "architecture": uname.machine if uname else "unknown",
+                  "version": uname.release if uname else "unknown"},
+           "platform": f"{'CPython' if sys.implementation.name == 'cpython' else sys.implementation.name} {version}"}
     if appname:
         doc["application"] = {"name": appname}
     env = _env()
     if env:
         doc["env"] = env
-    for trim in (lambda d: d.get("env", {}).pop("container", None),
-                 lambda d: d["os"].__init__(type=d["os"]["type"]),
-                 lambda d: d.pop("env", None), lambda d: d.pop("platform", None)):
+    # Handshake spec, "Limitations": drop fields in this order until the document fits.
+    for trim in (_drop_container, _os_type_only, _drop_env, _drop_platform):
         if len(bson.encode(doc)) <= METADATA_LIMIT:
             break
         trim(doc)

@@ -2,18 +2,18 @@
 
 Each message is logged with the spec's unstructured text, and the spec's fields in
 ``record.mongodb`` (a dict). Documents are relaxed Extended JSON truncated to
-MONGODB_LOG_MAX_DOCUMENT_LENGTH (default 1000) characters.
+MONGODB_LOG_MAX_DOCUMENT_LENGTH (default 1000) characters. ``logging`` is never imported by
+singlemongo itself: if the application has not imported it, nothing can be configured to
+receive these messages, so a one-off script does not pay for loading it.
 """
-import logging
 import os
+import sys
 
-from bson import json_util
-from bson.json_util import RELAXED_JSON_OPTIONS
-
-COMMAND = logging.getLogger("singlemongo.command")
-SERVER_SELECTION = logging.getLogger("singlemongo.serverSelection")
-TOPOLOGY = logging.getLogger("singlemongo.topology")
-CONNECTION = logging.getLogger("singlemongo.connection")
+COMMAND = "singlemongo.command"
+SERVER_SELECTION = "singlemongo.serverSelection"
+TOPOLOGY = "singlemongo.topology"
+CONNECTION = "singlemongo.connection"
+DEBUG, INFO = 10, 20
 DEFAULT_MAX_DOCUMENT_LENGTH = 1000
 
 
@@ -25,15 +25,20 @@ def max_document_length():
 
 
 def document(doc):
-    text = json_util.dumps(doc, json_options=RELAXED_JSON_OPTIONS)
+    from bson import json_util
+    text = json_util.dumps(doc, json_options=json_util.RELAXED_JSON_OPTIONS)
     limit = max_document_length()
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def enabled(logger, level=logging.DEBUG):
-    return logger.isEnabledFor(level)
+def enabled(component, level=DEBUG):
+    logging = sys.modules.get("logging")
+    return logging is not None and logging.getLogger(component).isEnabledFor(level)
 
 
-def emit(logger, level, text, **fields):
-    if logger.isEnabledFor(level):
-        logger.log(level, text, extra={"mongodb": fields})
+def emit(component, level, text, **fields):
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logger = logging.getLogger(component)
+        if logger.isEnabledFor(level):
+            logger.log(level, text, extra={"mongodb": fields})

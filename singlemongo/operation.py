@@ -2,13 +2,12 @@
 the implicit session, read preference on the wire, $clusterTime, the SDAM decision on errors,
 and one retry for retryable reads and writes (retryable reads/writes specs).
 """
-from dataclasses import dataclass
+from .records import dataclass
 from typing import Any, Optional
 
 from bson import Int64
 
 from . import command_monitoring
-from .auth import authenticate
 from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
                            RETRY_TOKEN_RETURN_RATE, SYSTEM_OVERLOADED, RetryState, annotate,
                            decide, labels_of)
@@ -67,17 +66,22 @@ def checkout(topology, criteria, deprioritized=(), operation="command", operatio
         sd = topology.select_server(criteria, deprioritized, operation, operation_id)
         conn = topology.connection_for(sd)
         if conn is not None and _idle_check(topology, conn):
-            try:
-                authenticate(conn, topology.options.credentials, topology.clock,
-                             topology.scram_cache)
-            except ConnectionFailure as exc:
-                topology.handle_operation_error(conn, exc=exc)
-                raise
+            if topology.options.credentials is not None and not conn.authenticated:
+                _authenticate(topology, conn)
             return sd, conn
         last = sd
     raise ServerSelectionError(
         f"server {format_address(last.address)} failed its connection check twice for "
         f"{criteria}; the topology is now:\n{topology.summary()}")
+
+
+def _authenticate(topology, conn):
+    from .auth import authenticate  # hashlib and friends load only for authenticated clients
+    try:
+        authenticate(conn, topology.options.credentials, topology.clock, topology.scram_cache)
+    except ConnectionFailure as exc:
+        topology.handle_operation_error(conn, exc=exc)
+        raise
 
 
 def failed(reply):

@@ -2,7 +2,7 @@
 
 Names follow the uri-options spec; defaults are the single-threaded ones (DESIGN.md).
 """
-from dataclasses import dataclass
+from .records import dataclass
 from typing import Any, Callable
 
 from . import constants as C

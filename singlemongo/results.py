@@ -1,5 +1,5 @@
 """Result objects of write operations, with the fields PyMongo users expect."""
-from dataclasses import dataclass, field
+from .records import dataclass, field
 from typing import Any, List, Optional
 
 

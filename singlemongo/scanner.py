@@ -48,15 +48,30 @@ class Scanner:
 
     def scan(self):
         topo = self.topology
-        checked = set()
+        checked, prefetched = set(), {}
         scan_number = topo.scan_count + 1
         for _ in range(MAX_CHECKS_PER_SCAN):
-            address = plan_next_check(topo.description, checked, topo.clock.monotonic(),
-                                      topo.clock.choice)
+            now = topo.clock.monotonic()
+            address = plan_next_check(topo.description, checked, now, topo.clock.choice)
             if address is None:
                 break
+            if address not in prefetched and topo.scan_executor == "concurrent":
+                prefetched.update(self._wave(checked | set(prefetched), now))
             checked.add(address)
-            sd = topo.check_server(address)
+            sd = topo.check_server(address, prefetched.pop(address, None))
             self.history.append((scan_number, address, sd.server_type, sd.error))
         topo.scan_count = scan_number
         return checked
+
+    def _wave(self, skip, now):
+        """Check at once every server the planner may ask for next (see wave.py)."""
+        from .wave import run_wave, waveable
+        topo = self.topology
+        wave = [sd.address for sd in topo.description.servers.values()
+                if sd.address not in skip and not in_cooldown(sd, now)
+                and waveable(topo, sd.address)]
+        if len(wave) < 2:
+            return {}
+        for address in wave:
+            topo.heartbeat_started(address)
+        return run_wave(topo, wave)

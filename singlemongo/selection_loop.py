@@ -5,7 +5,6 @@ an error: selection takes at most the time of one blocking scan. With tryOnce fa
 every minHeartbeatFrequencyMS until serverSelectionTimeoutMS, so it may take the timeout plus
 one blocking scan. Every loop here is bounded by a count, so frozen time cannot hang it.
 """
-import logging
 
 from . import log
 from .constants import MIN_HEARTBEAT_FREQUENCY_MS
@@ -68,21 +67,21 @@ def _log(level, text, topo, criteria, operation, operation_id, **fields):
 def select_server(topo, criteria, deprioritized=(), operation="command", operation_id=None):
     """Return one suitable ServerDescription, logging as the spec's Logging section says."""
     what = f"for operation {operation} with ID {operation_id}."
-    _log(logging.DEBUG, f"Server selection started {what}", topo, criteria, operation,
+    _log(log.DEBUG, f"Server selection started {what}", topo, criteria, operation,
          operation_id, message="Server selection started")
     try:
         sd = _select(topo, criteria, deprioritized, lambda remaining_ms: _log(
-            logging.INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
+            log.INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
             f"{remaining_ms:.0f} ms.", topo, criteria, operation, operation_id,
             message="Waiting for suitable server to become available",
             remainingTimeMS=remaining_ms))
     except ServerSelectionError as exc:
-        _log(logging.DEBUG, f"Server selection failed {what[:-1]}. Failure: {exc}.", topo,
+        _log(log.DEBUG, f"Server selection failed {what[:-1]}. Failure: {exc}.", topo,
              criteria, operation, operation_id, message="Server selection failed",
              failure=str(exc))
         raise
     host, port = sd.address
-    _log(logging.DEBUG, f"Server selection succeeded {what[:-1]}. Selected server: "
+    _log(log.DEBUG, f"Server selection succeeded {what[:-1]}. Selected server: "
          f"{format_address(sd.address)}.", topo, criteria, operation, operation_id,
          message="Server selection succeeded", serverHost=host, serverPort=port)
     return sd

@@ -3,7 +3,7 @@
 Resolution happens at the client's first operation, bounded by connectTimeoutMS, through an
 injectable resolver; dnspython is imported only when a real lookup is needed.
 """
-from urllib.parse import unquote
+from .percent import unquote
 
 from .client_options import with_srv_results
 from .errors import DNSError

@@ -10,7 +10,6 @@ from .clock import DEFAULT_CLOCK
 from .connection import Connection, open_socket
 from .errors import ConfigurationError, ConnectionFailure, OperationFailure
 from .events import EventBus
-from .auth import handshake_fields
 from .handshake import handshake_command
 from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED, TokenBucket
 from .scanner import Scanner
@@ -28,7 +27,12 @@ LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but 
 
 
 class Topology:
-    def __init__(self, options, clock=DEFAULT_CLOCK, listeners=(), resolver=None):
+    def __init__(self, options, clock=DEFAULT_CLOCK, listeners=(), resolver=None,
+                 scan_executor="concurrent"):
+        if scan_executor not in ("concurrent", "sequential"):
+            raise ConfigurationError(f"scan_executor must be 'concurrent' or 'sequential', "
+                                     f"not {scan_executor!r}")
+        self.scan_executor = scan_executor
         self.options = options
         self.clock = clock
         self.events = listeners if isinstance(listeners, EventBus) else EventBus(listeners)
@@ -73,8 +77,9 @@ class Topology:
             self.options = resolve_seedlist(self.options, resolver, self.clock.shuffle)
         td = TopologyDescription.from_options(self.options)
         self._description = td
-        for event in m.opening_events(self.topology_id, td):
-            self.events.publish(event)
+        if self.events.active:
+            for event in m.opening_events(self.topology_id, td):
+                self.events.publish(event)
         if self.options.load_balanced:
             for address in td.servers:
                 self.apply(ServerDescription(address, ServerType.LOAD_BALANCER))
@@ -88,8 +93,9 @@ class Topology:
         self._description = new
         for address in set(old.servers) - set(new.servers):
             self.close_connection(address)
-        for event in m.change_events(self.topology_id, old, new, sd.address):
-            self.events.publish(event)
+        if self.events.active:
+            for event in m.change_events(self.topology_id, old, new, sd.address):
+                self.events.publish(event)
 
     def close_connection(self, address, bump_generation=False):
         conn = self.connections.pop(address, None)
@@ -100,15 +106,23 @@ class Topology:
 
     # ----- checks --------------------------------------------------------------------------
 
+    def handshake_document(self):
+        """The handshake hello, and the SCRAM conversation it starts speculatively (or None)."""
+        command = handshake_command(self.options)
+        if self.options.credentials is None:
+            return command, None
+        from .auth import handshake_fields  # hashlib and friends only for authenticated clients
+        auth_fields, conversation = handshake_fields(self.options.credentials, self.clock)
+        command.update(auth_fields)
+        return command, conversation
+
     def connect(self, address):
         """Open a connection; its handshake reply is returned with the hello's duration."""
         now = self.clock.monotonic
         sock = open_socket(address, self.options)
         conn = Connection(address, sock, self.generations[address], now())
         self.connections_opened += 1
-        command = handshake_command(self.options)
-        auth_fields, conn.conversation = handshake_fields(self.options.credentials, self.clock)
-        command.update(auth_fields)
+        command, conn.conversation = self.handshake_document()
         start = now()
         try:
             reply = conn.legacy_command("admin", command,
@@ -120,31 +134,38 @@ class Topology:
         conn.zlib_level = self.options.zlib_compression_level
         return conn, reply, now() - start
 
-    def check_server(self, address):
-        """One check ("hello") of one server; updates the description and returns the new one."""
+    def heartbeat_started(self, address):
+        if self.events.active:
+            self.events.publish(m.ServerHeartbeatStartedEvent(address))
+
+    def check_server(self, address, outcome=None):
+        """One check ("hello") of one server; updates the description and returns the new one.
+        ``outcome`` is a (reply, rtt) or ConnectionFailure a concurrent wave already got."""
         prior = self._description.servers.get(address)
         conn = self.connections.get(address)
-        self.events.publish(m.ServerHeartbeatStartedEvent(address))
         start = self.clock.monotonic()
-        try:
-            reply, rtt = self._hello(address, conn)
-        except ConnectionFailure as exc:
+        if outcome is None:
+            self.heartbeat_started(address)
+            outcome = self._hello(address, conn)
+        if isinstance(outcome, ConnectionFailure):
             if conn is None or prior is None or not prior.is_known:
-                return self._check_failed(address, exc, start)
+                return self._check_failed(address, outcome, start)
             # Server monitoring: a known server's failed check is retried once, at once,
             # on a new connection (the old socket may simply have gone stale).
-            try:
-                reply, rtt = self._hello(address, None)
-            except ConnectionFailure as exc:
-                return self._check_failed(address, exc, start)
+            outcome = self._hello(address, None)
+            if isinstance(outcome, ConnectionFailure):
+                return self._check_failed(address, outcome, start)
+        reply, rtt = outcome
         duration = self.clock.monotonic() - start
         if reply.get("ok") not in (1, 1.0, True):
             self.close_connection(address, bump_generation=True)
-            self.events.publish(m.ServerHeartbeatFailedEvent(address, duration, reply))
+            if self.events.active:
+                self.events.publish(m.ServerHeartbeatFailedEvent(address, duration, reply))
             sd = ServerDescription.from_hello(address, reply, now=self.clock.monotonic())
         else:
-            shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive (monitoring spec)
-            self.events.publish(m.ServerHeartbeatSucceededEvent(address, duration, shown))
+            if self.events.active:
+                shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive
+                self.events.publish(m.ServerHeartbeatSucceededEvent(address, duration, shown))
             previous_rtt = prior.round_trip_time if prior is not None else None
             sd = ServerDescription.from_hello(address, reply, average_rtt(previous_rtt, rtt),
                                               self.clock.monotonic())
@@ -152,8 +173,12 @@ class Topology:
         return self._description.servers.get(address, sd)
 
     def _hello(self, address, conn):
+        """(reply, rtt) of a hello on the server's connection (opened if needed), or the error."""
         if conn is None or conn.closed:
-            conn, reply, rtt = self.connect(address)
+            try:
+                conn, reply, rtt = self.connect(address)
+            except ConnectionFailure as exc:
+                return exc
             self.connections[address] = conn
             return reply, rtt
         start = self.clock.monotonic()
@@ -161,16 +186,17 @@ class Topology:
             reply = conn.command("admin", handshake_command(self.options, initial=False,
                                                             hello_ok=conn.hello_ok),
                                  self.options.connect_timeout_ms / 1000.0 or None)
-        except ConnectionFailure:
+        except ConnectionFailure as exc:
             self.connections.pop(address, None)
-            raise
+            return exc
         conn.last_used = self.clock.monotonic()
         return reply, conn.last_used - start
 
     def _check_failed(self, address, exc, start):
         self.close_connection(address, bump_generation=True)
-        self.events.publish(m.ServerHeartbeatFailedEvent(
-            address, self.clock.monotonic() - start, exc))
+        if self.events.active:
+            self.events.publish(m.ServerHeartbeatFailedEvent(
+                address, self.clock.monotonic() - start, exc))
         sd = ServerDescription(address, error=str(exc), error_is_network=True,
                                last_update_time=self.clock.monotonic())
         self.apply(sd)
@@ -250,8 +276,9 @@ class Topology:
         for address in list(self.connections):
             self.close_connection(address)
         if self._description is not None:
-            for event in m.closing_events(self.topology_id, self._description):
-                self.events.publish(event)
+            if self.events.active:
+                for event in m.closing_events(self.topology_id, self._description):
+                    self.events.publish(event)
             self._description = None
 
     def summary(self):

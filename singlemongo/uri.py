@@ -4,9 +4,9 @@ This module only splits and decodes. What each option means and which values are
 ``options.py``; ``mongodb+srv`` resolution is in ``srv.py``. No DNS, no sockets.
 """
 import re
-from dataclasses import dataclass, field
+from .records import dataclass, field
 from typing import Optional, Tuple
-from urllib.parse import unquote
+from .percent import unquote
 
 from .constants import DEFAULT_PORT
 from .errors import InvalidURI

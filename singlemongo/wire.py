@@ -5,7 +5,7 @@ touches a socket: ``connection.py`` reads exactly the number of bytes the header
 after ``check_header`` has bounded it by maxMessageSizeBytes.
 """
 import struct
-from dataclasses import dataclass
+from .records import dataclass
 
 import bson
 from bson.codec_options import CodecOptions

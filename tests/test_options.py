@@ -3,7 +3,8 @@ import warnings
 
 import pytest
 
-from singlemongo import ConfigurationError, InvalidURI, SingleMongoWarning, client_options
+from singlemongo import ConfigurationError, InvalidURI, SingleMongoWarning
+from singlemongo.client_options import client_options
 from singlemongo.redact import redact_uri
 
 

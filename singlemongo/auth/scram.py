@@ -7,7 +7,7 @@ so a process that authenticates several connections runs PBKDF2 once.
 import base64
 import hashlib
 import hmac
-from dataclasses import dataclass, field
+from ..records import dataclass, field
 
 from ..errors import OperationFailure
 from .saslprep import saslprep

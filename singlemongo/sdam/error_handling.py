@@ -5,7 +5,7 @@ The engine turns each failed operation into an ``ApplicationError`` and applies 
 connection (bump its generation), and whether the single-threaded scanner must rescan.
 """
 import enum
-from dataclasses import dataclass
+from ..records import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
 from .server_description import ServerDescription, compare_topology_version

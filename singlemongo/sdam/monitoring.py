@@ -4,7 +4,7 @@ SDAM monitoring spec order: a server's description change, then servers opened o
 the change, then the topology description change. Nothing is published when a check leaves
 the server description equal ("Server Description Equality") and the server set unchanged.
 """
-from dataclasses import dataclass
+from ..records import dataclass
 from typing import Any, Optional
 
 from .server_description import ServerDescription

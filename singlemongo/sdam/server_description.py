@@ -1,6 +1,6 @@
 """ServerDescription: one server as the last check saw it (SDAM, "Parsing a hello response")."""
 import datetime
-from dataclasses import dataclass, field, replace
+from ..records import dataclass, field, replace
 from typing import Any, Mapping, Optional, Tuple
 
 from ..constants import DEFAULT_PORT, RTT_ALPHA

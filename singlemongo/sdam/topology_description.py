@@ -3,7 +3,7 @@
 ``TopologyDescription.update(server_description)`` returns a new description; the transitions
 are the spec's TopologyType table, written as a dict keyed by (TopologyType, ServerType).
 """
-from dataclasses import dataclass, field, replace
+from ..records import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
 

@@ -3,7 +3,7 @@
 Each action takes a mutable ``Working`` copy of the description and the new
 ServerDescription; ``TopologyDescription.update`` runs the actions the table lists in order.
 """
-from dataclasses import dataclass
+from ..records import dataclass
 from typing import Any, Optional
 
 from .server_description import ServerDescription, format_address

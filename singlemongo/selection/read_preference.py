@@ -1,5 +1,5 @@
 """Read preferences (server selection spec, "Read Preference")."""
-from dataclasses import dataclass, field
+from ..records import dataclass, field
 from typing import Optional, Tuple
 
 from ..errors import ConfigurationError

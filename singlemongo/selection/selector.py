@@ -3,7 +3,7 @@
 Pure: a function of the topology description, the criteria, the settings and the
 deprioritized servers. The engine's loop (scan, sleep, retry) lives in ``selection_loop.py``.
 """
-from dataclasses import dataclass
+from ..records import dataclass
 from typing import Callable, Optional, Sequence
 
 from ..constants import (HEARTBEAT_FREQUENCY_MS, IDLE_WRITE_PERIOD_MS, LOCAL_THRESHOLD_MS,

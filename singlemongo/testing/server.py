@@ -10,7 +10,7 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass, field
+from ..records import dataclass, field
 from typing import Optional, Tuple
 
 from .. import wire
@@ -62,6 +62,7 @@ class SimServer:
         self.commands = collections.Counter()
         self.command_log = []
         self.compressed_requests = 0
+        self.before_reply = None  # a test hook run in the server's thread before each reply
         self._listener = None
         self._thread = None
         self._running = False
@@ -213,10 +214,15 @@ class SimServer:
             cmd.setdefault("$db", namespace.split(".")[0])
             legacy = True
         else:
-            _, cmd, sequences = wire.decode_op_msg(body)
+            flags, cmd, sequences = wire.decode_op_msg(body)
             for identifier, docs in sequences.items():
                 cmd[identifier] = docs
             legacy = False
+            if flags & wire.MORE_TO_COME:  # the client expects no reply
+                self.commands[next(iter(cmd), "")] += 1
+                self.command_log.append(cmd)
+                self.handler(self, next(iter(cmd), ""), cmd, conn.state)
+                return True
         name = next(iter(cmd), "")
         self.commands[name] += 1
         self.command_log.append(cmd)
@@ -234,6 +240,8 @@ class SimServer:
             return False
         if self.latency_s:
             time.sleep(self.latency_s)
+        if self.before_reply is not None:
+            self.before_reply(self, name)
         data = (wire.encode_op_reply(request_id + 1, request_id, [reply]) if legacy
                 else self._op_msg_reply(request_id, reply))
         if compressor is not None:

@@ -1,0 +1,12 @@
+"""One cold one-off find_one in a fresh process, with the driver named on the command line."""
+import sys
+
+driver, uri = sys.argv[1], sys.argv[2]
+if driver == "singlemongo":
+    import singlemongo
+    client = singlemongo.MongoClient(uri)
+else:
+    import pymongo
+    client = pymongo.MongoClient(uri)
+print(client.bench.c.find_one())
+client.close()

@@ -1,0 +1,129 @@
+"""`make bench`: singlemongo against PyMongo and a raw-socket floor, in one run, on the
+simulated deployment. Each one-off figure is the median wall time of a whole fresh process.
+Writes the table to the terminal and to bench-results/latest.md."""
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from singlemongo.testing import ReplicaSet, Standalone  # noqa: E402
+
+import selection_bench  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "15"))
+PY = sys.executable
+
+
+def wall(argv, runs=RUNS):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = subprocess.run(argv, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if out.returncode != 0:
+            raise RuntimeError(f"{argv} failed: {out.stderr[-2000:]}")
+    return statistics.median(times)
+
+
+def one_off(dep, driver):
+    return wall([PY, str(HERE / "one_off.py"), driver, dep.uri])
+
+
+def floor(dep):
+    primary = next((s for s in dep.servers if getattr(s, "role", "") in ("primary", "standalone")))
+    return wall([PY, str(HERE / "floor.py"), primary.address_text])
+
+
+def per_query_counts(dep, driver, runs=3):
+    before = (dep.total_connections(), sum(sum(s.commands.values()) for s in dep.servers))
+    for _ in range(runs):
+        subprocess.run([PY, str(HERE / "one_off.py"), driver, dep.uri], capture_output=True,
+                       check=True)
+    after = (dep.total_connections(), sum(sum(s.commands.values()) for s in dep.servers))
+    return ((after[0] - before[0]) / runs, (after[1] - before[1]) / runs)
+
+
+STEADY = """
+import sys, time
+driver, uri = sys.argv[1], sys.argv[2]
+mod = __import__(driver)
+client = mod.MongoClient(uri)
+coll = client.bench.c
+coll.find_one()
+start = time.perf_counter()
+for _ in range(2000):
+    coll.find_one()
+print(2000 / (time.perf_counter() - start))
+client.close()
+"""
+
+
+def steady(dep, driver):
+    out = subprocess.run([PY, "-c", STEADY, driver, dep.uri], capture_output=True, text=True,
+                         check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def import_time(what):
+    statement = f"from {what}" if " import " in what else f"import {what}"
+    return wall([PY, "-c", statement]) - wall([PY, "-c", "pass"])
+
+
+def seed(dep):
+    dep.store.data[("bench", "c")] = [{"_id": 1, "name": "bench", "n": 42}]
+    return dep
+
+
+def main():
+    # An installed package has its bytecode compiled; a checkout under
+    # PYTHONDONTWRITEBYTECODE would otherwise recompile every module in every process.
+    import compileall
+    compileall.compile_dir(str(ROOT / "singlemongo"), quiet=1)
+    os.environ["PYTHONPATH"] = str(ROOT)
+    rows, results = [], {}
+    with Standalone() as sa, ReplicaSet(3) as rs, ReplicaSet(3) as slow:
+        for s in slow.servers:
+            s.latency_s = 0.020
+        for dep in (sa, rs, slow):
+            seed(dep)
+        for name, dep in (("standalone", sa), ("replica set", rs), ("replica set, 20 ms", slow)):
+            fl, sm, pm = floor(dep), one_off(dep, "singlemongo"), one_off(dep, "pymongo")
+            results[name] = (fl, sm, pm)
+            rows.append((f"cold one-off find_one, {name}", f"{sm * 1000:.1f} ms",
+                         f"{pm * 1000:.1f} ms", f"{fl * 1000:.1f} ms", f"{sm / pm:.2f}",
+                         f"{sm / fl:.2f}"))
+        conns = {d: per_query_counts(rs, d) for d in ("singlemongo", "pymongo")}
+        rows.append(("connections / commands per one-off (replica set)",
+                     "{:.0f} / {:.0f}".format(*conns["singlemongo"]),
+                     "{:.0f} / {:.0f}".format(*conns["pymongo"]), "1 / 2", "", ""))
+        sm_ops, pm_ops = steady(rs, "singlemongo"), steady(rs, "pymongo")
+        rows.append(("steady loop, 2000 find_one (ops/s)", f"{sm_ops:.0f}", f"{pm_ops:.0f}", "",
+                     f"{sm_ops / pm_ops:.2f}", ""))
+    bson_t = import_time("bson")
+    sm_t, pm_t = import_time("singlemongo import MongoClient"), import_time("pymongo import MongoClient")
+    rows.append(("import MongoClient (ms over `python -c pass`)", f"{sm_t * 1000:.1f}", f"{pm_t * 1000:.1f}",
+                 f"bson {bson_t * 1000:.1f}", f"{sm_t / pm_t:.2f}",
+                 f"+{(sm_t - bson_t) * 1000:.1f} ms vs bson"))
+    sel_sm, sel_pm = selection_bench.singlemongo_rate(), selection_bench.pymongo_rate()
+    rows.append(("selection, 50-member replica set (per s)", f"{sel_sm:.0f}", f"{sel_pm:.0f}",
+                 "", f"{sel_sm / sel_pm:.2f}", ""))
+    header = ("measure", "singlemongo", "PyMongo", "floor", "sm / PyMongo", "sm / floor")
+    table = [header, tuple("---" for _ in header)] + rows
+    text = "\n".join("| " + " | ".join(r) + " |" for r in table)
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+               f"{RUNS} runs per median, {time.strftime('%Y-%m-%d')}")
+    print(text + "\n\n" + machine)
+    out = ROOT / "bench-results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.md").write_text(text + "\n\n" + machine + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Concurrent checks in one thread: one wave of hellos, applied in the planner's order."""
+import threading
+
+import pytest
+
+from singlemongo.client import MongoClient
+from singlemongo.clock import FakeClock
+from singlemongo.testing import ReplicaSet
+
+
+class _Gate:
+    """Each server answers its hello only once every server has received one (or after
+    0.3 s, which is recorded as a server having waited in vain)."""
+
+    def __init__(self, rs):
+        self.arrived, self.all_in, self.waited_in_vain = set(), threading.Event(), False
+        self.size = len(rs.servers)
+        for s in rs.servers:
+            s.before_reply = self.before_reply
+
+    def before_reply(self, server, name):
+        if name.lower() in ("hello", "ismaster"):
+            self.arrived.add(server.port)
+            if len(self.arrived) == self.size:
+                self.all_in.set()
+            if not self.all_in.wait(0.3):
+                self.waited_in_vain = True
+
+    def is_set(self):
+        return self.all_in.is_set() and not self.waited_in_vain
+
+
+def _gate(rs):
+    return _Gate(rs)
+
+
+@pytest.mark.parametrize("executor,concurrent", [("concurrent", True), ("sequential", False)])
+def test_a_cold_scan_checks_every_member_at_once(executor, concurrent):
+    with ReplicaSet(3) as rs:
+        all_in = _gate(rs)
+        client = MongoClient(rs.uri, clock=FakeClock(), scan_executor=executor)
+        client.admin.command("ping")
+        # Sequentially, the first hello waits for hellos that are only sent after its reply.
+        assert all_in.is_set() is concurrent
+        assert [s.connections for s in rs.servers] == [1, 1, 1]
+        order = [a for n, a, *_ in client._topology.scanner.history]
+        assert len(order) == 3 and client.topology_description.topology_type.value == \
+            "ReplicaSetWithPrimary"
+
+
+def test_rescans_run_as_a_wave_on_open_connections():
+    with ReplicaSet(3) as rs:
+        clock = FakeClock()
+        client = MongoClient(rs.uri, clock=clock)
+        client.admin.command("ping")
+        all_in = _gate(rs)
+        clock.advance(60)
+        client.admin.command("ping")
+        assert all_in.is_set()
+        assert [s.connections for s in rs.servers] == [1, 1, 1]
+
+
+def test_wave_failures_are_applied_like_sequential_checks():
+    with ReplicaSet(3) as rs:
+        rs.servers[2].stop()
+        client = MongoClient(rs.uri, clock=FakeClock())
+        client.admin.command("ping")
+        td = client.topology_description
+        assert td.servers[rs.servers[2].address].server_type.value == "Unknown"
+        assert "could not connect" in td.servers[rs.servers[2].address].error
+
+
+def test_end_sessions_at_close_costs_no_round_trip():
+    with ReplicaSet(3) as rs:
+        client = MongoClient(rs.uri, clock=FakeClock())
+        client.test.c.insert_one({})
+        client.close()
+        assert rs.sessions_ended
+        ends = [c for c in rs.servers[0].command_log if "endSessions" in c]
+        assert len(ends) == 1
