@@ -87,15 +87,17 @@ def _tag_filter(servers, tag_sets):
     if not tag_sets:
         return servers
     for tag_set in tag_sets:
-        matched = [s for s in servers if all(s.tags.get(k) == v for k, v in tag_set.items())]
+        wanted = tag_set.items()  # a read preference tag set matches a superset of it
+        matched = [s for s in servers if wanted <= s.tags.items()]
         if matched:
             return matched
     return []
 
 
 def _rs_secondaries(td, servers, read_preference, heartbeat_ms, with_primary=False):
-    wanted = {S.RS_SECONDARY, S.RS_PRIMARY} if with_primary else {S.RS_SECONDARY}
-    candidates = [s for s in servers if s.server_type in wanted]
+    # Identity tests: Enum.__hash__ runs in Python and dominates a 50-member selection.
+    candidates = [s for s in servers if s.server_type is S.RS_SECONDARY
+                  or (with_primary and s.server_type is S.RS_PRIMARY)]
     candidates = _staleness_filter(td, candidates, read_preference.max_staleness_seconds,
                                    heartbeat_ms)
     return _tag_filter(candidates, read_preference.tag_sets)
