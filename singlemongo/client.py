@@ -1,4 +1,6 @@
 """MongoClient: the face. Constructing one does no I/O; the first operation scans."""
+import os
+
 from .client_options import client_options
 from .clock import DEFAULT_CLOCK
 from .database import Database
@@ -89,8 +91,15 @@ class MongoClient:
                 except ConnectionFailure:
                     return
 
+    def _forget_after_fork(self):
+        self._closed = True
+        unregister(self)
+        self._topology.forget_after_fork()
+
     def close(self):
         """End the client's server sessions and close every connection. Idempotent."""
+        if self._topology.pid != os.getpid():
+            self._topology.forget_after_fork()  # never end the parent's sessions from a child
         if self._closed:
             return
         self._closed = True

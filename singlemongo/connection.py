@@ -4,6 +4,7 @@ Every network or protocol failure closes the connection and raises ConnectionFai
 NetworkTimeout or ProtocolError naming the server; a reply is never read without bound.
 """
 import itertools
+import os
 import socket
 
 from . import wire
@@ -119,9 +120,13 @@ class Connection:
                 pass
 
     def detach(self):
-        """Forget the socket without shutting it down (a forked child must not touch it)."""
+        """Close this process's file descriptor without shutting the connection down: in a
+        forked child the parent still uses the same TCP connection."""
         self.closed = True
-        self.sock = None
+        try:
+            os.close(self.sock.detach())
+        except OSError:
+            pass
 
     def _fail(self, exc_type, message):
         self.close()

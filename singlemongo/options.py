@@ -68,6 +68,8 @@ _TABLE = (
     Option("srvMaxHosts", "srv_max_hosts", T.integer(0), 0),
     Option("srvServiceName", "srv_service_name", T.non_empty_string, "mongodb"),
     Option("timeoutMS", "timeout_ms", T.integer(0)),
+    # singlemongo's own: a file shared by processes to skip the first scan (topology_cache.py).
+    Option("topologyCacheFile", "topology_cache_file", T.non_empty_string),
     Option("tls", "tls", T.boolean, False),
     Option("tlsAllowInvalidCertificates", "tls_allow_invalid_certificates", T.boolean, False),
     Option("tlsAllowInvalidHostnames", "tls_allow_invalid_hostnames", T.boolean, False),

@@ -3,6 +3,7 @@ each server's generation. Every change of the description goes through ``apply``
 publishes the SDAM events the change implies.
 """
 import itertools
+import os
 from collections import defaultdict
 
 from . import selection_loop
@@ -33,6 +34,7 @@ class Topology:
             raise ConfigurationError(f"scan_executor must be 'concurrent' or 'sequential', "
                                      f"not {scan_executor!r}")
         self.scan_executor = scan_executor
+        self.pid = os.getpid()
         self.options = options
         self.clock = clock
         self.events = listeners if isinstance(listeners, EventBus) else EventBus(listeners)
@@ -46,6 +48,7 @@ class Topology:
         self.connections = {}
         self.generations = defaultdict(int)
         self.connections_opened = 0
+        self.verified = set()  # servers this process has checked itself (not from a cache)
         self.scanner = Scanner(self)
         self.sessions = SessionPool(clock)
         self.scram_cache = {}
@@ -77,6 +80,7 @@ class Topology:
             self.options = resolve_seedlist(self.options, resolver, self.clock.shuffle)
         td = TopologyDescription.from_options(self.options)
         self._description = td
+        cached = self._load_cache()
         if self.events.active:
             for event in m.opening_events(self.topology_id, td):
                 self.events.publish(event)
@@ -84,6 +88,16 @@ class Topology:
             for address in td.servers:
                 self.apply(ServerDescription(address, ServerType.LOAD_BALANCER))
             self.stale = False
+        elif cached is not None:
+            self._description, age = cached
+            self.last_scan_end = self.clock.monotonic() - age
+            self.stale = False
+
+    def _load_cache(self):
+        if not self.options.topology_cache_file or self.options.load_balanced:
+            return None
+        from .topology_cache import load
+        return load(self.options.topology_cache_file, self.options, self.clock)
 
     def apply(self, sd):
         old = self._description
@@ -156,6 +170,7 @@ class Topology:
             if isinstance(outcome, ConnectionFailure):
                 return self._check_failed(address, outcome, start)
         reply, rtt = outcome
+        self.verified.add(address)
         duration = self.clock.monotonic() - start
         if reply.get("ok") not in (1, 1.0, True):
             self.close_connection(address, bump_generation=True)
@@ -207,10 +222,29 @@ class Topology:
             self.scanner.scan()
         self.last_scan_end = self.clock.monotonic()
         self.stale = False
+        if self.options.topology_cache_file and not self.options.load_balanced:
+            from .topology_cache import save
+            save(self.options.topology_cache_file, self.options, self._description, self.clock)
 
     # ----- operations ----------------------------------------------------------------------
 
+    def forget_after_fork(self):
+        """In a forked child: drop the parent's sockets (closing only the child's file
+        descriptors, never shutting the connections down) and start from scratch."""
+        for conn in self.connections.values():
+            conn.detach()
+        self.connections = {}
+        self.generations = defaultdict(int)
+        self._description = None
+        self.stale, self.last_scan_end = True, None
+        self.sessions = SessionPool(self.clock)  # the parent's sessions are the parent's
+        self.kill_queue = []
+        self.token_bucket = TokenBucket()
+        self.pid = os.getpid()
+
     def select_server(self, criteria, deprioritized=(), operation="command", operation_id=None):
+        if self.pid != os.getpid():
+            self.forget_after_fork()
         self.open()
         return selection_loop.select_server(self, criteria, deprioritized, operation,
                                             operation_id)
@@ -226,6 +260,14 @@ class Topology:
                 conn.close()
                 raise ConfigurationError(LB_NO_SERVICE_ID)
             self.connections[sd.address] = conn
+            return conn
+        if sd.address not in self.verified:
+            # Selected from a topology cache: this handshake is the first check of the server.
+            checked = self.check_server(sd.address)
+            conn = self.connections.get(sd.address)
+            if conn is None or checked.server_type is not sd.server_type:
+                self.stale = True  # a surprise: rescan before selecting again
+                return None
             return conn
         # A connection lost since the last scan. Its handshake is a check of the server, but
         # a failure here is what an overloaded server does to new connections (client

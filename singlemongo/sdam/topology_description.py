@@ -50,10 +50,11 @@ class TopologyDescription:
                    seeds=tuple(seeds))
 
     @classmethod
-    def from_servers(cls, topology_type, servers, set_name=None):
+    def from_servers(cls, topology_type, servers, set_name=None, seeds=()):
         """A description assembled from known server descriptions (tests, topology caches)."""
-        work = Working(topology_type, {sd.address: sd for sd in servers}, set_name, None, None, ())
-        return cls(topology_type, MappingProxyType({}))._finish(work)
+        work = Working(topology_type, {sd.address: sd for sd in servers}, set_name, None, None,
+                       tuple(seeds))
+        return cls(topology_type, MappingProxyType({}), seeds=tuple(seeds))._finish(work)
 
     @classmethod
     def from_options(cls, options):

@@ -1,0 +1,46 @@
+"""A per-process client cache for WSGI workers and long CLI sessions: ``get_client``.
+
+Clients are keyed by process id and the normalised connection string and options. After
+``fork`` the child never uses its parent's clients: their inherited sockets are closed on the
+child's side only (no shutdown, so the parent's connections are untouched), no endSessions
+is sent for the parent's sessions, and the child gets a fresh client and topology.
+"""
+import os
+
+from .client import MongoClient
+from .client_options import client_options
+
+_cache = {}
+
+
+def _key(uri, options):
+    parsed = client_options(uri, **options)
+    creds = parsed.credentials
+    return (os.getpid(), parsed.seeds, parsed.srv_host, parsed.database,
+            tuple(sorted((k, repr(v)) for k, v in parsed.specified_options().items())),
+            (creds.username, creds.password, creds.source, creds.mechanism) if creds else None)
+
+
+def get_client(uri="mongodb://localhost", **options):
+    """The process's client for this URI and these options, created on first use (no I/O)."""
+    key = _key(uri, options)
+    client = _cache.get(key)
+    if client is None or client._closed:
+        client = _cache[key] = MongoClient(uri, **options)
+    return client
+
+
+def clear():
+    """Close every cached client of this process (tests, or a worker shutting down)."""
+    for key in [k for k in _cache if k[0] == os.getpid()]:
+        _cache.pop(key).close()
+
+
+def _after_fork_in_child():
+    pid = os.getpid()
+    for key in [k for k in _cache if k[0] != pid]:
+        _cache.pop(key)._forget_after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
