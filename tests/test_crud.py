@@ -7,6 +7,8 @@ from singlemongo.clock import FakeClock
 from singlemongo.collection import ReturnDocument
 from singlemongo.testing import ReplicaSet, Standalone
 
+from .util import eventually
+
 
 @pytest.fixture
 def rs():
@@ -157,7 +159,7 @@ def test_implicit_sessions_and_end_sessions_at_close(rs):
     assert all("lsid" in c for c in sent)
     assert sent[0]["lsid"] == sent[1]["lsid"]  # one pooled session, reused
     client.close()
-    assert rs.sessions_ended == [sent[0]["lsid"]]
+    assert eventually(lambda: rs.sessions_ended == [sent[0]["lsid"]])
 
 
 def test_cluster_time_gossip(rs):

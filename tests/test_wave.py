@@ -7,6 +7,8 @@ from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.testing import ReplicaSet
 
+from .util import eventually
+
 
 class _Gate:
     """Each server answers its hello only once every server has received one (or after
@@ -75,6 +77,6 @@ def test_end_sessions_at_close_costs_no_round_trip():
         client = MongoClient(rs.uri, clock=FakeClock())
         client.test.c.insert_one({})
         client.close()
-        assert rs.sessions_ended
+        assert eventually(lambda: rs.sessions_ended)
         ends = [c for c in rs.servers[0].command_log if "endSessions" in c]
         assert len(ends) == 1
