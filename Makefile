@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench clean
+.PHONY: test demo bench fuzz clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,6 +13,9 @@ $(STAMP): setup.cfg pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q tests/test_properties.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -9,6 +9,25 @@ from .sessions import END_SESSIONS_BATCH, register_for_exit, unregister
 from .topology import Topology
 
 
+_INSECURE = (("tls_insecure", "tlsInsecure"),
+             ("tls_allow_invalid_certificates", "tlsAllowInvalidCertificates"),
+             ("tls_allow_invalid_hostnames", "tlsAllowInvalidHostnames"),
+             ("tls_disable_ocsp_endpoint_check", "tlsDisableOCSPEndpointCheck"),
+             ("tls_disable_certificate_revocation_check", "tlsDisableCertificateRevocationCheck"))
+
+
+def _warn_if_insecure(options):
+    if not options.tls:
+        return
+    relaxed = [name for attr, name in _INSECURE if getattr(options, attr)]
+    if relaxed:
+        import warnings
+        from .errors import SingleMongoWarning
+        warnings.warn(f"TLS is weakened by {', '.join(relaxed)}: certificates or host names are "
+                      f"not fully verified, so a man in the middle can read and change traffic",
+                      SingleMongoWarning, stacklevel=3)
+
+
 class MongoClient:
     """A client for one deployment.
 
@@ -22,6 +41,7 @@ class MongoClient:
     def __init__(self, uri="mongodb://localhost", *, clock=None, resolver=None,
                  event_listeners=(), scan_executor="concurrent", **options):
         self.options = client_options(uri, **options)
+        _warn_if_insecure(self.options)
         self._topology = Topology(self.options, clock or DEFAULT_CLOCK, event_listeners, resolver,
                                   scan_executor)
         self._closed = False

@@ -5,6 +5,8 @@ executor: it checks one server at a time in the planner's order until every serv
 those discovered during the scan, has been checked once. A scan ends on its explicit
 checked-in-this-scan set, never by waiting for the clock to move.
 """
+from collections import deque
+
 from .constants import COOLDOWN_MS
 from .sdam.server_type import ServerType as S
 
@@ -44,7 +46,9 @@ class Scanner:
 
     def __init__(self, topology):
         self.topology = topology
-        self.history = []  # (scan number, address, outcome) of every check
+        # (scan number, address, server type, error) of the latest checks; bounded so a
+        # long-lived client does not grow.
+        self.history = deque(maxlen=256)
 
     def scan(self):
         topo = self.topology

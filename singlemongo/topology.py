@@ -141,8 +141,9 @@ class Topology:
         try:
             reply = conn.legacy_command("admin", command,
                                         self.options.connect_timeout_ms / 1000.0 or None)
-        except ConnectionFailure:
+        except ConnectionFailure as exc:
             conn.close()
+            exc.in_handshake = True  # connected, then lost during the hello
             raise
         conn.set_hello(reply, self.options.compressors)
         conn.zlib_level = self.options.zlib_compression_level
@@ -269,13 +270,19 @@ class Topology:
                 self.stale = True  # a surprise: rescan before selecting again
                 return None
             return conn
-        # A connection lost since the last scan. Its handshake is a check of the server, but
-        # a failure here is what an overloaded server does to new connections (client
-        # backpressure): labelled for a backoff retry, the server is not marked Unknown.
+        # A connection lost since the last scan. A refused or timed-out connect means the
+        # server is gone: a failed check. A connection closed during its handshake is what an
+        # overloaded server does (client backpressure): labelled for a backoff retry, and the
+        # server is not marked Unknown.
         prior = self._description.servers[sd.address]
+        start = self.clock.monotonic()
         try:
             conn, reply, rtt = self.connect(sd.address)
         except ConnectionFailure as exc:
+            if not getattr(exc, "in_handshake", False):
+                self._check_failed(sd.address, exc, start)
+                self.stale = True
+                return None
             exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
             raise
         self.connections[sd.address] = conn

@@ -70,6 +70,43 @@ def _server_type(hello, load_balanced):
     return ServerType.RS_OTHER
 
 
+_INT_FIELDS = ("minWireVersion", "maxWireVersion", "setVersion", "logicalSessionTimeoutMinutes")
+_STR_FIELDS = ("setName", "me", "primary", "msg")
+_LIST_FIELDS = ("hosts", "passives", "arbiters")
+
+
+def _check_types(hello):
+    """Reject field types the SDAM rules cannot compare, naming the field."""
+    if not isinstance(hello, dict):
+        raise TypeError(f"the reply is a {type(hello).__name__}, not a document")
+    for name in _INT_FIELDS:
+        value = hello.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{name} must be an integer, not {value!r}")
+    for name in _STR_FIELDS:
+        if hello.get(name) is not None and not isinstance(hello[name], str):
+            raise TypeError(f"{name} must be a string, not {hello[name]!r}")
+    for name in _LIST_FIELDS:
+        value = hello.get(name)
+        if value is not None and (not isinstance(value, list)
+                                  or not all(isinstance(h, str) for h in value)):
+            raise TypeError(f"{name} must be a list of host strings")
+    tags = hello.get("tags")
+    if tags is not None and (not isinstance(tags, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in tags.items())):
+        raise TypeError("tags must map strings to strings")
+    election_id = hello.get("electionId")
+    if election_id is not None and type(election_id).__name__ != "ObjectId":
+        raise TypeError(f"electionId must be an ObjectId, not {election_id!r}")
+    tv = hello.get("topologyVersion")
+    if tv is not None and (not isinstance(tv, dict) or type(tv.get("processId")).__name__
+                           != "ObjectId" or not isinstance(tv.get("counter"), int)):
+        raise TypeError("topologyVersion must be {processId: ObjectId, counter: int}")
+    last_write = hello.get("lastWrite")
+    if last_write is not None and not isinstance(last_write, dict):
+        raise TypeError("lastWrite must be a document")
+
+
 def _addresses(values):
     return tuple(parse_address(a) for a in (values or ()))
 
@@ -119,7 +156,16 @@ class ServerDescription:
 
     @classmethod
     def from_hello(cls, address, hello, round_trip_time=None, now=None, load_balanced=False):
-        """Build from a hello or legacy hello reply; an empty reply stands for a failed check."""
+        """Build from a hello or legacy hello reply; an empty reply stands for a failed check.
+        A reply with fields of the wrong type gives an Unknown description saying which."""
+        try:
+            _check_types(hello)
+            return cls._from_hello(address, hello, round_trip_time, now, load_balanced)
+        except (TypeError, ValueError, AttributeError) as exc:
+            return cls(address, error=f"invalid hello reply: {exc}", last_update_time=now)
+
+    @classmethod
+    def _from_hello(cls, address, hello, round_trip_time, now, load_balanced):
         server_type = _server_type(hello, load_balanced)
         if server_type is ServerType.UNKNOWN:
             return cls(address, error=hello.get("errmsg") or "hello failed",

@@ -1,0 +1,158 @@
+"""Property-based tests: the wire decoder, the URI parser, hello parsing, and BSON round trips.
+
+Bounded for `make test`; `make fuzz` (HYPOTHESIS_PROFILE=fuzz) runs many more examples."""
+import datetime
+import os
+import socket
+import struct
+import warnings
+from urllib.parse import quote
+
+import bson
+import pytest
+from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from singlemongo import wire
+from singlemongo.client import MongoClient
+from singlemongo.client_options import client_options
+from singlemongo.clock import FakeClock
+from singlemongo.connection import Connection
+from singlemongo.errors import ConfigurationError, ConnectionFailure, ProtocolError
+from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription
+from singlemongo.testing import Standalone
+
+settings.register_profile("default", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("fuzz", max_examples=5000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+A = ("a", 27017)
+
+
+# ----- the wire decoder ----------------------------------------------------------------------
+
+def _message(op_code, body, length=None, response_to=1):
+    return struct.pack("<iiii", length if length is not None else 16 + len(body), 9,
+                       response_to, op_code) + body
+
+
+@given(st.binary(max_size=64), st.sampled_from([wire.OP_MSG, wire.OP_REPLY, wire.OP_COMPRESSED,
+                                                 2004, 7]),
+       st.one_of(st.none(), st.integers(-2 ** 31, 2 ** 31 - 1)), st.integers(0, 3))
+def test_decoder_only_raises_protocol_error(body, op_code, length, response_to):
+    raw = _message(op_code, body, length, response_to)
+    try:
+        header = wire.check_header(raw[:16], expect_response_to=1)
+        wire.decode_reply(header, raw[16:header.length])
+    except ProtocolError:
+        pass
+
+
+@given(st.binary(max_size=200), st.booleans())
+def test_connection_never_hangs_or_reads_without_bound(garbage, lying_length):
+    left, right = socket.socketpair()
+    conn = Connection(A, left, 0, 0.0)
+    data = garbage
+    if lying_length:
+        data = struct.pack("<iiii", 2 ** 30, 1, 1, wire.OP_MSG) + garbage
+    right.sendall(data)
+    right.shutdown(socket.SHUT_WR)
+    try:
+        with pytest.raises(ConnectionFailure):  # ProtocolError is a ConnectionFailure
+            conn.command("admin", {"ping": 1}, timeout_s=2)
+        assert conn.closed
+    finally:
+        right.close()
+        left.close()
+
+
+# ----- the URI parser --------------------------------------------------------------------------
+
+@given(st.text(max_size=80))
+def test_any_string_parses_or_raises_configuration_error(text):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for uri in (text, "mongodb://" + text, "mongodb://h/?" + text):
+            try:
+                client_options(uri)
+            except ConfigurationError:
+                pass
+
+
+@given(st.text(min_size=1, max_size=30), st.text(max_size=30),
+       st.from_regex(r"[a-z][a-z0-9]{0,10}", fullmatch=True))
+def test_percent_encoding_round_trips(user, password, db):
+    uri = f"mongodb://{quote(user, safe='')}:{quote(password, safe='')}@h/{db}"
+    opts = client_options(uri)
+    assert (opts.credentials.username, opts.credentials.password) == (user, password)
+    assert opts.database == db
+
+
+# ----- hello parsing and the SDAM update ----------------------------------------------------
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-5, 30), st.text(max_size=8),
+                   st.just(ObjectId("000000000000000000000001")),
+                   st.lists(st.sampled_from(["a:27017", "b:27017", "B:1", "[::1]:2"]), max_size=3),
+                   st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=2))
+HELLO_KEYS = ["ok", "isWritablePrimary", "ismaster", "secondary", "arbiterOnly", "hidden",
+              "isreplicaset", "msg", "setName", "setVersion", "electionId", "hosts",
+              "passives", "arbiters", "primary", "me", "tags", "minWireVersion",
+              "maxWireVersion", "logicalSessionTimeoutMinutes", "topologyVersion", "lastWrite"]
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(HELLO_KEYS), VALUES, max_size=10), max_size=4),
+       st.sampled_from([dict(), dict(replica_set="rs"), dict(direct_connection=True)]))
+def test_any_hello_gives_a_description_and_the_update_never_raises(hellos, start):
+    td = TopologyDescription.initial([A, ("b", 27017)], **start)
+    for hello in hellos:
+        sd = ServerDescription.from_hello(A, dict(hello, ok=hello.get("ok", 1)))
+        assert isinstance(sd.server_type, ServerType)
+        if sd.server_type is ServerType.UNKNOWN and "invalid hello" in (sd.error or ""):
+            assert sd.error
+        td = td.update(sd)
+        assert td.compatible in (True, False)
+
+
+# ----- BSON documents of every type through the driver ------------------------------------------
+
+KEYS = st.text(alphabet=st.characters(blacklist_characters="$.\x00",
+                                      blacklist_categories=["Cs"]), min_size=1, max_size=6)
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-2 ** 31, 2 ** 31 - 1),
+    st.integers(-2 ** 63, 2 ** 63 - 1).map(Int64), st.floats(allow_nan=False),
+    st.text(max_size=20), st.binary(max_size=20).map(lambda b: Binary(b, 0)),
+    st.builds(ObjectId), st.decimals(min_value=-10 ** 20, max_value=10 ** 20, places=3)
+    .map(lambda d: Decimal128(str(d))),
+    st.datetimes(min_value=datetime.datetime(1900, 1, 1), max_value=datetime.datetime(2200, 1, 1))
+    .map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000,
+                             tzinfo=datetime.timezone.utc)),
+    st.builds(Timestamp, st.integers(0, 2 ** 31), st.integers(0, 2 ** 31)),
+    st.just(MinKey()), st.just(MaxKey()), st.builds(Code, st.text(max_size=10)),
+    st.builds(Regex, st.text(alphabet="abc*+", max_size=5)))
+DOCS = st.dictionaries(KEYS, st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)), max_leaves=8),
+    max_size=6)
+
+
+@pytest.fixture(scope="module")
+def deployment():
+    with Standalone() as s:
+        yield s
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(doc=DOCS)
+def test_documents_of_every_bson_type_round_trip(deployment, doc):
+    client = MongoClient(deployment.uri, clock=FakeClock())
+    coll = client.test.types
+    try:
+        doc = dict(doc)
+        inserted = coll.insert_one(doc).inserted_id
+        back = coll.find_one({"_id": inserted})
+        assert bson.encode(back) == bson.encode(doc)
+    finally:
+        coll.delete_many({})
+        client.close()
