@@ -235,24 +235,16 @@ def test_reconfig_removes_the_server_in_use():
         assert rs.servers[2].address not in client._topology.connections
 
 
-def test_member_claiming_another_set_name_is_removed():
+@pytest.mark.parametrize("index,field", [(2, {"setName": "other"}),
+                                         (1, {"me": "elsewhere:27017"})])
+def test_member_with_another_set_name_or_me_is_removed(index, field):
     with ReplicaSet(3) as rs:
         original = rs.hello
-        rs.hello = lambda server, cmd: dict(original(server, cmd), setName="other") \
-            if server is rs.servers[2] else original(server, cmd)
+        rs.hello = lambda server, cmd: dict(original(server, cmd), **field) \
+            if server is rs.servers[index] else original(server, cmd)
         client, clock = client_for(rs)
         client.admin.command("ping")
-        assert types(client, rs)[2] == "absent"
-
-
-def test_member_with_me_mismatch_is_removed():
-    with ReplicaSet(3) as rs:
-        original = rs.hello
-        rs.hello = lambda server, cmd: dict(original(server, cmd), me="elsewhere:27017") \
-            if server is rs.servers[1] else original(server, cmd)
-        client, clock = client_for(rs)
-        client.admin.command("ping")
-        assert types(client, rs)[1] == "absent"
+        assert types(client, rs)[index] == "absent"
 
 
 # ----- load balancer and DNS ----------------------------------------------------------------

@@ -202,7 +202,8 @@ class SimServer:
             if not self._respond(sel, conn, request_id, op_code, body):
                 return
 
-    def _respond(self, sel, conn, request_id, op_code, body):
+    def _decode(self, op_code, body):
+        """(command, legacy OP_QUERY?, compressor or None, expects a reply?)."""
         compressor = None
         if op_code == wire.OP_COMPRESSED:
             compressor = {v: k for k, v in wire.COMPRESSOR_IDS.items()}[body[8]]
@@ -210,19 +211,21 @@ class SimServer:
             self.compressed_requests += 1
         if op_code == wire.OP_QUERY:
             _, namespace, cmd = wire.decode_op_query(body)
-            cmd = {k: v for k, v in cmd.items()}
+            cmd = dict(cmd)
             cmd.setdefault("$db", namespace.split(".")[0])
-            legacy = True
-        else:
-            flags, cmd, sequences = wire.decode_op_msg(body)
-            for identifier, docs in sequences.items():
-                cmd[identifier] = docs
-            legacy = False
-            if flags & wire.MORE_TO_COME:  # the client expects no reply
-                self.commands[next(iter(cmd), "")] += 1
-                self.command_log.append(cmd)
-                self.handler(self, next(iter(cmd), ""), cmd, conn.state)
-                return True
+            return cmd, True, compressor, True
+        flags, cmd, sequences = wire.decode_op_msg(body)
+        for identifier, docs in sequences.items():
+            cmd[identifier] = docs
+        return cmd, False, compressor, not flags & wire.MORE_TO_COME
+
+    def _respond(self, sel, conn, request_id, op_code, body):
+        cmd, legacy, compressor, wants_reply = self._decode(op_code, body)
+        if not wants_reply:  # moreToCome: run it, answer nothing
+            self.commands[next(iter(cmd), "")] += 1
+            self.command_log.append(cmd)
+            self.handler(self, next(iter(cmd), ""), cmd, conn.state)
+            return True
         name = next(iter(cmd), "")
         self.commands[name] += 1
         self.command_log.append(cmd)
