@@ -13,11 +13,19 @@ from typing import Any, Mapping, Optional, Tuple
 
 from .errors import ConfigurationError, SingleMongoWarning
 from .options import (ALIASES, AUTH_MECHANISMS, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
-                      TLS_INSECURE_OPTIONS, canonical_name, defaults)
+                      canonical_name, defaults)
 from .redact import REDACTED, redact_value
 from .selection.read_preference import ReadPreference
 from .uri import parse_uri
 
+# uri-options spec, "Conflicting TLS options".
+TLS_CONFLICTS = (
+    ("tlsInsecure", "tlsAllowInvalidCertificates"), ("tlsInsecure", "tlsAllowInvalidHostnames"),
+    ("tlsInsecure", "tlsDisableOCSPEndpointCheck"),
+    ("tlsInsecure", "tlsDisableCertificateRevocationCheck"),
+    ("tlsAllowInvalidCertificates", "tlsDisableOCSPEndpointCheck"),
+    ("tlsAllowInvalidCertificates", "tlsDisableCertificateRevocationCheck"),
+    ("tlsDisableOCSPEndpointCheck", "tlsDisableCertificateRevocationCheck"))
 # Initial DNS Seedlist Discovery, "TXT records".
 TXT_ALLOWED = frozenset({"authSource", "replicaSet", "loadBalanced"})
 _EXTERNAL_MECHANISMS = ("MONGODB-X509", "GSSAPI", "MONGODB-AWS", "MONGODB-OIDC")
@@ -206,10 +214,9 @@ def _check_conflicts(options, tls_values):
     if len({value for _, value in tls_values}) > 1:
         raise ConfigurationError(
             "conflicting tls and ssl values: " + ", ".join(f"{k}={str(x).lower()}" for k, x in tls_values))
-    for i, first in enumerate(TLS_INSECURE_OPTIONS[:4]):
-        for second in TLS_INSECURE_OPTIONS[i + 1:]:
-            if first in given and second in given and _tls_pair_conflicts(first, second):
-                raise ConfigurationError(f"options {first} and {second} cannot both be given")
+    for first, second in TLS_CONFLICTS:
+        if first in given and second in given:
+            raise ConfigurationError(f"options {first} and {second} cannot both be given")
     if v["directConnection"] and (options.is_srv or seeds > 1):
         raise ConfigurationError(
             "directConnection=true needs exactly one host" + (
@@ -231,12 +238,6 @@ def _check_conflicts(options, tls_values):
         if v["loadBalanced"]:
             raise ConfigurationError("srvMaxHosts cannot be combined with loadBalanced=true")
     _check_proxy(v, given)
-
-
-def _tls_pair_conflicts(first, second):
-    # uri-options spec, "Conflicting TLS options": every pair except
-    # tlsAllowInvalidCertificates with tlsAllowInvalidHostnames.
-    return {first, second} != {"tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames"}
 
 
 def _check_proxy(v, given):

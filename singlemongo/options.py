@@ -13,8 +13,6 @@ AUTH_MECHANISMS = ("SCRAM-SHA-1", "SCRAM-SHA-256", "MONGODB-X509", "GSSAPI", "PL
 READ_PREFERENCE_MODES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred",
                          "nearest")
 COMPRESSORS = ("snappy", "zlib", "zstd")
-TLS_INSECURE_OPTIONS = ("tlsInsecure", "tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames",
-                        "tlsDisableOCSPEndpointCheck", "tlsDisableCertificateRevocationCheck")
 PROXY_OPTIONS = ("proxyHost", "proxyPort", "proxyUsername", "proxyPassword")
 
 

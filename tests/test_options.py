@@ -149,3 +149,24 @@ def test_tls_and_ssl_agreeing_do_not_warn():
         assert client_options("mongodb://h/?tls=true&ssl=true").tls is True
     with pytest.raises(ConfigurationError, match="conflicting tls and ssl"):
         client_options("mongodb://h/?tls=true&ssl=false")
+
+
+@pytest.mark.parametrize("pair,conflict", [
+    (("tlsInsecure", "tlsAllowInvalidCertificates"), True),
+    (("tlsInsecure", "tlsAllowInvalidHostnames"), True),
+    (("tlsInsecure", "tlsDisableOCSPEndpointCheck"), True),
+    (("tlsInsecure", "tlsDisableCertificateRevocationCheck"), True),
+    (("tlsAllowInvalidCertificates", "tlsDisableOCSPEndpointCheck"), True),
+    (("tlsAllowInvalidCertificates", "tlsDisableCertificateRevocationCheck"), True),
+    (("tlsDisableOCSPEndpointCheck", "tlsDisableCertificateRevocationCheck"), True),
+    (("tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames"), False),
+    (("tlsAllowInvalidHostnames", "tlsDisableOCSPEndpointCheck"), False),
+    (("tlsAllowInvalidHostnames", "tlsDisableCertificateRevocationCheck"), False),
+])
+def test_tls_conflict_table(pair, conflict):
+    uri = f"mongodb://h/?{pair[0]}=true&{pair[1]}=false"
+    if conflict:
+        with pytest.raises(ConfigurationError, match=pair[0]):
+            client_options(uri)
+    else:
+        client_options(uri)
