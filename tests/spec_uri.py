@@ -59,3 +59,17 @@ def run_case(case):
         assert db == auth.get("db")
     if case.get("options") is not None:
         check_options(case["options"], opts)
+    if "credential" in case:  # the auth spec's connection-string tests share this format
+        check_credential(case["credential"], opts.credentials)
+
+
+def check_credential(want, creds):
+    if want is None:
+        assert creds is None, f"expected no credential, got {creds!r}"
+        return
+    assert creds is not None, "expected a credential"
+    assert creds.username == want.get("username")
+    assert creds.password == want.get("password")
+    assert creds.source == want.get("source")
+    assert creds.mechanism == want.get("mechanism")
+    assert dict(creds.mechanism_properties or {}) == dict(want.get("mechanism_properties") or {})
