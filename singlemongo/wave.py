@@ -29,6 +29,7 @@ class _Check:
         self.inbox = bytearray()
         self.sent_at = None
         self.connecting = conn is None
+        self.other_addresses = False  # the name has more addresses than the one tried
 
 
 def waveable(topology, address):
@@ -46,7 +47,8 @@ def _start(topology, address):
         return _Check(address, conn.sock, conn, wire.encode_op_msg(request_id, cmd), request_id)
     cmd, conversation = topology.handshake_document()
     host, port = address
-    family, kind, proto, _, sockaddr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    family, kind, proto, _, sockaddr = infos[0]
     sock = socket.socket(family, kind, proto)
     sock.setblocking(False)
     error = sock.connect_ex(sockaddr)
@@ -55,7 +57,9 @@ def _start(topology, address):
         raise ConnectionFailure(f"could not connect to {format_address(address)}: "
                                 f"{errno.errorcode.get(error, error)}", address)
     message = wire.encode_op_query(request_id, "admin.$cmd", cmd)
-    return _Check(address, sock, None, message, request_id, conversation)
+    check = _Check(address, sock, None, message, request_id, conversation)
+    check.other_addresses = len(infos) > 1
+    return check
 
 
 def _on_event(check, mask, clock):
@@ -116,7 +120,9 @@ def _fail(topology, check, exc):
 
 
 def run_wave(topology, addresses):
-    """{address: (reply, rtt) or ConnectionFailure} for every address, checked concurrently."""
+    """{address: (reply, rtt) or ConnectionFailure} for the addresses checked concurrently. A
+    name whose first address failed to connect is left out: the sequential check then tries
+    every address of the name, as a connection always does."""
     results, pending = {}, {}
     sel = selectors.DefaultSelector()
     for address in addresses:
@@ -147,7 +153,9 @@ def run_wave(topology, addresses):
             except (OSError, ConnectionFailure, ProtocolError) as exc:
                 sel.unregister(check.sock)
                 del pending[check.sock]
-                results[check.address] = _fail(topology, check, exc)
+                failure = _fail(topology, check, exc)
+                if not (check.connecting and check.other_addresses):
+                    results[check.address] = failure
                 continue
             if not check.out and not check.connecting:
                 sel.modify(check.sock, selectors.EVENT_READ, check)

@@ -82,3 +82,14 @@ def test_end_sessions_at_close_costs_no_round_trip():
         # cluster-wide), and never answered.
         ends = [c for s in rs.servers for c in s.command_log if "endSessions" in c]
         assert len(ends) == 1
+
+
+def test_names_with_several_addresses_fall_back_to_trying_each():
+    from singlemongo.testing import Sharded
+    with Sharded(2) as sh:
+        uri = "mongodb://" + ",".join(f"localhost:{s.port}" for s in sh.servers)
+        client = MongoClient(uri, clock=FakeClock())
+        assert client.admin.command("ping")["ok"] == 1
+        assert client.topology_description.topology_type.value == "Sharded"
+        assert all(sd.server_type.value == "Mongos"
+                   for sd in client.topology_description.servers.values())

@@ -7,7 +7,7 @@ on a connection actually used for an operation. Checks alone never authenticate.
 """
 import base64
 
-from ..errors import ConfigurationError, OperationFailure
+from ..errors import ConfigurationError
 from .scram import HASHES, AuthenticationFailed, Conversation
 
 __all__ = ["AuthenticationFailed", "handshake_fields", "authenticate"]

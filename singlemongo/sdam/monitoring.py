@@ -5,7 +5,7 @@ the change, then the topology description change. Nothing is published when a ch
 the server description equal ("Server Description Equality") and the server set unchanged.
 """
 from ..records import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from .server_description import ServerDescription
 from .topology_description import TopologyDescription

@@ -4,7 +4,7 @@ Pure: a function of the topology description, the criteria, the settings and the
 deprioritized servers. The engine's loop (scan, sleep, retry) lives in ``selection_loop.py``.
 """
 from ..records import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 from ..constants import (HEARTBEAT_FREQUENCY_MS, IDLE_WRITE_PERIOD_MS, LOCAL_THRESHOLD_MS,
                          SMALLEST_MAX_STALENESS_SECONDS)
