@@ -93,3 +93,22 @@ def test_names_with_several_addresses_fall_back_to_trying_each():
         assert client.topology_description.topology_type.value == "Sharded"
         assert all(sd.server_type.value == "Mongos"
                    for sd in client.topology_description.servers.values())
+
+
+def test_first_address_refused_then_the_next_one_is_tried(monkeypatch):
+    import socket
+    from singlemongo.testing import Sharded
+    real = socket.getaddrinfo
+
+    def two_addresses(host, port, *args, **kwargs):
+        if host == "twoaddr.test":  # first 127.0.0.2 (nobody listens there), then 127.0.0.1
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port)),
+                    (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return real(host, port, *args, **kwargs)
+    monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+    with Sharded(2) as sh:
+        uri = "mongodb://" + ",".join(f"twoaddr.test:{s.port}" for s in sh.servers)
+        client = MongoClient(uri, clock=FakeClock())
+        assert client.admin.command("ping")["ok"] == 1
+        assert all(sd.server_type.value == "Mongos"
+                   for sd in client.topology_description.servers.values())
