@@ -141,11 +141,11 @@ def main():
     bson_t = import_time("bson")
     lazy_t = import_time("singlemongo")
     rows.append(("`import singlemongo` (ms)", f"{lazy_t * 1000:.1f}",
-                 "", f"bson {bson_t * 1000:.1f}", "", f"+{(lazy_t - bson_t) * 1000:.1f} ms vs bson"))
+                 "", f"bson {bson_t * 1000:.1f}", "", f"{(lazy_t - bson_t) * 1000:+.1f} ms vs bson"))
     sm_t, pm_t = import_time("singlemongo import MongoClient"), import_time("pymongo import MongoClient")
     rows.append(("`from ... import MongoClient` (ms)", f"{sm_t * 1000:.1f}", f"{pm_t * 1000:.1f}",
                  f"bson {bson_t * 1000:.1f}", f"{sm_t / pm_t:.2f}",
-                 f"+{(sm_t - bson_t) * 1000:.1f} ms vs bson"))
+                 f"{(sm_t - bson_t) * 1000:+.1f} ms vs bson"))
     sel_sm, sel_pm = selection_bench.singlemongo_rate(), selection_bench.pymongo_rate()
     rows.append(("selection, 50-member replica set (per s)", f"{sel_sm:.0f}", f"{sel_pm:.0f}",
                  "", f"{sel_sm / sel_pm:.2f}", ""))
