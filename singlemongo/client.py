@@ -35,15 +35,17 @@ class MongoClient:
     (``heartbeatFrequencyMS=...`` or ``heartbeat_frequency_ms=...``); keywords override the
     URI. ``clock`` (time, sleep, randomness), ``resolver`` (mongodb+srv lookups) and
     ``event_listeners`` are for tests and observability; ``scan_executor="sequential"``
-    checks servers one at a time instead of in concurrent waves (for debugging).
+    checks servers one at a time instead of in concurrent waves (for debugging);
+    ``server_selector`` takes the list of suitable ServerDescriptions and returns those to keep.
     """
 
     def __init__(self, uri="mongodb://localhost", *, clock=None, resolver=None,
-                 event_listeners=(), scan_executor="concurrent", **options):
+                 event_listeners=(), scan_executor="concurrent", server_selector=None,
+                 **options):
         self.options = client_options(uri, **options)
         _warn_if_insecure(self.options)
         self._topology = Topology(self.options, clock or DEFAULT_CLOCK, event_listeners, resolver,
-                                  scan_executor)
+                                  scan_executor, server_selector)
         self._closed = False
         register_for_exit(self)
 

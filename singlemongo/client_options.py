@@ -62,7 +62,6 @@ class ClientOptions:
     database: Optional[str] = None
     credentials: Optional[Credentials] = None
     read_preference: ReadPreference = ReadPreference()
-    _uri_specified: frozenset = frozenset()
 
     def __getattr__(self, attr):
         name = canonical_name(attr)
@@ -91,7 +90,6 @@ def client_options(uri, **kwargs):
     values = defaults()
     values.update(found.values)
     specified = set(found.values)
-    uri_specified = frozenset(specified)
     for key, value in kwargs.items():
         name = canonical_name(key)
         if name is None:
@@ -113,7 +111,7 @@ def client_options(uri, **kwargs):
         seeds=tuple(h.address for h in parsed.hosts) if not parsed.is_srv else (),
         values=values, specified=frozenset(specified),
         srv_host=parsed.hosts[0].host if parsed.is_srv else None,
-        database=parsed.database, _uri_specified=uri_specified)
+        database=parsed.database)
     for message in found.warnings:
         warnings.warn(message, SingleMongoWarning, stacklevel=2)
     return _finish(options, parsed.username, parsed.password, found.tls_values)

@@ -136,9 +136,12 @@ class Collection:
             cmd["projection"] = _projection(projection)
         if sort is not None:
             cmd["sort"] = index_keys(sort)
-        for key, value in (("skip", skip), ("hint", hint), ("maxTimeMS", max_time_ms)):
-            if value:
-                cmd[key] = value if key != "hint" or not isinstance(value, list) else index_keys(value)
+        if skip:
+            cmd["skip"] = skip
+        if hint:
+            cmd["hint"] = hint if isinstance(hint, str) else index_keys(hint)
+        if max_time_ms:
+            cmd["maxTimeMS"] = max_time_ms
         if limit:
             cmd["limit"] = abs(limit)
             if limit < 0:

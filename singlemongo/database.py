@@ -1,6 +1,7 @@
 """Database: the generic command, collections, and the catalog."""
 from .collection import Collection, _as_read_preference
 from .cursor import Cursor
+from .errors import InvalidOperation
 from .operation import Request, execute
 from .selection.selector import READ, WRITE, Criteria
 
@@ -8,7 +9,6 @@ from .selection.selector import READ, WRITE, Criteria
 class Database:
     def __init__(self, client, name, read_preference=None):
         if not isinstance(name, str) or not name or any(c in name for c in '/\\. "$\x00'):
-            from .errors import InvalidOperation
             raise InvalidOperation(f"invalid database name {name!r}")
         self.client = client
         self.name = name

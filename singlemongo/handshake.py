@@ -79,8 +79,7 @@ def client_metadata(appname=None):
 
 def handshake_command(options, initial=True, hello_ok=False):
     """The hello for a new connection (``initial``) or for a check on an open one."""
-    use_hello = hello_ok
-    cmd = {"hello": 1} if use_hello else {"isMaster": 1}
+    cmd = {"hello": 1} if hello_ok else {"isMaster": 1}
     if not initial:
         return cmd
     cmd["helloOk"] = True

@@ -257,6 +257,3 @@ def execute(topology, req):
     finally:
         run.release()
 
-
-def run_command(topology, db, command, criteria, is_read=True, sequences=(), retry=None):
-    return execute(topology, Request(db, command, criteria, is_read, retry, sequences)).reply

@@ -43,9 +43,10 @@ class _Budget:
         return self.start + self.timeout_s
 
 
-def settings_for(options):
+def settings_for(topo):
+    options = topo.options
     return SelectionSettings(options.heartbeat_frequency_ms, options.local_threshold_ms,
-                             getattr(options, "server_selector", None))
+                             topo.server_selector)
 
 
 def _timeout_s(options):
@@ -92,7 +93,7 @@ def _select(topo, criteria, deprioritized, log_waiting):
     options = topo.options
     try_once = options.server_selection_try_once
     budget = _Budget(topo.clock, _timeout_s(options))
-    settings = settings_for(options)
+    settings = settings_for(topo)
     if not options.enable_overload_retargeting:
         deprioritized = ()
     if topo.last_scan_end is None or \

@@ -9,7 +9,7 @@ from collections import defaultdict
 from . import selection_loop
 from .clock import DEFAULT_CLOCK
 from .connection import Connection, open_socket
-from .errors import ConfigurationError, ConnectionFailure, OperationFailure
+from .errors import ConfigurationError, ConnectionFailure
 from .events import EventBus
 from .handshake import handshake_command
 from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED, TokenBucket
@@ -29,11 +29,12 @@ LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but 
 
 class Topology:
     def __init__(self, options, clock=DEFAULT_CLOCK, listeners=(), resolver=None,
-                 scan_executor="concurrent"):
+                 scan_executor="concurrent", server_selector=None):
         if scan_executor not in ("concurrent", "sequential"):
             raise ConfigurationError(f"scan_executor must be 'concurrent' or 'sequential', "
                                      f"not {scan_executor!r}")
         self.scan_executor = scan_executor
+        self.server_selector = server_selector  # server selection spec, "serverSelector"
         self.pid = os.getpid()
         self.options = options
         self.clock = clock
@@ -65,10 +66,6 @@ class Topology:
         if self.options.is_srv:
             return TopologyDescription.initial((), self.options.replica_set)
         return TopologyDescription.from_options(self.options)
-
-    @property
-    def opened(self):
-        return self._description is not None
 
     def open(self):
         """Resolve mongodb+srv, publish the opening events; done by the first selection."""
@@ -130,13 +127,23 @@ class Topology:
         command.update(auth_fields)
         return command, conversation
 
+    def new_connection(self, address, sock, conversation=None):
+        self.connections_opened += 1
+        conn = Connection(address, sock, self.generations[address], self.clock.monotonic())
+        conn.conversation = conversation
+        return conn
+
+    def handshaken(self, conn, reply):
+        """Record the handshake reply: limits, compression."""
+        conn.set_hello(reply, self.options.compressors)
+        conn.zlib_level = self.options.zlib_compression_level
+        return conn
+
     def connect(self, address):
         """Open a connection; its handshake reply is returned with the hello's duration."""
         now = self.clock.monotonic
-        sock = open_socket(address, self.options)
-        conn = Connection(address, sock, self.generations[address], now())
-        self.connections_opened += 1
-        command, conn.conversation = self.handshake_document()
+        command, conversation = self.handshake_document()
+        conn = self.new_connection(address, open_socket(address, self.options), conversation)
         start = now()
         try:
             reply = conn.legacy_command("admin", command,
@@ -145,9 +152,7 @@ class Topology:
             conn.close()
             exc.in_handshake = True  # connected, then lost during the hello
             raise
-        conn.set_hello(reply, self.options.compressors)
-        conn.zlib_level = self.options.zlib_compression_level
-        return conn, reply, now() - start
+        return self.handshaken(conn, reply), reply, now() - start
 
     def heartbeat_started(self, address):
         if self.events.active:
@@ -334,10 +339,3 @@ class Topology:
         td = self.description
         return td.summary()
 
-
-def raise_for_reply(reply, address):
-    if reply.get("ok") in (0, 0.0, False):
-        raise OperationFailure(
-            f"command failed on {format_address(address)}: {reply.get('errmsg', 'unknown error')}"
-            f" (code {reply.get('code')}, {reply.get('codeName', '')})",
-            reply.get("code"), reply, address)

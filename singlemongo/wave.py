@@ -12,7 +12,7 @@ import selectors
 import socket
 
 from . import wire
-from .connection import Connection, next_request_id
+from .connection import next_request_id
 from .errors import ConnectionFailure, NetworkTimeout, ProtocolError
 from .handshake import handshake_command
 from .sdam.server_description import format_address
@@ -96,12 +96,8 @@ def _finish(topology, check, reply, rtt):
     sock.setblocking(True)
     conn = check.conn
     if conn is None:
-        conn = Connection(check.address, sock, topology.generations[check.address],
-                          topology.clock.monotonic())
-        conn.conversation = check.conversation
-        conn.set_hello(reply, topology.options.compressors)
-        conn.zlib_level = topology.options.zlib_compression_level
-        topology.connections_opened += 1
+        conn = topology.handshaken(topology.new_connection(check.address, sock,
+                                                           check.conversation), reply)
         topology.connections[check.address] = conn
     conn.last_used = topology.clock.monotonic()
     return reply, rtt

@@ -204,3 +204,17 @@ def test_listener_that_raises_does_not_break_the_operation():
         raise RuntimeError("listener bug")
     with Standalone() as s:
         MongoClient(s.uri, event_listeners=[bad]).admin.command("ping")
+
+
+def test_application_server_selector_narrows_suitable_servers():
+    with ReplicaSet(3) as rs:
+        last = rs.servers[2].address
+        seen = []
+
+        def only_last(servers):
+            seen.append(len(servers))
+            return [s for s in servers if s.address == last]
+        client = MongoClient(rs.uri, clock=FakeClock(), server_selector=only_last)
+        client.admin.command("ping", read_preference="secondary")
+        assert rs.servers[2].commands["ping"] == 1 and rs.servers[1].commands["ping"] == 0
+        assert seen == [2]  # it saw both secondaries, after the read preference

@@ -87,24 +87,6 @@ class TopologyDescription:
                        compatibility_error=error,
                        logical_session_timeout_minutes=_session_timeout(servers.values()))
 
-    def reset_server(self, address, error=None, topology_version=None, network=False):
-        """Mark one server Unknown (an application error or a failed check)."""
-        return self.update(ServerDescription.unknown(address, error, topology_version, network))
-
-    def with_server_type(self, address, server_type):
-        """Used by the scanner bookkeeping; does not run the SDAM rules."""
-        servers = dict(self.servers)
-        servers[address] = servers[address].with_type(server_type)
-        return replace(self, servers=MappingProxyType(servers))
-
-    @property
-    def known_servers(self):
-        return [s for s in self.servers.values() if s.is_known]
-
-    @property
-    def has_readable_server(self):
-        return bool(self.known_servers)
-
     def server(self, address):
         return self.servers.get(address)
 
