@@ -7,7 +7,7 @@ and a one-off query loads only what it runs.
 __version__ = "0.1.0"
 
 _LAZY = {
-    "MongoClient": "client", "get_client": "client_cache", "ClientOptions": "client_options",
+    "MongoClient": "client", "get_client": "client_cache", "ClientOptions": "options.client_options",
     "ReadPreference": "selection.read_preference",
     "ConfigurationError": "errors", "ConnectionFailure": "errors", "InvalidURI": "errors",
     "OperationFailure": "errors", "ServerSelectionError": "errors",

@@ -1,12 +1,12 @@
 """MongoClient: the face. Constructing one does no I/O; the first operation scans."""
 import os
 
-from .client_options import client_options
+from .options.client_options import client_options
 from .clock import DEFAULT_CLOCK
 from .database import Database
 from .errors import ConnectionFailure
-from .sessions import END_SESSIONS_BATCH, register_for_exit, unregister
-from .topology import Topology
+from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
+from .engine.topology import Topology
 
 
 _INSECURE = (("tls_insecure", "tlsInsecure"),

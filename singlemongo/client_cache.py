@@ -8,7 +8,7 @@ is sent for the parent's sessions, and the child gets a fresh client and topolog
 import os
 
 from .client import MongoClient
-from .client_options import client_options
+from .options.client_options import client_options
 
 _cache = {}
 

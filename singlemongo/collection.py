@@ -4,10 +4,10 @@ database or client, most specific first)."""
 from bson import ObjectId
 
 from .cursor import Cursor
-from .documents import MAX_BSON_SIZE, check_document, check_update
+from .wire.documents import MAX_BSON_SIZE, check_document, check_update
 from .errors import (BulkWriteError, DuplicateKeyError, InvalidDocument, OperationFailure,
                      WriteError)
-from .operation import Request, execute
+from .engine.operation import Request, execute
 from .results import DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 from .selection.read_preference import ReadPreference
 from .selection.selector import READ, WRITE, Criteria

@@ -7,9 +7,9 @@ from collections import deque
 
 from bson import Int64
 
-from . import command_monitoring
+from .monitoring import command_monitoring
 from .errors import ConnectionFailure, CursorNotFound, InvalidOperation
-from .operation import Request, error_from_reply, execute, failed
+from .engine.operation import Request, error_from_reply, execute, failed
 from .sdam.server_description import format_address
 
 

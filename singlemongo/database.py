@@ -2,7 +2,7 @@
 from .collection import Collection, _as_read_preference
 from .cursor import Cursor
 from .errors import InvalidOperation
-from .operation import Request, execute
+from .engine.operation import Request, execute
 from .selection.selector import READ, WRITE, Criteria
 
 

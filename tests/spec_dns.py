@@ -11,10 +11,10 @@ import warnings
 
 import pytest
 
-from singlemongo.client_options import client_options
+from singlemongo.options.client_options import client_options
 from singlemongo.errors import SingleMongoError
 from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription, format_address
-from singlemongo.srv import resolve_seedlist
+from singlemongo.options.srv import resolve_seedlist
 from singlemongo.testing import FakeResolver
 
 from .spec_uri import check_options

@@ -2,7 +2,7 @@
 import warnings
 from collections import defaultdict
 
-from singlemongo.client_options import client_options
+from singlemongo.options.client_options import client_options
 from singlemongo.sdam import (ApplicationError, ErrorKind, ServerDescription, ServerType,
                               TopologyDescription, TopologyType, classify_reply, format_address,
                               handle_application_error, parse_address)

@@ -1,10 +1,10 @@
 """Runner for the connection-string and uri-options suites."""
 import warnings
 
-from singlemongo.client_options import client_options
+from singlemongo.options.client_options import client_options
 from singlemongo.errors import ConfigurationError, SingleMongoWarning
-from singlemongo.options import canonical_name
-from singlemongo.uri import parse_uri
+from singlemongo.options.table import canonical_name
+from singlemongo.options.uri import parse_uri
 
 
 def parse_with_warnings(uri):

@@ -3,10 +3,10 @@ under a fake clock (no real waiting) against the simulated deployment."""
 import pytest
 
 from singlemongo import errors
-from singlemongo.backpressure import TokenBucket, backoff_seconds
+from singlemongo.engine.backpressure import TokenBucket, backoff_seconds
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
-from singlemongo.command_monitoring import (CommandFailedEvent, CommandStartedEvent,
+from singlemongo.monitoring.command_monitoring import (CommandFailedEvent, CommandStartedEvent,
                                             CommandSucceededEvent)
 from singlemongo.sdam import ServerType
 from singlemongo.testing import ReplicaSet, Sharded, Standalone

@@ -11,7 +11,7 @@ from singlemongo.clock import FakeClock
 from singlemongo.sdam import ServerType, TopologyType
 from singlemongo.sdam import monitoring as m
 from singlemongo.testing import FakeResolver, LoadBalancer, ReplicaSet, Sharded, Standalone
-from singlemongo.topology import LB_NO_SERVICE_ID
+from singlemongo.engine.topology import LB_NO_SERVICE_ID
 
 
 def _driver_threads():

@@ -6,7 +6,7 @@ import pytest
 from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
-from singlemongo.command_monitoring import (CommandFailedEvent, CommandStartedEvent,
+from singlemongo.monitoring.command_monitoring import (CommandFailedEvent, CommandStartedEvent,
                                             CommandSucceededEvent)
 from singlemongo.sdam import monitoring as m
 from singlemongo.testing import LoadBalancer, ReplicaSet, Standalone
@@ -42,7 +42,7 @@ def test_sensitive_commands_are_redacted():
         client._topology.open()
         client._topology.scan()
         conn = client._topology.connections[s.servers[0].address]
-        from singlemongo import command_monitoring
+        from singlemongo.monitoring import command_monitoring
         command_monitoring.run(client._topology.events, client._topology.clock, conn, "admin",
                                {"saslStart": 1, "mechanism": "SCRAM-SHA-1", "payload": b"n,,n=u,r=x"})
         started = _by_type(events, CommandStartedEvent)[-1]

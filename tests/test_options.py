@@ -4,8 +4,8 @@ import warnings
 import pytest
 
 from singlemongo import ConfigurationError, InvalidURI, SingleMongoWarning
-from singlemongo.client_options import client_options
-from singlemongo.redact import redact_uri
+from singlemongo.options.client_options import client_options
+from singlemongo.options.redact import redact_uri
 
 
 def test_single_threaded_defaults():

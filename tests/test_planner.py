@@ -1,5 +1,5 @@
 """The scanner's pure planner: scan order and cooldown, row by row."""
-from singlemongo.scanner import in_cooldown, plan_next_check
+from singlemongo.engine.scanner import in_cooldown, plan_next_check
 from singlemongo.sdam import ServerDescription, ServerType as S, TopologyDescription, TopologyType
 
 

@@ -14,11 +14,11 @@ from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Rege
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from singlemongo import wire
+from singlemongo.wire import messages as wire
 from singlemongo.client import MongoClient
-from singlemongo.client_options import client_options
+from singlemongo.options.client_options import client_options
 from singlemongo.clock import FakeClock
-from singlemongo.connection import Connection
+from singlemongo.wire.connection import Connection
 from singlemongo.errors import ConfigurationError, ConnectionFailure, ProtocolError
 from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription
 from singlemongo.testing import Standalone

@@ -1,7 +1,7 @@
 """Read preference on the wire, per topology and server type (server selection spec)."""
 import pytest
 
-from singlemongo.handshake import op_query_read_preference, read_preference_for_op_msg
+from singlemongo.engine.handshake import op_query_read_preference, read_preference_for_op_msg
 from singlemongo.sdam import ServerType as S, TopologyType as T
 from singlemongo.selection import ReadPreference
 

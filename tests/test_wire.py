@@ -4,7 +4,7 @@ import struct
 import bson
 import pytest
 
-from singlemongo import wire
+from singlemongo.wire import messages as wire
 from singlemongo.errors import ProtocolError
 
 

@@ -3,7 +3,7 @@ from ..records import dataclass, field
 from typing import Optional, Tuple
 
 from ..errors import ConfigurationError
-from ..options import READ_PREFERENCE_MODES
+from ..options.table import READ_PREFERENCE_MODES
 
 _MODES_BY_LOWER = {m.lower(): m for m in READ_PREFERENCE_MODES}
 

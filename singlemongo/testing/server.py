@@ -13,7 +13,7 @@ import time
 from ..records import dataclass, field
 from typing import Optional, Tuple
 
-from .. import wire
+from ..wire import messages as wire
 
 _LINGER_RST = struct.pack("ii", 1, 0)
 

@@ -10,7 +10,7 @@ import weakref
 
 from bson import Binary
 
-from .sdam.server_type import TopologyType
+from ..sdam.server_type import TopologyType
 
 END_SESSIONS_BATCH = 10_000
 

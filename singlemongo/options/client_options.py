@@ -7,15 +7,15 @@ string are dropped with a SingleMongoWarning (connection-string spec); invalid k
 arguments and conflicting options raise ConfigurationError.
 """
 import warnings
-from .records import dataclass, field, replace
+from ..records import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
 
-from .errors import ConfigurationError, SingleMongoWarning
-from .options import (ALIASES, AUTH_MECHANISMS, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
+from ..errors import ConfigurationError, SingleMongoWarning
+from .table import (ALIASES, AUTH_MECHANISMS, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
 from .redact import REDACTED, redact_value
-from .selection.read_preference import ReadPreference
+from ..selection.read_preference import ReadPreference
 from .uri import parse_uri
 
 # uri-options spec, "Conflicting TLS options".

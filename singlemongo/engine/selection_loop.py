@@ -6,12 +6,12 @@ every minHeartbeatFrequencyMS until serverSelectionTimeoutMS, so it may take the
 one blocking scan. Every loop here is bounded by a count, so frozen time cannot hang it.
 """
 
-from . import log
-from .constants import MIN_HEARTBEAT_FREQUENCY_MS
-from .errors import IncompatibleWireVersionError, ServerSelectionError
-from .sdam.server_description import format_address
-from .sdam.server_type import ServerType, TopologyType
-from .selection.selector import READ, WRITE, SelectionSettings, select
+from ..monitoring import log
+from ..constants import MIN_HEARTBEAT_FREQUENCY_MS
+from ..errors import IncompatibleWireVersionError, ServerSelectionError
+from ..sdam.server_description import format_address
+from ..sdam.server_type import ServerType, TopologyType
+from ..selection.selector import READ, WRITE, SelectionSettings, select
 
 MIN_INTERVAL_S = MIN_HEARTBEAT_FREQUENCY_MS / 1000.0
 

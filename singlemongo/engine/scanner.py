@@ -7,8 +7,8 @@ checked-in-this-scan set, never by waiting for the clock to move.
 """
 from collections import deque
 
-from .constants import COOLDOWN_MS
-from .sdam.server_type import ServerType as S
+from ..constants import COOLDOWN_MS
+from ..sdam.server_type import ServerType as S
 
 # A scan checks each server at most once; this bound only guards against a bug looping.
 MAX_CHECKS_PER_SCAN = 10_000

@@ -5,12 +5,12 @@ touches a socket: ``connection.py`` reads exactly the number of bytes the header
 after ``check_header`` has bounded it by maxMessageSizeBytes.
 """
 import struct
-from .records import dataclass
+from ..records import dataclass
 
 import bson
 from bson.codec_options import CodecOptions
 
-from .errors import ProtocolError
+from ..errors import ProtocolError
 
 OP_REPLY = 1
 OP_QUERY = 2004

@@ -4,12 +4,12 @@ This module only splits and decodes. What each option means and which values are
 ``options.py``; ``mongodb+srv`` resolution is in ``srv.py``. No DNS, no sockets.
 """
 import re
-from .records import dataclass, field
+from ..records import dataclass, field
 from typing import Optional, Tuple
 from .percent import unquote
 
-from .constants import DEFAULT_PORT
-from .errors import InvalidURI
+from ..constants import DEFAULT_PORT
+from ..errors import InvalidURI
 from .redact import redact_uri
 
 SCHEME = "mongodb://"

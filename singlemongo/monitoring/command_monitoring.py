@@ -2,11 +2,11 @@
 events and log messages around every application command, each attempt of a retried
 operation included. Sensitive commands and their replies are replaced by empty documents."""
 import itertools
-from .records import dataclass
+from ..records import dataclass
 from typing import Any
 
 from . import log
-from .sdam.server_description import format_address
+from ..sdam.server_description import format_address
 
 SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
                        "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"})

@@ -2,11 +2,11 @@
 
 Names follow the uri-options spec; defaults are the single-threaded ones (DESIGN.md).
 """
-from .records import dataclass
+from ..records import dataclass
 from typing import Any, Callable
 
-from . import constants as C
-from . import option_types as T
+from .. import constants as C
+from . import types as T
 
 AUTH_MECHANISMS = ("SCRAM-SHA-1", "SCRAM-SHA-256", "MONGODB-X509", "GSSAPI", "PLAIN",
                    "MONGODB-AWS", "MONGODB-OIDC")

@@ -7,7 +7,7 @@ backoff of ``jitter * min(10 s, 100 ms * 2**i)`` when the error also carries
 ``SystemOverloadedError`` (and that server is then avoided on the next selection). Ordinary
 retryable reads and writes keep their single free retry.
 """
-from .records import dataclass, field
+from ..records import dataclass, field
 from typing import Any, Optional
 
 RETRYABLE_ERROR = "RetryableError"

@@ -2,20 +2,20 @@
 the implicit session, read preference on the wire, $clusterTime, the SDAM decision on errors,
 and one retry for retryable reads and writes (retryable reads/writes specs).
 """
-from .records import dataclass
+from ..records import dataclass
 from typing import Any, Optional
 
 from bson import Int64
 
-from . import command_monitoring
+from ..monitoring import command_monitoring
 from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
                            RETRY_TOKEN_RETURN_RATE, SYSTEM_OVERLOADED, RetryState, annotate,
                            decide, labels_of)
-from .errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, OperationFailure,
+from ..errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, OperationFailure,
                      ServerSelectionError, WriteConcernError)
 from .handshake import read_preference_for_op_msg
-from .sdam.server_description import ServerDescription, format_address
-from .sdam.server_type import ServerType
+from ..sdam.server_description import ServerDescription, format_address
+from ..sdam.server_type import ServerType
 
 # Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.
 RETRYABLE_CODES = frozenset({11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262})
@@ -76,7 +76,7 @@ def checkout(topology, criteria, deprioritized=(), operation="command", operatio
 
 
 def _authenticate(topology, conn):
-    from .auth import authenticate  # hashlib and friends load only for authenticated clients
+    from ..auth import authenticate  # hashlib and friends load only for authenticated clients
     try:
         authenticate(conn, topology.options.credentials, topology.clock, topology.scram_cache)
     except ConnectionFailure as exc:

@@ -8,8 +8,8 @@ import sys
 
 import bson
 
-from . import __version__
-from .sdam.server_type import ServerType, TopologyType
+from .. import __version__
+from ..sdam.server_type import ServerType, TopologyType
 
 METADATA_LIMIT = 512
 _FAAS_ENV = (

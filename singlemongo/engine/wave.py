@@ -11,11 +11,11 @@ import errno
 import selectors
 import socket
 
-from . import wire
-from .connection import next_request_id
-from .errors import ConnectionFailure, NetworkTimeout, ProtocolError
+from ..wire import messages as wire
+from ..wire.connection import next_request_id
+from ..errors import ConnectionFailure, NetworkTimeout, ProtocolError
 from .handshake import handshake_command
-from .sdam.server_description import format_address
+from ..sdam.server_description import format_address
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
 

@@ -7,20 +7,20 @@ import os
 from collections import defaultdict
 
 from . import selection_loop
-from .clock import DEFAULT_CLOCK
-from .connection import Connection, open_socket
-from .errors import ConfigurationError, ConnectionFailure
-from .events import EventBus
+from ..clock import DEFAULT_CLOCK
+from ..wire.connection import Connection, open_socket
+from ..errors import ConfigurationError, ConnectionFailure
+from ..monitoring.events import EventBus
 from .handshake import handshake_command
 from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED, TokenBucket
 from .scanner import Scanner
 from .sessions import SessionPool
-from .sdam import monitoring as m
-from .sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
+from ..sdam import monitoring as m
+from ..sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
                                   handle_application_error)
-from .sdam.server_description import ServerDescription, average_rtt, format_address
-from .sdam.server_type import ServerType, TopologyType
-from .sdam.topology_description import TopologyDescription
+from ..sdam.server_description import ServerDescription, average_rtt, format_address
+from ..sdam.server_type import ServerType, TopologyType
+from ..sdam.topology_description import TopologyDescription
 
 _topology_ids = itertools.count(1)
 LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
@@ -72,7 +72,8 @@ class Topology:
         if self._description is not None:
             return
         if self.options.is_srv:
-            from .srv import DnsPythonResolver, resolve_seedlist
+            from ..options.srv import resolve_seedlist
+            from .dns import DnsPythonResolver
             resolver = self.resolver or DnsPythonResolver(self.options.connect_timeout_ms / 1000.0)
             self.options = resolve_seedlist(self.options, resolver, self.clock.shuffle)
         td = TopologyDescription.from_options(self.options)
@@ -122,7 +123,7 @@ class Topology:
         command = handshake_command(self.options)
         if self.options.credentials is None:
             return command, None
-        from .auth import handshake_fields  # hashlib and friends only for authenticated clients
+        from ..auth import handshake_fields  # hashlib and friends only for authenticated clients
         auth_fields, conversation = handshake_fields(self.options.credentials, self.clock)
         command.update(auth_fields)
         return command, conversation

@@ -3,7 +3,7 @@ from collections.abc import Mapping
 
 import bson
 
-from .errors import InvalidDocument
+from ..errors import InvalidDocument
 
 MAX_BSON_SIZE = 16 * 1024 * 1024
 

@@ -7,9 +7,9 @@ import itertools
 import os
 import socket
 
-from . import wire
-from .errors import ConnectionFailure, NetworkTimeout, ProtocolError
-from .sdam.server_description import format_address
+from . import messages as wire
+from ..errors import ConnectionFailure, NetworkTimeout, ProtocolError
+from ..sdam.server_description import format_address
 
 _connection_ids = itertools.count(1)
 

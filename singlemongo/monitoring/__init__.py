@@ -1,0 +1,1 @@
+"""Observability: event listeners, command monitoring and logging under the spec's components."""
