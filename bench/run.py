@@ -94,7 +94,7 @@ def interleaved(dep):
 
 
 def seed(dep):
-    dep.store.data[("bench", "c")] = [{"_id": 1, "name": "bench", "n": 42}]
+    dep.store.seed("bench", "c", [{"_id": 1, "name": "bench", "n": 42}])
     return dep
 
 

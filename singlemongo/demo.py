@@ -31,8 +31,8 @@ def _topology(client):
 def main():
     with ReplicaSet(3) as rs:
         print(f"Simulated replica set 'rs' on loopback: {rs.uri}\n")
-        rs.store.data[("shop", "orders")] = [{"_id": 1, "item": "tea", "qty": 3},
-                                             {"_id": 2, "item": "jam", "qty": 1}]
+        rs.store.seed("shop", "orders", [{"_id": 1, "item": "tea", "qty": 3},
+                                         {"_id": 2, "item": "jam", "qty": 1}])
         client = MongoClient(rs.uri)
         print("1. One-off query: client.shop.orders.find_one({'item': 'jam'})")
         print(f"   -> {client.shop.orders.find_one({'item': 'jam'})}")

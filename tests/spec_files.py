@@ -1,16 +1,16 @@
 """Find the official JSON suites and recognise each file's format from its content.
 
-Directories come from SINGLEMONGO_SPEC_TESTS (colon-separated), else ../shared/spec-tests
-beside the checkout. Each case becomes a pytest item whose id contains the file's path.
+Trees come from ``spec_sources.trees()``: SINGLEMONGO_SPEC_TESTS (colon-separated), else
+../shared/spec-tests when it is beside the checkout plus PyMongo's source distribution (cached
+under .spec-tests/). Each case becomes a pytest item whose id starts with the tree's label and
+contains the file's path.
 """
 import json
-import os
 import pathlib
 
 from bson import json_util
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT_DIR = ROOT.parent / "shared" / "spec-tests"
+from .spec_sources import trees
 
 # Formats this driver does not run, and why (a multi-threaded-only or out-of-scope format).
 NOT_APPLICABLE = {
@@ -21,11 +21,21 @@ NOT_APPLICABLE = {
 }
 
 
-def spec_dirs():
-    env = os.environ.get("SINGLEMONGO_SPEC_TESTS")
-    if env:
-        return [pathlib.Path(p) for p in env.split(":") if p]
-    return [DEFAULT_DIR] if DEFAULT_DIR.is_dir() else []
+# Where PyMongo's newer copy of the specifications (2026-11) and ../shared (2026-08-13)
+# disagree, this project follows ../shared: it is the revision the project was asked to build.
+# Each entry: a marker found in the case, and why the case does not apply.
+REVISION_DIFFERENCES = {
+    "srvAllowedHostsSuffix": "the srvAllowedHostsSuffix option exists only in the newer revision "
+                             "in PyMongo's source distribution (its tests need the Public Suffix "
+                             "List); ../shared (92b3c0b, 2026-08-13), which this project "
+                             "follows, has no such option",
+}
+
+
+def revision_difference(case):
+    """The reason a case follows another revision than this project's, or None."""
+    text = json_util.dumps(case)
+    return next((why for marker, why in REVISION_DIFFERENCES.items() if marker in text), None)
 
 
 def load(path):
@@ -59,9 +69,9 @@ def detect_format(doc):
 def collect():
     """(id, path, format, case) for every case; a uri file gives one case per test."""
     items = []
-    for base in spec_dirs():
+    for label, base in trees():
         for path in sorted(base.rglob("*.json")):
-            rel = f"{base.name}/{path.relative_to(base)}"
+            rel = f"{label}/{path.relative_to(base)}"
             try:
                 doc = load(path)
             except (ValueError, json.JSONDecodeError) as exc:

@@ -2,7 +2,7 @@
 import pytest
 
 from . import spec_dns, spec_sdam, spec_selection, spec_uri
-from .spec_files import NOT_APPLICABLE, collect
+from .spec_files import NOT_APPLICABLE, collect, revision_difference
 
 ITEMS = collect()
 
@@ -10,6 +10,9 @@ ITEMS = collect()
 def _run(path, fmt, case):
     if fmt in NOT_APPLICABLE:
         pytest.skip(f"{fmt}: {NOT_APPLICABLE[fmt]}")
+    reason = revision_difference(case)
+    if reason:
+        pytest.skip(f"the seed revision differs: {reason}")
     if fmt in ("sdam", "sdam-monitoring"):
         spec_sdam.run_file(case)
     elif fmt == "selection":

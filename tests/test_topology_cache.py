@@ -13,7 +13,7 @@ from singlemongo.testing import ReplicaSet
 @pytest.fixture
 def rs():
     with ReplicaSet(3) as deployment:
-        deployment.store.data[("t", "c")] = [{"_id": 1}]
+        deployment.store.seed("t", "c", [{"_id": 1}])
         yield deployment
 
 

@@ -12,9 +12,10 @@ from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
 
 from ..errors import ConfigurationError, SingleMongoWarning
-from .table import (ALIASES, AUTH_MECHANISMS, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
+from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
-from .redact import REDACTED, redact_value
+from .credentials import Credentials, credentials
+from .redact import redact_value
 from ..selection.read_preference import ReadPreference
 from .uri import parse_uri
 
@@ -28,31 +29,6 @@ TLS_CONFLICTS = (
     ("tlsDisableOCSPEndpointCheck", "tlsDisableCertificateRevocationCheck"))
 # Initial DNS Seedlist Discovery, "TXT records".
 TXT_ALLOWED = frozenset({"authSource", "replicaSet", "loadBalanced"})
-_EXTERNAL_MECHANISMS = ("MONGODB-X509", "GSSAPI", "MONGODB-AWS", "MONGODB-OIDC")
-_MECHANISM_PROPERTIES = {
-    "GSSAPI": {"SERVICE_NAME", "CANONICALIZE_HOST_NAME", "SERVICE_REALM", "SERVICE_HOST"},
-    "MONGODB-AWS": {"AWS_SESSION_TOKEN"},
-    "MONGODB-OIDC": {"ENVIRONMENT", "TOKEN_RESOURCE", "OIDC_CALLBACK", "OIDC_HUMAN_CALLBACK",
-                     "ALLOWED_HOSTS"},
-}
-
-
-@dataclass(frozen=True)
-class Credentials:
-    username: Optional[str]
-    password: Optional[str] = field(repr=False)
-    source: str
-    mechanism: Optional[str]
-    mechanism_properties: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-    def __repr__(self):
-        secret = REDACTED if self.password is not None else None
-        return (f"Credentials(username={self.username!r}, password={secret!r}, "
-                f"source={self.source!r}, mechanism={self.mechanism!r})")
-
-    __str__ = __repr__
-
-
 @dataclass(frozen=True)
 class ClientOptions:
     seeds: Tuple[Tuple[str, Optional[int]], ...]
@@ -114,7 +90,8 @@ def client_options(uri, **kwargs):
         database=parsed.database)
     for message in found.warnings:
         warnings.warn(message, SingleMongoWarning, stacklevel=2)
-    return _finish(options, parsed.username, parsed.password, found.tls_values)
+    return _finish(options, parsed.username, parsed.password, found.tls_values,
+                   "authMechanismProperties" in found.invalid)
 
 
 def with_srv_results(options, seeds, txt_pairs):
@@ -146,10 +123,11 @@ class _Found:
     values: dict
     warnings: list
     tls_values: list
+    invalid: set  # options given with a value that was dropped with a warning
 
 
 def _read_uri_options(pairs):
-    found = _Found({}, [], [])
+    found = _Found({}, [], [], set())
     present = {canonical_name(k) for k, _ in pairs if k.lower() not in ALIASES}
     for key, raw in pairs:
         name = canonical_name(key)
@@ -160,6 +138,8 @@ def _read_uri_options(pairs):
             found.warnings.append(f"deprecated option {key!r} ignored: {name} is also given")
             continue
         opt = OPTIONS[name]
+        if raw == "" and name == "authSource":  # auth spec: an empty authSource is an error
+            raise ConfigurationError("authSource must not be empty in the connection string")
         if raw == "" and not opt.is_list:
             found.warnings.append(f"connection option {key} has an empty value; ignored")
             continue
@@ -170,6 +150,7 @@ def _read_uri_options(pairs):
         except ValueError as exc:
             found.warnings.append(f"invalid value for connection option {key}: "
                                   f"{redact_value(name, raw)!r} ({exc}); option ignored")
+            found.invalid.add(name)
             continue
         if name == "tls":
             found.tls_values.append((key, value))
@@ -191,7 +172,7 @@ def _known_compressors(names, warn):
     return known
 
 
-def _finish(options, username, password, tls_values):
+def _finish(options, username, password, tls_values, properties_dropped=False):
     _check_conflicts(options, tls_values)
     values = dict(options.values)
     if options.is_srv and "tls" not in options.specified:
@@ -203,7 +184,8 @@ def _finish(options, username, password, tls_values):
     except ConfigurationError as exc:
         raise ConfigurationError(f"invalid read preference options: {exc}") from None
     return replace(options, values=MappingProxyType(values), read_preference=read_pref,
-                   credentials=_credentials(options, username, password))
+                   credentials=credentials(options.values, options.database, username,
+                                               password, properties_dropped))
 
 
 def _check_conflicts(options, tls_values):
@@ -245,40 +227,3 @@ def _check_proxy(v, given):
             raise ConfigurationError(f"{', '.join(others)} given without proxyHost")
     if ("proxyUsername" in given) != ("proxyPassword" in given):
         raise ConfigurationError("proxyUsername and proxyPassword must be given together")
-
-
-def _credentials(options, username, password):
-    v = options.values
-    mechanism = v["authMechanism"]
-    if mechanism is not None and mechanism not in AUTH_MECHANISMS:
-        raise ConfigurationError(f"unsupported authMechanism {mechanism!r}: expected one of "
-                                 f"{', '.join(AUTH_MECHANISMS)}")
-    if username is None and mechanism in (None, "SCRAM-SHA-1", "SCRAM-SHA-256", "PLAIN", "GSSAPI"):
-        if mechanism is not None:
-            raise ConfigurationError(f"authMechanism {mechanism} needs a username")
-        return None
-    source = v["authSource"]
-    if source == "":
-        raise ConfigurationError("authSource must not be empty")
-    if mechanism in _EXTERNAL_MECHANISMS:
-        if source not in (None, "$external"):
-            raise ConfigurationError(f"authMechanism {mechanism} authenticates against "
-                                     f"$external, not authSource {source!r}")
-        source = "$external"
-        if password is not None and mechanism in ("MONGODB-X509", "MONGODB-OIDC"):
-            raise ConfigurationError(f"authMechanism {mechanism} takes no password")
-    elif mechanism in ("SCRAM-SHA-1", "SCRAM-SHA-256", "PLAIN") and password is None:
-        raise ConfigurationError(f"authMechanism {mechanism} needs a password")
-    props = dict(v["authMechanismProperties"] or {})
-    allowed = _MECHANISM_PROPERTIES.get(mechanism, set())
-    unknown = sorted(set(props) - allowed)
-    if unknown:
-        raise ConfigurationError(f"authMechanismProperties {unknown} are not valid for "
-                                 f"authMechanism {mechanism}")
-    if "CANONICALIZE_HOST_NAME" in props and props["CANONICALIZE_HOST_NAME"] in ("true", "false"):
-        props["CANONICALIZE_HOST_NAME"] = props["CANONICALIZE_HOST_NAME"] == "true"
-    if mechanism == "GSSAPI":
-        props.setdefault("SERVICE_NAME", "mongodb")
-    default_source = "$external" if mechanism == "PLAIN" and options.database is None else (
-        options.database or "admin")
-    return Credentials(username, password, source or default_source, mechanism, props)

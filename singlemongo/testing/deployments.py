@@ -13,7 +13,7 @@ from bson import ObjectId, Timestamp
 
 from .scram_server import Users
 from .server import SimServer
-from .store import Store
+from .query import Store
 
 MAX_WIRE_VERSION = 21
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "create", "drop",

@@ -10,36 +10,16 @@ import socket
 import struct
 import threading
 import time
-from ..records import dataclass, field
-from typing import Optional, Tuple
+
+from bson.codec_options import CodecOptions
 
 from ..wire import messages as wire
+from .failpoints import Fault, add_write_concern_error, from_command
+from .query.codes import error_reply
 
 _LINGER_RST = struct.pack("ii", 1, 0)
-
-
-@dataclass
-class Fault:
-    """What to do instead of answering ``command`` ("*" for any), ``times`` times (None: forever).
-
-    action: "error" (reply with ``code``/``errmsg``/``labels``/``extra``), "close" (drop the
-    connection unanswered), "reset" (send half the reply, then reset the connection), "hang"
-    (never answer).
-    """
-    command: str
-    action: str = "error"
-    times: Optional[int] = 1
-    code: int = 0
-    errmsg: str = ""
-    labels: Tuple[str, ...] = ()
-    extra: dict = field(default_factory=dict)
-
-    def reply(self):
-        doc = {"ok": 0, "errmsg": self.errmsg or f"simulated error {self.code}", "code": self.code}
-        if self.labels:
-            doc["errorLabels"] = list(self.labels)
-        doc.update(self.extra)
-        return doc
+# A server keeps dates as UTC instants; naive datetimes are what the query engine compares.
+SERVER_CODEC = CodecOptions(tz_aware=False)
 
 
 class _Conn:
@@ -58,11 +38,13 @@ class SimServer:
         self.port = port
         self.latency_s = 0.0
         self.faults = []
+        self.failpoints = {}  # fail point name -> its Fault (configureFailPoint)
         self.connections = 0
         self.commands = collections.Counter()
         self.command_log = []
         self.compressed_requests = 0
         self.before_reply = None  # a test hook run in the server's thread before each reply
+        self.errors = []  # what went wrong inside the server (a connection was dropped)
         self._listener = None
         self._thread = None
         self._running = False
@@ -112,6 +94,7 @@ class SimServer:
         self._wake_w.close()
 
     def fail(self, command, **kwargs):
+        """Script a Fault (see ``failpoints.Fault``) for ``command``; returns it."""
         fault = Fault(command, **kwargs)
         with self._lock:
             self.faults.append(fault)
@@ -120,16 +103,38 @@ class SimServer:
     def clear_faults(self):
         with self._lock:
             self.faults.clear()
+            self.failpoints.clear()
 
-    def _take_fault(self, name):
+    def _configure(self, cmd):
+        """configureFailPoint: a fail point replaces any earlier one of the same name."""
+        try:
+            name, fault = from_command(cmd)
+        except Exception as exc:  # a bad fail point is the client's error, not a dead server
+            return error_reply(getattr(exc, "code", 2), str(exc))
         with self._lock:
-            for fault in self.faults:
-                if fault.command in ("*", name):
-                    if fault.times is not None:
-                        fault.times -= 1
-                        if fault.times <= 0:
-                            self.faults.remove(fault)
-                    return fault
+            old = self.failpoints.pop(name, None)
+            if old in self.faults:
+                self.faults.remove(old)
+            if fault is not None:
+                self.failpoints[name] = fault
+                self.faults.append(fault)
+        return {"ok": 1}
+
+    def _take_fault(self, name, cmd, conn):
+        client = conn.state.get("handshake", {}).get("client") or {}
+        app_name = (client.get("application") or {}).get("name")
+        with self._lock:
+            for fault in list(self.faults):
+                if not fault.matches(name, cmd, app_name):
+                    continue
+                if fault.skip:
+                    fault.skip -= 1
+                    continue
+                if fault.times is not None:
+                    fault.times -= 1
+                    if fault.times <= 0:
+                        self.faults.remove(fault)
+                return fault
         return None
 
     def _serve(self):
@@ -142,7 +147,11 @@ class SimServer:
                     if key.data == "listen":
                         self._accept(sel)
                     elif key.data != "wake":
-                        self._readable(sel, key.data)
+                        try:
+                            self._readable(sel, key.data)
+                        except Exception as exc:  # never let one connection kill the server
+                            self.errors.append(repr(exc))
+                            self._close(sel, key.data)
         finally:
             for conn in list(self._conns.values()):
                 self._close(sel, conn)
@@ -210,47 +219,45 @@ class SimServer:
             op_code, body = wire.decompress_body(body)
             self.compressed_requests += 1
         if op_code == wire.OP_QUERY:
-            _, namespace, cmd = wire.decode_op_query(body)
+            _, namespace, cmd = wire.decode_op_query(body, SERVER_CODEC)
             cmd = dict(cmd)
             cmd.setdefault("$db", namespace.split(".")[0])
             return cmd, True, compressor, True
-        flags, cmd, sequences = wire.decode_op_msg(body)
+        flags, cmd, sequences = wire.decode_op_msg(body, SERVER_CODEC)
         for identifier, docs in sequences.items():
             cmd[identifier] = docs
         return cmd, False, compressor, not flags & wire.MORE_TO_COME
 
     def _respond(self, sel, conn, request_id, op_code, body):
-        cmd, legacy, compressor, wants_reply = self._decode(op_code, body)
-        if not wants_reply:  # moreToCome: run it, answer nothing
-            self.commands[next(iter(cmd), "")] += 1
-            self.command_log.append(cmd)
-            self.handler(self, next(iter(cmd), ""), cmd, conn.state)
-            return True
+        try:
+            cmd, legacy, compressor, wants_reply = self._decode(op_code, body)
+        except Exception:  # a server drops a connection that sends what it cannot read
+            self._close(sel, conn)
+            return False
         name = next(iter(cmd), "")
         self.commands[name] += 1
         self.command_log.append(cmd)
+        if not wants_reply:  # moreToCome: run it, answer nothing
+            self._run(name, cmd, conn)
+            return True
         conn.state["legacy"] = legacy
-        fault = self._take_fault(name)
-        reply = fault.reply() if fault and fault.action == "error" else \
-            self.handler(self, name, cmd, conn.state)
-        if fault and fault.action in ("close", "hang"):
-            if fault.action == "close":
-                self._close(sel, conn, reset=True)
-            else:
+        fault = self._take_fault(name, cmd, conn)
+        reply = self._answer(fault, name, cmd, conn)
+        if reply is None or conn.hung:
+            if fault is not None and fault.action == "hang":
                 conn.hung = True
-            return False
-        if conn.hung:
+            elif not conn.hung:
+                self._close(sel, conn, reset=True)
             return False
         if self.latency_s:
             time.sleep(self.latency_s)
         if self.before_reply is not None:
             self.before_reply(self, name)
-        data = (wire.encode_op_reply(request_id + 1, request_id, [reply]) if legacy
-                else self._op_msg_reply(request_id, reply))
+        data = self._encode(request_id, reply, legacy)
         if compressor is not None:
             data = wire.compress_message(data, compressor)
         try:
-            if fault and fault.action == "reset":
+            if fault is not None and fault.action == "reset":
                 conn.sock.sendall(data[:len(data) // 2])
                 self._close(sel, conn, reset=True)
                 return False
@@ -259,6 +266,36 @@ class SimServer:
             self._close(sel, conn)
             return False
         return True
+
+    def _run(self, name, cmd, conn):
+        if name == "configureFailPoint":
+            return self._configure(cmd)
+        try:
+            return self.handler(self, name, cmd, conn.state)
+        except Exception as exc:  # a command never kills the server
+            return error_reply(1, f"the simulated server failed: {type(exc).__name__}: {exc}")
+
+    def _answer(self, fault, name, cmd, conn):
+        """The reply, or None when the connection is not answered (closed or hung)."""
+        if fault is not None and fault.block_s:
+            time.sleep(fault.block_s)
+        action = fault.action if fault is not None else None
+        if action == "error":
+            return fault.reply(cmd)
+        if action in ("close", "hang"):
+            return None
+        reply = self._run(name, cmd, conn)
+        if action == "write-concern-error" and reply.get("ok"):
+            reply = add_write_concern_error(reply, cmd, fault.write_concern_error, fault.labels)
+        return None if action == "run-then-close" else reply
+
+    def _encode(self, request_id, reply, legacy):
+        try:
+            return (wire.encode_op_reply(request_id + 1, request_id, [reply]) if legacy
+                    else self._op_msg_reply(request_id, reply))
+        except Exception as exc:  # a reply the server cannot encode is its own error
+            return self._encode(request_id, error_reply(
+                1, f"the simulated server cannot encode its reply: {exc}"), legacy)
 
     @staticmethod
     def _op_msg_reply(request_id, reply):

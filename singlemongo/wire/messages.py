@@ -84,9 +84,9 @@ def check_header(raw, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, expect_response
     return header
 
 
-def _decode_doc(data, where):
+def _decode_doc(data, where, codec=CODEC):
     try:
-        return bson.decode(data, codec_options=CODEC)
+        return bson.decode(data, codec_options=codec)
     except Exception as exc:  # bson raises several types for malformed input
         raise ProtocolError(f"invalid BSON in {where}: {exc}") from None
 
@@ -100,7 +100,7 @@ def _doc_length(body, offset, where):
     return length
 
 
-def decode_op_msg(body):
+def decode_op_msg(body, codec=CODEC):
     """The body of an OP_MSG (after the header): (flags, kind 0 document, {identifier: docs})."""
     if len(body) < 5:
         raise ProtocolError("truncated OP_MSG")
@@ -116,7 +116,7 @@ def decode_op_msg(body):
             length = _doc_length(body[:end], offset, "OP_MSG section")
             if document is not None:
                 raise ProtocolError("OP_MSG has two kind 0 sections")
-            document = _decode_doc(body[offset:offset + length], "OP_MSG section")
+            document = _decode_doc(body[offset:offset + length], "OP_MSG section", codec)
             offset += length
         elif kind == 1:
             size = _doc_length(body[:end], offset, "OP_MSG document sequence")
@@ -128,7 +128,8 @@ def decode_op_msg(body):
             docs, pos = [], name_end + 1
             while pos < stop:
                 length = _doc_length(body[:stop], pos, "OP_MSG document sequence")
-                docs.append(_decode_doc(body[pos:pos + length], "OP_MSG document sequence"))
+                docs.append(_decode_doc(body[pos:pos + length], "OP_MSG document sequence",
+                                        codec))
                 pos += length
             sequences[identifier] = docs
             offset = stop
@@ -153,7 +154,7 @@ def decode_op_reply(body):
     return doc
 
 
-def decode_op_query(body):
+def decode_op_query(body, codec=CODEC):
     """(flags, namespace, query) of an OP_QUERY body; used by the simulated deployment."""
     flags = _INT32.unpack_from(body, 0)[0]
     end = body.find(b"\x00", 4)
@@ -162,7 +163,7 @@ def decode_op_query(body):
     namespace = body[4:end].decode("utf-8", "replace")
     offset = end + 1 + 8
     length = _doc_length(body, offset, "OP_QUERY")
-    return flags, namespace, _decode_doc(body[offset:offset + length], "OP_QUERY")
+    return flags, namespace, _decode_doc(body[offset:offset + length], "OP_QUERY", codec)
 
 
 def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE):

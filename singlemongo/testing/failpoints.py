@@ -1,0 +1,140 @@
+"""Scripted faults and MongoDB's fail points (``configureFailPoint``) for simulated servers.
+
+``Fault`` is what a server does instead of (or around) answering a command: reply with an
+error, close or reset the connection, hang, block for a while, or run the command and then
+drop the reply or add a write concern error. ``from_command`` turns the ``failCommand`` and
+``onPrimaryTransactionalWrite`` fail points of the unified test format into faults; the
+server's own error labels (``RetryableWriteError``) are added as a 4.4+ server adds them.
+"""
+from typing import Optional, Tuple
+
+from ..records import dataclass, field
+from .query.codes import CommandError, code_name
+
+# Retryable writes spec, "Determining Retryable Errors": a 4.4+ server labels these.
+RETRYABLE_WRITE_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435,
+                                   13436})
+WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
+ACTIONS = ("error", "close", "reset", "hang", "block", "run-then-close", "write-concern-error")
+
+
+@dataclass
+class Fault:
+    """What to do instead of answering ``command`` ("*" for any; several with ``commands``),
+    ``times`` times (None: forever), after skipping ``skip`` matches.
+
+    action: "error" (reply with ``code``/``errmsg``/``labels``/``extra``), "close" (drop the
+    connection unanswered), "reset" (send half the reply, then reset the connection), "hang"
+    (never answer), "block" (wait ``block_s`` then answer normally), "run-then-close" (run
+    the command, then drop the connection unanswered), "write-concern-error" (run the command
+    and add ``write_concern_error`` to its reply). ``block_s`` also delays the other actions.
+    """
+    command: str
+    action: str = "error"
+    times: Optional[int] = 1
+    code: int = 0
+    errmsg: str = ""
+    labels: Optional[Tuple[str, ...]] = ()
+    extra: dict = field(default_factory=dict)
+    commands: Tuple[str, ...] = ()
+    app_name: Optional[str] = None
+    namespace: Optional[str] = None
+    block_s: float = 0.0
+    skip: int = 0
+    write_concern_error: Optional[dict] = None
+
+    def __post_init__(self):
+        if self.action not in ACTIONS:
+            raise ValueError(f"unknown fault action {self.action!r}: expected one of {ACTIONS}")
+
+    def matches(self, name, cmd, app_name):
+        names = self.commands or (self.command,)
+        if "*" not in names and name not in names:
+            return False
+        if self.app_name is not None and self.app_name != app_name:
+            return False
+        if self.namespace is not None:
+            target = cmd.get(name)
+            if not isinstance(target, str) or f"{cmd.get('$db')}.{target}" != self.namespace:
+                return False
+        return True
+
+    def reply(self, cmd=None):
+        doc = {"ok": 0, "errmsg": self.errmsg or f"Failing command via 'failCommand' failpoint "
+                                                  f"(simulated error {self.code})",
+               "code": self.code, "codeName": code_name(self.code)}
+        labels = self.labels if self.labels is not None else server_labels(cmd or {}, self.code)
+        if labels:
+            doc["errorLabels"] = list(labels)
+        doc.update(self.extra)
+        return doc
+
+
+def is_retryable_write(cmd):
+    name = next(iter(cmd), "")
+    return (name in WRITE_COMMANDS and "txnNumber" in cmd and "autocommit" not in cmd) or \
+        name in ("commitTransaction", "abortTransaction")
+
+
+def server_labels(cmd, code):
+    """The labels a 4.4+ server adds itself to an error with ``code`` on ``cmd``."""
+    if code in RETRYABLE_WRITE_CODES and is_retryable_write(cmd):
+        return ("RetryableWriteError",)
+    return ()
+
+
+def add_write_concern_error(reply, cmd, wce, labels=None):
+    reply = dict(reply)
+    reply["writeConcernError"] = dict(wce)
+    labels = list(labels) if labels is not None else list(server_labels(cmd, wce.get("code")))
+    if labels:
+        reply["errorLabels"] = sorted(set(reply.get("errorLabels", [])) | set(labels))
+    return reply
+
+
+def _mode(mode):
+    """(times, skip) of a fail point mode; (0, 0) turns it off."""
+    if mode == "alwaysOn":
+        return None, 0
+    if mode == "off":
+        return 0, 0
+    if isinstance(mode, dict) and "times" in mode:
+        return int(mode["times"]), 0
+    if isinstance(mode, dict) and "skip" in mode:
+        return None, int(mode["skip"])
+    raise CommandError(2, f"invalid fail point mode: {mode!r}")
+
+
+def from_command(cmd):
+    """The Fault a configureFailPoint command describes, or None to turn it off."""
+    name = cmd.get("configureFailPoint")
+    times, skip = _mode(cmd.get("mode"))
+    if times == 0:
+        return name, None
+    data = cmd.get("data") or {}
+    if name == "onPrimaryTransactionalWrite":
+        code = data.get("failBeforeCommitExceptionCode")
+        action = "error" if code else ("run-then-close" if data.get("closeConnection", True)
+                                        else "block")
+        return name, Fault("*", action, times, code=code or 0, skip=skip,
+                           commands=tuple(WRITE_COMMANDS))
+    if name != "failCommand":
+        raise CommandError(2, f"the simulated server has no fail point {name!r}")
+    commands = tuple(data.get("failCommands") or ())
+    if not commands:
+        raise CommandError(2, "failCommand needs data.failCommands")
+    labels = tuple(data["errorLabels"]) if "errorLabels" in data else None
+    block_s = data.get("blockTimeMS", 0) / 1000.0 if data.get("blockConnection") else 0.0
+    if data.get("closeConnection"):
+        action = "close"
+    elif "errorCode" in data:
+        action = "error"
+    elif "writeConcernError" in data:
+        action = "write-concern-error"
+    else:
+        action = "block"
+    return name, Fault(commands[0], action, times, code=data.get("errorCode", 0),
+                       errmsg=data.get("errmsg", ""), labels=labels, commands=commands,
+                       app_name=data.get("appName"), namespace=data.get("namespace"),
+                       block_s=block_s, skip=skip,
+                       write_concern_error=data.get("writeConcernError"))

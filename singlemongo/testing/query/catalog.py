@@ -1,0 +1,176 @@
+"""Databases, collections and indexes, answered as a MongoDB 7.0 server does."""
+from mongomock_ng import filtering
+
+from .codes import CommandError
+from .reads import DEFAULT_BATCH, exists, namespace
+
+ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+INDEX_OPTIONS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds",
+                 "collation", "hidden", "weights", "default_language", "2dsphereIndexVersion")
+
+
+def index_documents(store, ns):
+    info = store.collection(*ns).index_information()
+    docs = []
+    for name, spec in info.items():
+        doc = {"v": spec.get("v", 2), "key": dict(spec["key"]), "name": name}
+        doc.update({k: v for k, v in spec.items() if k not in ("v", "key", "ns")})
+        docs.append(doc)
+    return docs
+
+
+def _index_name(key):
+    return "_".join(f"{k}_{v}" for k, v in key.items())
+
+
+def _check_index(existing, spec):
+    name, key = spec["name"], dict(spec["key"])
+    for index in existing:
+        same_key = list(index["key"].items()) == list(key.items())
+        if index["name"] == name and not same_key:
+            raise CommandError(86, f"An existing index has the same name as the requested index. "
+                                   f"Requested index: {spec}, existing index: {index}")
+        if same_key and index["name"] != name:
+            raise CommandError(85, f"Index already exists with a different name: {index['name']}")
+    return any(index["name"] == name for index in existing)
+
+
+def create_indexes(store, server, cmd):
+    ns = namespace(cmd, "createIndexes")
+    specs = cmd.get("indexes")
+    if not isinstance(specs, list) or not specs:
+        raise CommandError(2, "Must specify at least one index to create")
+    created = not exists(store, ns)
+    if created:
+        store.client[ns[0]].create_collection(ns[1])
+    coll = store.collection(*ns)
+    before = index_documents(store, ns)
+    for spec in specs:
+        if not isinstance(spec, dict) or not isinstance(spec.get("key"), dict) or not spec["key"]:
+            raise CommandError(9, "The 'key' field is a required property of an index "
+                                  "specification")
+        spec = dict(spec, name=spec.get("name") or _index_name(spec["key"]))
+        if _check_index(index_documents(store, ns), spec):
+            continue
+        options = {k: spec[k] for k in INDEX_OPTIONS if k in spec}
+        coll.create_index(list(spec["key"].items()), name=spec["name"], **options)
+    after = index_documents(store, ns)
+    return {"ok": 1, "createdCollectionAutomatically": created,
+            "numIndexesBefore": len(before) if not created else 1, "numIndexesAfter": len(after)}
+
+
+def list_indexes(store, server, cmd):
+    ns = namespace(cmd, "listIndexes")
+    if not exists(store, ns):
+        raise CommandError(26, f"ns does not exist: {ns[0]}.{ns[1]}")
+    batch = (cmd.get("cursor") or {}).get("batchSize", DEFAULT_BATCH)
+    return store.cursor_reply(server, ns, index_documents(store, ns), batch)
+
+
+def drop_indexes(store, server, cmd):
+    ns = namespace(cmd, "dropIndexes")
+    if not exists(store, ns):
+        raise CommandError(26, f"ns not found {ns[0]}.{ns[1]}")
+    coll = store.collection(*ns)
+    existing = index_documents(store, ns)
+    wanted = cmd.get("index")
+    if wanted == "*":
+        coll.drop_indexes()
+        return {"ok": 1, "nIndexesWas": len(existing)}
+    names = wanted if isinstance(wanted, list) else [wanted]
+    for name in names:
+        if isinstance(name, dict):
+            match = [i["name"] for i in existing if list(i["key"].items()) == list(name.items())]
+            if not match:
+                raise CommandError(27, f"can't find index with key: {name}")
+            name = match[0]
+        if name == "_id_":
+            raise CommandError(72, "cannot drop _id index")
+        if name not in {i["name"] for i in existing}:
+            raise CommandError(27, f"index not found with name [{name}]")
+        coll.drop_index(name)
+    return {"ok": 1, "nIndexesWas": len(existing)}
+
+
+def _collection_info(store, db, name):
+    coll = store.client[db][name]
+    return {"name": name, "type": "collection", "options": coll.options(),
+            "info": {"readOnly": False}, "idIndex": ID_INDEX}
+
+
+def list_collections(store, server, cmd):
+    db = cmd["$db"]
+    docs = [_collection_info(store, db, n) for n in sorted(store.client[db].list_collection_names())]
+    query = cmd.get("filter") or {}
+    docs = [d for d in docs if filtering.filter_applies(query, d)]
+    if cmd.get("nameOnly"):
+        docs = [{"name": d["name"], "type": d["type"]} for d in docs]
+    batch = (cmd.get("cursor") or {}).get("batchSize", DEFAULT_BATCH)
+    return store.cursor_reply(server, (db, "$cmd.listCollections"), docs, batch)
+
+
+def create(store, server, cmd):
+    ns = namespace(cmd, "create")
+    if exists(store, ns):
+        raise CommandError(48, f"Collection {ns[0]}.{ns[1]} already exists.")
+    options = {k: v for k, v in cmd.items() if k not in ("create", "$db", "lsid", "txnNumber",
+                                                          "$clusterTime", "writeConcern",
+                                                          "$readPreference", "comment",
+                                                          "apiVersion", "apiStrict",
+                                                          "apiDeprecationErrors")}
+    store.client[ns[0]].create_collection(ns[1], **options)
+    return {"ok": 1}
+
+
+def drop(store, server, cmd):
+    ns = namespace(cmd, "drop")
+    if not exists(store, ns):
+        raise CommandError(26, "ns not found")
+    indexes = len(index_documents(store, ns))
+    store.client[ns[0]].drop_collection(ns[1])
+    return {"ok": 1, "ns": f"{ns[0]}.{ns[1]}", "nIndexesWas": indexes}
+
+
+def drop_database(store, server, cmd):
+    store.client.drop_database(cmd["$db"])
+    return {"ok": 1, "dropped": cmd["$db"]}
+
+
+def list_databases(store, server, cmd):
+    names = sorted(n for n in store.client.list_database_names()
+                   if store.client[n].list_collection_names())
+    docs = [{"name": n, "sizeOnDisk": 8192, "empty": False} for n in names]
+    docs = [d for d in docs if filtering.filter_applies(cmd.get("filter") or {}, d)]
+    if cmd.get("nameOnly"):
+        return {"ok": 1, "databases": [{"name": d["name"]} for d in docs]}
+    return {"ok": 1, "databases": docs, "totalSize": 8192 * len(docs),
+            "totalSizeMb": 0}
+
+
+def rename_collection(store, server, cmd):
+    source, target = cmd.get("renameCollection"), cmd.get("to")
+    if not all(isinstance(n, str) and "." in n for n in (source, target)):
+        raise CommandError(73, f"Invalid namespace specified: {source!r} -> {target!r}")
+    src, dst = tuple(source.split(".", 1)), tuple(target.split(".", 1))
+    if not exists(store, src):
+        raise CommandError(26, f"Source collection {source} does not exist")
+    if exists(store, dst):
+        if not cmd.get("dropTarget"):
+            raise CommandError(48, "target namespace exists")
+        store.client[dst[0]].drop_collection(dst[1])
+    docs = list(store.collection(*src).find())
+    indexes = [i for i in index_documents(store, src) if i["name"] != "_id_"]
+    store.client[dst[0]].create_collection(dst[1])
+    if docs:
+        store.collection(*dst).insert_many(docs)
+    for index in indexes:
+        options = {k: index[k] for k in INDEX_OPTIONS if k in index}
+        store.collection(*dst).create_index(list(index["key"].items()), name=index["name"], **options)
+    store.client[src[0]].drop_collection(src[1])
+    return {"ok": 1}
+
+
+COMMANDS = {"createIndexes": create_indexes, "listIndexes": list_indexes,
+            "dropIndexes": drop_indexes, "listCollections": list_collections, "create": create,
+            "drop": drop, "dropDatabase": drop_database, "listDatabases": list_databases,
+            "renameCollection": rename_collection}

@@ -1,0 +1,130 @@
+"""Checks a MongoDB server makes before running a command, with the codes it answers.
+
+The query engine behind the simulated server is forgiving where MongoDB is not: unknown
+operators, conflicting update paths, unknown pipeline stages and a ``$group`` without ``_id``
+are refused here, before anything runs, with MongoDB's codes and messages.
+"""
+from collections.abc import Mapping
+
+from .codes import CommandError
+
+QUERY_OPERATORS = frozenset({
+    "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$not", "$exists", "$type",
+    "$mod", "$regex", "$options", "$elemMatch", "$size", "$all", "$geoWithin",
+    "$geoIntersects", "$near", "$nearSphere", "$bitsAllSet", "$bitsAnySet", "$bitsAllClear",
+    "$bitsAnyClear", "$minDistance", "$maxDistance", "$geometry", "$box", "$center",
+    "$centerSphere", "$polygon"})
+TOP_LEVEL_OPERATORS = frozenset({"$and", "$or", "$nor", "$expr", "$text", "$comment",
+                                 "$jsonSchema", "$where", "$sampleRate"})
+UPDATE_OPERATORS = frozenset({"$currentDate", "$inc", "$min", "$max", "$mul", "$rename", "$set",
+                              "$setOnInsert", "$unset", "$addToSet", "$pop", "$pull", "$push",
+                              "$pullAll", "$bit"})
+PIPELINE_STAGES = frozenset({
+    "$addFields", "$bucket", "$bucketAuto", "$changeStream", "$collStats", "$count",
+    "$currentOp", "$densify", "$documents", "$facet", "$fill", "$geoNear", "$graphLookup",
+    "$group", "$indexStats", "$limit", "$listLocalSessions", "$listSessions",
+    "$listSearchIndexes", "$lookup", "$match", "$merge", "$out", "$planCacheStats", "$project",
+    "$redact", "$replaceRoot", "$replaceWith", "$sample", "$search", "$searchMeta", "$set",
+    "$setWindowFields", "$skip", "$sort", "$sortByCount", "$unionWith", "$unset", "$unwind",
+    "$vectorSearch"})
+UPDATE_PIPELINE_STAGES = frozenset({"$addFields", "$set", "$project", "$unset", "$replaceRoot",
+                                    "$replaceWith"})
+
+
+def check_filter(query, where="filter"):
+    """Refuse unknown operators (2 BadValue) and $where (no JavaScript engine here)."""
+    if query is None:
+        return
+    if not isinstance(query, Mapping):
+        raise CommandError(2, f"{where} must be an object")
+    for key, value in query.items():
+        if key.startswith("$"):
+            if key not in TOP_LEVEL_OPERATORS:
+                raise CommandError(2, f"unknown top level operator: {key}. If you have a field "
+                                      f"name that starts with a '$' symbol, consider using "
+                                      f"$getField or $setField.")
+            if key == "$where":
+                raise CommandError(2, "$where is not allowed by the simulated server: it runs "
+                                      "no JavaScript")
+            if key in ("$and", "$or", "$nor"):
+                if not isinstance(value, list) or not value:
+                    raise CommandError(2, "$and/$or/$nor must be a nonempty array")
+                for part in value:
+                    check_filter(part, where)
+            continue
+        _check_condition(value, where)
+
+
+def _check_condition(value, where):
+    if not isinstance(value, Mapping) or not value or not next(iter(value)).startswith("$"):
+        return
+    for op, arg in value.items():
+        if op not in QUERY_OPERATORS:
+            raise CommandError(2, f"unknown operator: {op}")
+        if op == "$not":
+            if isinstance(arg, Mapping):
+                _check_condition(arg, where)
+        elif op in ("$in", "$nin", "$all") and not isinstance(arg, list):
+            raise CommandError(2, f"{op} needs an array")
+
+
+def _paths(update):
+    for op, fields in update.items():
+        if not isinstance(fields, Mapping):
+            raise CommandError(9, f"Modifiers operate on fields but we found type "
+                                  f"{type(fields).__name__} instead. For example: "
+                                  f"{{$mod: {{<field>: ...}}}} not {{{op}: {fields!r}}}")
+        for path in fields:
+            yield path
+            if op == "$rename":
+                yield fields[path]
+
+
+def _conflicts(a, b):
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def check_update(update):
+    """Operators known (9 FailedToParse), no two paths in conflict (40)."""
+    if isinstance(update, list):
+        check_pipeline(update, UPDATE_PIPELINE_STAGES)
+        return
+    if not isinstance(update, Mapping):
+        raise CommandError(9, "Update argument must be either an object or an array")
+    if not any(k.startswith("$") for k in update):
+        return  # a replacement document
+    for op in update:
+        if op not in UPDATE_OPERATORS:
+            raise CommandError(9, f"Unknown modifier: {op}. Expected a valid update modifier "
+                                  f"or pipeline-style update specified as an array")
+    seen = []
+    for path in _paths(update):
+        for other in seen:
+            if _conflicts(path, other):
+                raise CommandError(40, f"Updating the path '{path}' would create a conflict "
+                                       f"at '{other.split('.')[0] if path != other else path}'")
+        seen.append(path)
+
+
+def check_pipeline(pipeline, allowed=PIPELINE_STAGES):
+    """Stage names known (40324), one field per stage, $group has _id, $out/$merge last."""
+    if not isinstance(pipeline, list):
+        raise CommandError(14, "'pipeline' option must be specified as an array")
+    for i, stage in enumerate(pipeline):
+        if not isinstance(stage, Mapping) or len(stage) != 1:
+            raise CommandError(40323, "A pipeline stage specification object must contain "
+                                      "exactly one field.")
+        (name, arg), = stage.items()
+        if name not in PIPELINE_STAGES:
+            raise CommandError(40324, f"Unrecognized pipeline stage name: '{name}'")
+        if name not in allowed:
+            raise CommandError(72, f"{name} is not allowed to be used within an update")
+        if name == "$group" and (not isinstance(arg, Mapping) or "_id" not in arg):
+            raise CommandError(15955, "a group specification must include an _id")
+        if name in ("$out", "$merge") and i != len(pipeline) - 1:
+            raise CommandError(40601, f"{name} can only be the final stage in the pipeline")
+        if name == "$match":
+            check_filter(arg, "$match")
+        if name == "$facet" and isinstance(arg, Mapping):
+            for sub in arg.values():
+                check_pipeline(sub)

@@ -1,0 +1,205 @@
+"""Reading as a MongoDB server does: matching (with ``let``), BSON sort order, projection
+(positional ``$`` included), hints that must name an index, and the read commands."""
+import functools
+import operator
+
+from mongomock_ng import aggregate as mm_aggregate
+from mongomock_ng import filtering
+
+from . import checks
+from .codes import CommandError
+
+DEFAULT_BATCH = 101
+_EMPTY_ARRAY = object()  # sorts before null ("Comparison/Sort Order")
+
+
+def namespace(cmd, key):
+    name = cmd.get(key)
+    if not isinstance(name, str) or not name:
+        raise CommandError(73, f"Invalid namespace specified for {key}: {name!r}")
+    return cmd["$db"], name
+
+
+def exists(store, ns):
+    return ns[1] in store.client[ns[0]].list_collection_names()
+
+
+def check_hint(store, ns, hint):
+    """A hint must name an existing index, by name or by key pattern (2 BadValue)."""
+    if hint is None or not exists(store, ns):
+        return
+    if isinstance(hint, dict) and "$natural" in hint:
+        return
+    info = store.collection(*ns).index_information()
+    if isinstance(hint, str):
+        found = hint in info
+    else:
+        found = any(list(spec["key"]) == list(hint.items()) for spec in info.values())
+    if not found:
+        raise CommandError(2, "hint provided does not correspond to an existing index")
+
+
+def select(store, ns, query, let=None):
+    """Documents matching ``query``, in natural order (copies)."""
+    query = query or {}
+    checks.check_filter(query)
+    coll = store.collection(*ns)
+    if not let:
+        return list(coll.find(query))
+    return [d for d in coll.find() if filtering.filter_applies(query, d, user_vars=let)]
+
+
+def _bson_cmp(a, b):
+    if a is _EMPTY_ARRAY or b is _EMPTY_ARRAY:
+        return (a is not _EMPTY_ARRAY) - (b is not _EMPTY_ARRAY)
+    if filtering.bson_compare(operator.lt, a, b):
+        return -1
+    return 1 if filtering.bson_compare(operator.gt, a, b) else 0
+
+
+def _sort_value(doc, key, direction):
+    """An array sorts by its smallest element ascending, its largest descending."""
+    value = filtering.resolve_key(key, doc)
+    if value is filtering.NOTHING:
+        return None
+    if isinstance(value, list):
+        if not value:
+            return _EMPTY_ARRAY
+        pick = min if direction > 0 else max
+        return pick(value, key=functools.cmp_to_key(_bson_cmp))
+    return value
+
+
+def sort_documents(docs, sort):
+    if not sort:
+        return docs
+    keys = list(sort.items())
+    for key, direction in keys:
+        if key == "$natural":
+            return docs if direction > 0 else list(reversed(docs))
+        if isinstance(direction, dict):
+            raise CommandError(238, f"sorting by {direction} is not supported by the simulated server")
+        if direction not in (1, -1):
+            raise CommandError(15975, "$sort key ordering must be 1 (for ascending) or -1 "
+                                      "(for descending)")
+
+    def compare(a, b):
+        for key, direction in keys:
+            result = _bson_cmp(_sort_value(a, key, direction), _sort_value(b, key, direction))
+            if result:
+                return result * direction
+        return 0
+    return sorted(docs, key=functools.cmp_to_key(compare))
+
+
+def positional_index(doc, query, array_path):
+    """The first element of the array at ``array_path`` that the query's conditions on that
+    array match: what ``$`` stands for in a projection or an update."""
+    array = filtering.resolve_key(array_path, doc)
+    if not isinstance(array, list):
+        return None
+    conditions = [(key[len(array_path) + 1:], cond) for key, cond in (query or {}).items()
+                  if key == array_path or key.startswith(array_path + ".")]
+    for i, element in enumerate(array):
+        if all(_element_matches(element, rest, cond) for rest, cond in conditions):
+            return i
+    return None
+
+
+def _element_matches(element, rest, cond):
+    if not rest:
+        if isinstance(cond, dict) and "$elemMatch" in cond:
+            return filtering.filter_applies(cond["$elemMatch"], element) if isinstance(
+                element, dict) else filtering.filter_applies({"v": cond["$elemMatch"]}, {"v": element})
+        return filtering.filter_applies({"v": cond}, {"v": element})
+    return isinstance(element, dict) and filtering.filter_applies({rest: cond}, element)
+
+
+def project(store, ns, docs, projection, query):
+    if not projection:
+        return docs
+    projection = dict(projection)
+    positional = [k for k in projection if k.endswith(".$")]
+    for key in positional:
+        projection[key[:-2]] = projection.pop(key)
+    coll = store.collection(*ns)
+    out = []
+    for doc in docs:
+        shown = coll._copy_only_fields(doc, dict(projection), dict)
+        for key in positional:
+            path = key[:-2]
+            index = positional_index(doc, query, path)
+            if index is None:
+                raise CommandError(2, "Executor error during find command :: caused by :: "
+                                      "positional operator '.$' couldn't find a matching "
+                                      "element in the array")
+            _set_path(shown, path, [filtering.resolve_key(path, doc)[index]])
+        out.append(shown)
+    return out
+
+
+def _set_path(doc, path, value):
+    *parents, last = path.split(".")
+    for part in parents:
+        doc = doc.setdefault(part, {})
+    doc[last] = value
+
+
+def find(store, server, cmd):
+    ns = namespace(cmd, "find")
+    check_hint(store, ns, cmd.get("hint"))
+    query = cmd.get("filter") or {}
+    docs = sort_documents(select(store, ns, query, cmd.get("let")), cmd.get("sort"))
+    skip, limit = cmd.get("skip", 0) or 0, abs(cmd.get("limit", 0) or 0)
+    if skip < 0:
+        raise CommandError(51024, "BSON field 'skip' value must be >= 0")
+    docs = docs[skip:]
+    if limit:
+        docs = docs[:limit]
+    docs = project(store, ns, docs, cmd.get("projection"), query)
+    batch = cmd.get("batchSize", DEFAULT_BATCH)
+    return store.cursor_reply(server, ns, docs, batch, cmd.get("singleBatch", False))
+
+
+def count(store, server, cmd):
+    ns = namespace(cmd, "count")
+    check_hint(store, ns, cmd.get("hint"))
+    docs = select(store, ns, cmd.get("query"))[cmd.get("skip", 0) or 0:]
+    limit = abs(cmd.get("limit", 0) or 0)
+    return {"ok": 1, "n": len(docs[:limit] if limit else docs)}
+
+
+def distinct(store, server, cmd):
+    ns = namespace(cmd, "distinct")
+    check_hint(store, ns, cmd.get("hint"))
+    key = cmd.get("key")
+    if not isinstance(key, str):
+        raise CommandError(14, "BSON field 'distinct.key' is the wrong type, expected type string")
+    checks.check_filter(cmd.get("query"))
+    return {"ok": 1, "values": store.collection(*ns).distinct(key, cmd.get("query") or {})}
+
+
+def aggregate(store, server, cmd):
+    target = cmd.get("aggregate")
+    pipeline = cmd.get("pipeline")
+    checks.check_pipeline(pipeline)
+    if "cursor" not in cmd and not cmd.get("explain"):
+        raise CommandError(9, "The 'cursor' option is required, except for aggregate with the "
+                              "explain argument")
+    db = store.client[cmd["$db"]]
+    if target == 1:
+        ns, docs = (cmd["$db"], "$cmd.aggregate"), []
+    else:
+        ns = namespace(cmd, "aggregate")
+        check_hint(store, ns, cmd.get("hint"))
+        docs = list(store.collection(*ns).find())
+    result = list(mm_aggregate.process_pipeline(docs, db, pipeline, None))
+    if pipeline and next(iter(pipeline[-1])) in ("$out", "$merge"):
+        result = []
+    batch = (cmd.get("cursor") or {}).get("batchSize", DEFAULT_BATCH)
+    return store.cursor_reply(server, ns, result, batch)
+
+
+COMMANDS = {"find": find, "count": count, "distinct": distinct, "aggregate": aggregate,
+            "getMore": lambda store, server, cmd: store.get_more(server, cmd),
+            "killCursors": lambda store, server, cmd: store.kill_cursors(server, cmd)}

@@ -1,0 +1,187 @@
+"""The data behind a simulated deployment: MongoDB commands run on a real query engine.
+
+Queries, updates, aggregation and indexes are mongomock-ng's (corrected where it departs from
+MongoDB, see ``conformance.py``); this module adds what a server does around them: checks with
+MongoDB's error codes, cursors that page with getMore on the server that opened them,
+retryable writes answered from their first execution, and a lock, since every member of a
+deployment serves the same data from its own thread. A command never kills the server: any
+failure is an ``ok: 0`` reply.
+"""
+import itertools
+import re
+import threading
+
+import mongomock_ng
+from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
+from mongomock_ng.helpers import NOTHING
+
+from . import catalog, conformance, reads, writes
+from .codes import CommandError, WriteFailure, error_reply
+
+# What an engine exception means, as MongoDB's code and message: (type, pattern, code, text).
+ERROR_TABLE = (
+    (WriteError, r"immutable\) field '_id'", 66,
+     "Performing an update on the path '_id' would modify the immutable field '_id'"),
+    (OperationFailure, r"index not found", 27, None),
+    (OperationFailure, r"unknown (top level )?operator", 2, None),
+    (OperationFailure, r"already exists", 48, None),
+    (OperationFailure, r"does not exist|ns not found|source namespace", 26, None),
+    (TypeError, r"concatenate|unsupported operand|can't multiply", 14,
+     "Cannot apply $inc to a value of non-numeric type"),
+    (NotImplementedError, r"", 238, None),
+)
+COMMANDS = {**reads.COMMANDS, **writes.COMMANDS, **catalog.COMMANDS}
+# Commands that change documents other than by insert or update (unique tables are rebuilt).
+INVALIDATING = frozenset({"delete", "findAndModify", "drop", "dropDatabase", "renameCollection",
+                          "createIndexes", "dropIndexes", "create", "aggregate"})
+# Commands whose retry (same lsid and txnNumber) is answered from the first execution.
+RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
+
+
+def engine_error(exc):
+    """The CommandError an engine exception stands for."""
+    if isinstance(exc, CommandError):
+        return exc
+    if isinstance(exc, DuplicateKeyError):
+        details = dict(getattr(exc, "details", None) or {})
+        if "keyValue" in details:  # a missing field is indexed, and reported, as null
+            details["keyValue"] = {k: None if v is NOTHING else v
+                                   for k, v in details["keyValue"].items()}
+        return WriteFailure(11000, duplicate_message(details), **{
+            k: details[k] for k in ("keyPattern", "keyValue") if k in details})
+    for kind, pattern, code, text in ERROR_TABLE:
+        if isinstance(exc, kind) and re.search(pattern, str(exc)):
+            return CommandError(code, text or str(exc))
+    code = getattr(exc, "code", None)
+    if isinstance(exc, OperationFailure):
+        return CommandError(code or 2, str(exc))
+    return CommandError(1, f"the simulated server failed: {type(exc).__name__}: {exc}")
+
+
+def duplicate_message(details):
+    pattern = details.get("keyPattern") or {"_id": 1}
+    value = details.get("keyValue") or {}
+    name = "_".join(f"{k}_{v}" for k, v in pattern.items())
+    shown = ", ".join(f"{k}: {v!r}" for k, v in value.items())
+    return f"E11000 duplicate key error index: {name} dup key: {{ {shown} }}"
+
+
+class Cursor:
+    """Results not yet returned, kept on the server (and member) that produced them."""
+
+    def __init__(self, ns, docs, server):
+        self.ns, self.docs, self.server = ns, docs, server
+
+
+class Store:
+    def __init__(self):
+        conformance.apply()
+        self.client = mongomock_ng.MongoClient()
+        self.lock = threading.RLock()
+        self.cursors = {}
+        self.executed = {}  # (lsid, txnNumber) -> reply, for retryable writes
+        self.executions = 0  # write commands executed (not answered from the cache)
+        self._cursor_ids = itertools.count(1000)
+
+    def install(self, deployment):
+        for name in COMMANDS:
+            deployment.commands[name] = self.handler(name)
+        return self
+
+    # ----- data access for tests -----------------------------------------------------------
+
+    def collection(self, db, name):
+        return self.client[db][name]
+
+    def seed(self, db, name, documents):
+        """Replace a collection's documents (test setup, no command involved)."""
+        with self.lock:
+            conformance.invalidate_unique_tables()
+            coll = self.collection(db, name)
+            coll.delete_many({})
+            if documents:
+                coll.insert_many([dict(d) for d in documents])
+
+    def documents(self, db, name):
+        with self.lock:
+            return list(self.collection(db, name).find({}, sort=[("_id", 1)]))
+
+    def reset(self):
+        """Forget every database, cursor and retryable-write record."""
+        with self.lock:
+            conformance.invalidate_unique_tables()
+            for name in self.client.list_database_names():
+                self.client.drop_database(name)
+            self.cursors.clear()
+            self.executed.clear()
+
+    # ----- commands ------------------------------------------------------------------------
+
+    def handler(self, name):
+        run = COMMANDS[name]
+
+        def handle(server, cmd, state):
+            with self.lock:
+                key = self._retry_key(name, cmd)
+                if key is not None and key in self.executed:
+                    return self.executed[key]
+                if name in INVALIDATING:
+                    conformance.invalidate_unique_tables()
+                try:
+                    reply = run(self, server, cmd)
+                except Exception as exc:  # the engine never takes the server down
+                    reply = engine_error(exc).reply()
+                if key is not None and reply.get("ok"):
+                    self.executed[key] = reply
+                return reply
+        return handle
+
+    @staticmethod
+    def _retry_key(name, cmd):
+        if name in RETRYABLE_WRITES and "txnNumber" in cmd and "lsid" in cmd \
+                and "autocommit" not in cmd:
+            return bytes(cmd["lsid"]["id"]), cmd["txnNumber"]
+        return None
+
+    def cursor_reply(self, server, ns, docs, batch_size=None, single_batch=False, key="firstBatch"):
+        """A cursor reply; what does not fit the first batch stays for getMore."""
+        batch = docs if batch_size is None else docs[:batch_size]
+        rest = [] if batch_size is None or single_batch else docs[batch_size:]
+        cursor_id = 0
+        if rest:
+            cursor_id = next(self._cursor_ids)
+            self.cursors[cursor_id] = Cursor(ns, rest, server.address)
+        return {"ok": 1, "cursor": {"id": cursor_id, "ns": f"{ns[0]}.{ns[1]}", key: batch}}
+
+    def get_more(self, server, cmd):
+        cursor_id = cmd.get("getMore")
+        cursor = self.cursors.get(cursor_id)
+        if cursor is None or cursor.server != server.address:
+            raise CommandError(43, f"cursor id {cursor_id} not found")
+        if cmd.get("collection") != cursor.ns[1]:
+            raise CommandError(13, f"Requested getMore on namespace '{cmd['$db']}."
+                                   f"{cmd.get('collection')}', but cursor belongs to a "
+                                   f"different namespace {cursor.ns[0]}.{cursor.ns[1]}")
+        size = cmd.get("batchSize") or len(cursor.docs)
+        batch, cursor.docs = cursor.docs[:size], cursor.docs[size:]
+        if not cursor.docs:
+            del self.cursors[cursor_id]
+            cursor_id = 0
+        ns = cursor.ns
+        return {"ok": 1, "cursor": {"id": cursor_id, "ns": f"{ns[0]}.{ns[1]}",
+                                    "nextBatch": batch}}
+
+    def kill_cursors(self, server, cmd):
+        killed, missing = [], []
+        for cursor_id in cmd.get("cursors", []):
+            (killed if self.cursors.pop(cursor_id, None) is not None else missing).append(cursor_id)
+        return {"ok": 1, "cursorsKilled": killed, "cursorsNotFound": missing,
+                "cursorsAlive": [], "cursorsUnknown": []}
+
+
+def reply_for(exc):
+    """The reply for an exception raised outside a handler (used by the deployment)."""
+    return engine_error(exc).reply() if not isinstance(exc, CommandError) else exc.reply()
+
+
+__all__ = ["Store", "error_reply"]

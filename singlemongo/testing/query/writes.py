@@ -1,0 +1,257 @@
+"""Writing as a MongoDB server does: insert, update, delete and findAndModify, statement by
+statement, with per-document write errors, ordered or not.
+
+Updates are applied document by document (matched here, written by ``_id``), which gives
+``let``, the positional ``$`` and the type checks MongoDB makes before it changes anything.
+"""
+import numbers
+
+from bson import ObjectId
+from mongomock_ng import filtering
+
+from . import checks, conformance
+from .codes import CommandError, WriteFailure
+from .reads import (check_hint, namespace, positional_index, project, select, sort_documents)
+
+ARRAY_OPERATORS = ("$push", "$addToSet", "$pull", "$pullAll", "$pop")
+NUMERIC_OPERATORS = ("$inc", "$mul")
+
+
+def _statement_errors(statements, run, ordered):
+    """Run each statement; collect write errors (stop at the first if ordered)."""
+    errors = []
+    for index, statement in enumerate(statements):
+        try:
+            run(statement)
+        except Exception as exc:
+            from .store import engine_error  # the error table lives with the store
+            failure = engine_error(exc)
+            if not isinstance(failure, WriteFailure):
+                failure = WriteFailure(failure.code, failure.message, **failure.extra)
+            errors.append(failure.entry(index))
+            if ordered:
+                break
+    return errors
+
+
+def _with_errors(reply, errors):
+    if errors:
+        reply["writeErrors"] = errors
+    return reply
+
+
+def insert(store, server, cmd):
+    ns = namespace(cmd, "insert")
+    coll = store.collection(*ns)
+    store.executions += 1
+    inserted = []
+
+    def run(doc):
+        if not isinstance(doc, dict):
+            raise WriteFailure(2, "a document to insert must be an object")
+        if isinstance(doc.get("_id"), list):
+            raise WriteFailure(53, "The '_id' value cannot be of type array")
+        doc = dict(doc)
+        doc.setdefault("_id", ObjectId())
+        if cmd.get("bypassDocumentValidation"):
+            coll.insert_one(doc, bypass_document_validation=True)
+        else:
+            conformance.insert_document(coll, doc)
+        inserted.append(doc["_id"])
+
+    errors = _statement_errors(cmd.get("documents", []), run, cmd.get("ordered", True))
+    return _with_errors({"ok": 1, "n": len(inserted)}, errors)
+
+
+def _value_at(doc, path):
+    for part in path.split("."):
+        if isinstance(doc, dict) and part in doc:
+            doc = doc[part]
+        elif isinstance(doc, list) and part.isdigit() and int(part) < len(doc):
+            doc = doc[int(part)]
+        else:
+            return filtering.NOTHING
+    return doc
+
+
+def _check_types(doc, update):
+    """The checks MongoDB makes before changing a document: numbers for $inc/$mul (14
+    TypeMismatch), arrays for the array operators (2 BadValue)."""
+    if not isinstance(update, dict):
+        return
+    for op, fields in update.items():
+        for path in fields if isinstance(fields, dict) else ():
+            if "$" in path:
+                continue
+            current = _value_at(doc, path)
+            if current is filtering.NOTHING:
+                continue
+            if op in NUMERIC_OPERATORS and (isinstance(current, bool) or not isinstance(
+                    current, numbers.Number)):
+                raise WriteFailure(14, f"Cannot apply {op} to a value of non-numeric type. "
+                                       f"{{_id: {doc.get('_id')!r}}} has the field '{path}' of "
+                                       f"non-numeric type {_type_name(current)}")
+            if op in ARRAY_OPERATORS and not isinstance(current, list):
+                raise WriteFailure(2, f"The field '{path}' must be an array but is of type "
+                                      f"{_type_name(current)} in document "
+                                      f"{{_id: {doc.get('_id')!r}}}")
+
+
+def _type_name(value):
+    return {str: "string", bool: "bool", int: "int", float: "double", dict: "object",
+            list: "array", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _resolve_positional(doc, query, update):
+    """Replace ``$`` in update paths with the index the query matched in that document."""
+    if not isinstance(update, dict) or not any(
+            ".$." in p or p.endswith(".$") for f in update.values() if isinstance(f, dict)
+            for p in f):
+        return update
+    resolved = {}
+    for op, fields in update.items():
+        resolved[op] = {}
+        for path, value in fields.items():
+            if ".$." in path or path.endswith(".$"):
+                array_path = path.split(".$")[0]
+                index = positional_index(doc, query, array_path)
+                if index is None:
+                    raise WriteFailure(2, "The positional operator did not find the match "
+                                          "needed from the query.")
+                path = path.replace(f"{array_path}.$", f"{array_path}.{index}", 1)
+            resolved[op][path] = value
+    return resolved
+
+
+def update_document(coll, doc, query, update, array_filters=None):
+    """Apply one update to one document; (modified?, new document)."""
+    _check_types(doc, update)
+    update = _resolve_positional(doc, query, update)
+    if not isinstance(update, list) and not any(k.startswith("$") for k in update):
+        if "_id" in update and update["_id"] != doc["_id"]:
+            raise WriteFailure(66, "After applying the update, the (immutable) field '_id' "
+                                   "was found to have been altered to _id: " + repr(update["_id"]))
+        result = coll.replace_one({"_id": doc["_id"]}, update)
+    elif array_filters:
+        result = coll.update_one({"_id": doc["_id"]}, update, array_filters=array_filters)
+    else:
+        result = coll.update_one({"_id": doc["_id"]}, update)
+    return result.modified_count > 0
+
+
+def upsert(coll, query, update, array_filters=None):
+    """Insert from the query's equality fields and the update; the new _id."""
+    if isinstance(update, dict) and any(".$" in p for f in update.values()
+                                        if isinstance(f, dict) for p in f):
+        raise WriteFailure(2, "The positional operator did not find the match needed from "
+                              "the query.")
+    replacement = isinstance(update, dict) and not any(k.startswith("$") for k in update)
+    if replacement:
+        doc = dict(update)
+        if "_id" not in doc:
+            doc["_id"] = query.get("_id", ObjectId()) if not isinstance(
+                query.get("_id"), dict) else ObjectId()
+        coll.insert_one(doc)
+        return doc["_id"]
+    result = coll.update_one(query, update, upsert=True, array_filters=array_filters)
+    return result.upserted_id
+
+
+def _update_statement(store, ns, spec, let, totals):
+    query, update = spec.get("q") or {}, spec.get("u")
+    checks.check_update(update)
+    multi = spec.get("multi", False)
+    if multi and isinstance(update, dict) and update and not any(
+            k.startswith("$") for k in update):
+        raise WriteFailure(9, "multi update is not supported for replacement-style update")
+    check_hint(store, ns, spec.get("hint"))
+    coll = store.collection(*ns)
+    docs = sort_documents(select(store, ns, query, let), spec.get("sort"))
+    if not multi:
+        docs = docs[:1]
+    for doc in docs:
+        totals["n"] += 1
+        if update_document(coll, doc, query, update, spec.get("arrayFilters")):
+            totals["nModified"] += 1
+    if not docs and spec.get("upsert"):
+        new_id = upsert(coll, query, update, spec.get("arrayFilters"))
+        totals["n"] += 1
+        totals["upserted"].append({"index": totals["index"], "_id": new_id})
+
+
+def update(store, server, cmd):
+    ns = namespace(cmd, "update")
+    store.executions += 1
+    totals = {"n": 0, "nModified": 0, "upserted": [], "index": 0}
+
+    def run(spec):
+        try:
+            _update_statement(store, ns, spec, cmd.get("let"), totals)
+        finally:
+            totals["index"] += 1
+
+    errors = _statement_errors(cmd.get("updates", []), run, cmd.get("ordered", True))
+    reply = {"ok": 1, "n": totals["n"], "nModified": totals["nModified"]}
+    if totals["upserted"]:
+        reply["upserted"] = totals["upserted"]
+    return _with_errors(reply, errors)
+
+
+def delete(store, server, cmd):
+    ns = namespace(cmd, "delete")
+    store.executions += 1
+    coll = store.collection(*ns)
+    deleted = [0]
+
+    def run(spec):
+        check_hint(store, ns, spec.get("hint"))
+        docs = select(store, ns, spec.get("q"), cmd.get("let"))
+        if spec.get("limit", 0) == 1:
+            docs = docs[:1]
+        if docs:
+            deleted[0] += coll.delete_many({"_id": {"$in": [d["_id"] for d in docs]}}).deleted_count
+
+    errors = _statement_errors(cmd.get("deletes", []), run, cmd.get("ordered", True))
+    return _with_errors({"ok": 1, "n": deleted[0]}, errors)
+
+
+def find_and_modify(store, server, cmd):
+    ns = namespace(cmd, "findAndModify")
+    store.executions += 1
+    query, change = cmd.get("query") or {}, cmd.get("update")
+    remove = bool(cmd.get("remove"))
+    if remove == (change is not None):
+        raise CommandError(9, "Either an update or remove=true must be specified")
+    if remove and (cmd.get("new") or cmd.get("upsert")):
+        raise CommandError(9, "Cannot specify both an update and remove=true")
+    if not remove:
+        checks.check_update(change)
+    check_hint(store, ns, cmd.get("hint"))
+    coll = store.collection(*ns)
+    docs = sort_documents(select(store, ns, query, cmd.get("let")), cmd.get("sort"))
+    last = {"n": 0}
+    value = None
+    if docs:
+        before = docs[0]
+        last["n"] = 1
+        if remove:
+            coll.delete_one({"_id": before["_id"]})
+            value = before
+        else:
+            update_document(coll, before, query, change, cmd.get("arrayFilters"))
+            last["updatedExisting"] = True
+            value = coll.find_one({"_id": before["_id"]}) if cmd.get("new") else before
+    elif not remove:
+        last["updatedExisting"] = False
+        if cmd.get("upsert"):
+            new_id = upsert(coll, query, change, cmd.get("arrayFilters"))
+            last.update(n=1, upserted=new_id)
+            if cmd.get("new"):
+                value = coll.find_one({"_id": new_id})
+    if value is not None and cmd.get("fields"):
+        value = project(store, ns, [value], cmd["fields"], query)[0]
+    return {"ok": 1, "value": value, "lastErrorObject": last}
+
+
+COMMANDS = {"insert": insert, "update": update, "delete": delete,
+            "findAndModify": find_and_modify}
