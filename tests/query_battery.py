@@ -125,6 +125,9 @@ QUERY = [
          ["x", "y"]),
     Case("distinct with a filter", SALES, lambda c: sorted(c.distinct("item", {"day": 1})),
          ["jam", "tea"]),
+    Case("distinct returns values in BSON order", [{"_id": 1, "x": 33}, {"_id": 2, "x": 11},
+                                                   {"_id": 3, "x": "a"}, {"_id": 4, "x": 22.0}],
+         lambda c: c.distinct("x"), [11, 22.0, 33, "a"]),
 ]
 
 PROJECTION_AND_SORT = [
@@ -197,6 +200,9 @@ UPDATES = [
          update_then("update_one", {"k": "a", "n": {"$gt": 1}, "d.e": 2},
                      {"$set": {"x": 1}, "$setOnInsert": {"new": True}}, upsert=True),
          [{"k": "a", "d": {"e": 2}, "x": 1, "new": True}]),
+    Case("a null _id in the query is the upserted _id", [],
+         lambda c: (c.update_one({"_id": None}, {"$set": {"a": 1}}, upsert=True),
+                    list(c.find({"_id": {"$type": "null"}})))[1], [{"_id": None, "a": 1}]),
     Case("replace_one keeps _id", [{"_id": 1, "a": 1}],
          update_then("replace_one", {"_id": 1}, {"b": 2}), [{"_id": 1, "b": 2}]),
     Case("pipeline update", [{"_id": 1, "a": 2, "b": 3}],

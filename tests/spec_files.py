@@ -16,8 +16,6 @@ from .spec_sources import trees
 NOT_APPLICABLE = {
     "selection-in-window": "operationCount-based selection within the latency window is only "
                            "for multi-threaded or async drivers (server selection tests README)",
-    "unified": "unified test format needs a live deployment and the unified runner, which a "
-               "single-threaded pure-core runner does not provide",
 }
 
 

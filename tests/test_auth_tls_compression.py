@@ -151,3 +151,35 @@ def test_tls_rejects_an_unknown_ca_by_default(certs):
                              clock=FakeClock())
         with pytest.raises(errors.ServerSelectionError, match="(?i)certificate"):
             client.admin.command("ping")
+
+
+@pytest.mark.parametrize("fault", [dict(code=18), dict(code=91), dict(action="close")],
+                         ids=["AuthenticationFailed", "ShutdownInProgress", "network error"])
+def test_an_authentication_error_marks_the_server_unknown_and_clears_it(rs, fault):
+    """SDAM "MongoDB Handshake errors": an error while authenticating an application
+    connection marks the server Unknown and clears its connection; the next operation
+    rediscovers it and authenticates on a new connection. (Before: only network errors did
+    anything, and an AuthenticationFailed reply left a server that had refused us selectable.)"""
+    client = MongoClient(_uri(rs, "alice", "s3cret-pw"), clock=FakeClock())
+    primary = rs.servers[0]
+    primary.fail("saslContinue", **fault)
+    with pytest.raises((errors.OperationFailure, errors.ConnectionFailure)):
+        client.test.c.insert_one({"x": 1})
+    sd = client.topology_description.servers[primary.address]
+    assert sd.server_type.value == "Unknown" and "authentication failed" in sd.error
+    assert primary.address not in client._topology.connections
+    assert client._topology.stale
+    client.test.c.insert_one({"x": 2})  # rediscovered, authenticated on a new connection
+    client.close()
+
+
+def test_authentication_is_bounded_by_connect_timeout(rs):
+    """Authentication is part of opening a connection: each step has connectTimeoutMS (before,
+    a server that never answered saslContinue blocked the client forever)."""
+    client = MongoClient(_uri(rs, "alice", "s3cret-pw", "&connectTimeoutMS=200"),
+                         clock=FakeClock())
+    rs.servers[0].fail("saslContinue", action="hang")
+    with pytest.raises(errors.NetworkTimeout):
+        client.test.c.insert_one({"x": 1})
+    rs.servers[0].clear_faults()
+    client.close()

@@ -54,8 +54,9 @@ def _check(reply, credentials, mechanism):
     return reply
 
 
-def authenticate(conn, credentials, clock, cache):
-    """Complete (or run) the SCRAM conversation on ``conn``; idempotent per connection."""
+def authenticate(conn, credentials, clock, cache, timeout_s=None):
+    """Complete (or run) the SCRAM conversation on ``conn``; idempotent per connection.
+    ``timeout_s`` bounds each step (authentication is part of opening a connection)."""
     if conn.authenticated or credentials is None:
         return
     mechanism = negotiate(credentials, conn.hello or {})
@@ -72,18 +73,19 @@ def authenticate(conn, credentials, clock, cache):
                                     base64.b64encode(clock.random_bytes(24)).decode())
         first = _check(conn.command(source, {
             "saslStart": 1, "mechanism": mechanism, "payload": conversation.first_message(),
-            "autoAuthorize": 1, "options": {"skipEmptyExchange": True}}), credentials, mechanism)
+            "autoAuthorize": 1, "options": {"skipEmptyExchange": True}}, timeout_s),
+            credentials, mechanism)
     conversation.cache = cache
     final = conversation.final_message(first["payload"], credentials.password or "")
     reply = _check(conn.command(source, {"saslContinue": 1, "conversationId":
-                                         first.get("conversationId", 1), "payload": final}),
-                   credentials, mechanism)
+                                         first.get("conversationId", 1), "payload": final},
+                                timeout_s), credentials, mechanism)
     conversation.verify_server_final(reply["payload"])
     for _ in range(2):  # servers without skipEmptyExchange want one more, empty, step
         if reply.get("done"):
             break
         reply = _check(conn.command(source, {"saslContinue": 1, "payload": b"",
-                                             "conversationId": reply.get("conversationId", 1)}),
-                       credentials, mechanism)
+                                             "conversationId": reply.get("conversationId", 1)},
+                                    timeout_s), credentials, mechanism)
     conn.authenticated = True
     conn.conversation = None

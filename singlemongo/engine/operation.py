@@ -77,10 +77,12 @@ def checkout(topology, criteria, deprioritized=(), operation="command", operatio
 
 def _authenticate(topology, conn):
     from ..auth import authenticate  # hashlib and friends load only for authenticated clients
+    timeout = topology.options.connect_timeout_ms / 1000.0 or None
     try:
-        authenticate(conn, topology.options.credentials, topology.clock, topology.scram_cache)
-    except ConnectionFailure as exc:
-        topology.handle_operation_error(conn, exc=exc)
+        authenticate(conn, topology.options.credentials, topology.clock, topology.scram_cache,
+                     timeout)
+    except (ConnectionFailure, OperationFailure) as exc:
+        topology.handshake_failed(conn, exc)
         raise
 
 

@@ -62,7 +62,8 @@ def _log(level, text, topo, criteria, operation, operation_id, **fields):
         selector = str(criteria)
         log.emit(log.SERVER_SELECTION, level, f"{text} Selector: {selector}, topology "
                  f"description: {td}", selector=selector, operation=operation,
-                 operationId=operation_id, topologyDescription=td, **fields)
+                 operationId=operation_id, topologyDescription=td,
+                 topology_id=topo.topology_id, **fields)
 
 
 def select_server(topo, criteria, deprioritized=(), operation="command", operation_id=None):

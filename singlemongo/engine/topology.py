@@ -109,12 +109,16 @@ class Topology:
             for event in m.change_events(self.topology_id, old, new, sd.address):
                 self.events.publish(event)
 
-    def close_connection(self, address, bump_generation=False):
+    def close_connection(self, address, bump_generation=False, service_id=None):
         conn = self.connections.pop(address, None)
         if conn is not None:
             conn.close()
+            service_id = service_id or conn.service_id
         if bump_generation:
             self.generations[address] += 1
+            if self.events.active:
+                from ..monitoring.pool_events import PoolClearedEvent
+                self.events.publish(PoolClearedEvent(address, service_id))
 
     # ----- checks --------------------------------------------------------------------------
 
@@ -301,6 +305,18 @@ class Topology:
             return None
         return conn
 
+    def handshake_failed(self, conn, exc):
+        """SDAM "MongoDB Handshake errors": an error while making an application connection
+        (the handshake or authentication) marks the server Unknown and clears its connection,
+        unless the server says it is overloaded (client backpressure)."""
+        if SYSTEM_OVERLOADED in getattr(exc, "error_labels", ()):
+            return
+        self.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
+        if self._description.topology_type is not TopologyType.LOAD_BALANCED:
+            self.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",
+                                         last_update_time=self.clock.monotonic()))
+            self.stale = True
+
     def handle_operation_error(self, conn, exc=None, reply=None):
         """Apply the SDAM decision for a failed operation on ``conn``."""
         if exc is not None:
@@ -320,7 +336,7 @@ class Topology:
         if conn.closed and self.connections.get(conn.address) is conn:
             self.connections.pop(conn.address)
         if decision.clear_pool:
-            self.close_connection(conn.address, bump_generation=True)
+            self.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
         if decision.new_description is not None:
             self.apply(decision.new_description)
         if decision.mark_stale:

@@ -95,13 +95,14 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
     if logging_on:
         log.emit(log.COMMAND, log.DEBUG, f'Command "{name}" started on database "{db}" '
                  f'{_where(f)}. Command: {log.document(shown)}', message="Command started",
-                 command=log.document(shown), **f)
+                 command=log.document(shown), topology_id=bus.topology_id, **f)
     start = clock.monotonic()
     try:
         reply = conn.command(db, cmd, timeout_s, sequences)
     except Exception as exc:
-        _failed(bus, clock, start, exc if not sensitive else type(exc).__name__, ids, f,
-                logging_on)
+        # "Security": only a server's error is redacted; a network error carries nothing of
+        # the server's, and the exception is shown whole.
+        _failed(bus, clock, start, exc, ids, f, logging_on)
         raise
     if reply.get("ok") in (0, 0.0, False):
         failure = _redacted_failure(reply) if sensitive else reply
@@ -114,7 +115,8 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
         log.emit(log.COMMAND, log.DEBUG, f'Command "{name}" succeeded on database "{db}" in '
                  f'{duration * 1000:.3f} ms {_where(f)}. Command reply: '
                  f'{log.document(shown_reply)}', message="Command succeeded",
-                 durationMS=duration * 1000, reply=log.document(shown_reply), **f)
+                 durationMS=duration * 1000, reply=log.document(shown_reply),
+                 topology_id=bus.topology_id, **f)
     return reply
 
 
@@ -126,4 +128,5 @@ def _failed(bus, clock, start, failure, ids, f, logging_on):
         text = log.document(failure) if isinstance(failure, dict) else str(failure)
         log.emit(log.COMMAND, log.DEBUG, f'Command "{name}" failed on database "{db}" in '
                  f'{duration * 1000:.3f} ms {_where(f)}. Error: {text}',
-                 message="Command failed", durationMS=duration * 1000, failure=text, **f)
+                 message="Command failed", durationMS=duration * 1000, failure=text,
+                 topology_id=bus.topology_id, **f)

@@ -75,7 +75,8 @@ class EventBus:
             found = _sdam_message(event, self.topology_id)
             if found is not None:
                 text, fields = found
-                log.emit(log.TOPOLOGY, log.DEBUG, text, topologyId=self.topology_id, **fields)
+                log.emit(log.TOPOLOGY, log.DEBUG, text, topology_id=self.topology_id,
+                         topologyId=self.topology_id, **fields)
 
     def __bool__(self):
         return bool(self.listeners)

@@ -36,9 +36,11 @@ def enabled(component, level=DEBUG):
     return logging is not None and logging.getLogger(component).isEnabledFor(level)
 
 
-def emit(component, level, text, **fields):
+def emit(component, level, text, topology_id=None, **fields):
+    """Log ``text`` with the spec's ``fields`` in ``record.mongodb``; ``record.mongodb_topology_id``
+    tells which client's topology the message is about."""
     logging = sys.modules.get("logging")
     if logging is not None:
         logger = logging.getLogger(component)
         if logger.isEnabledFor(level):
-            logger.log(level, text, extra={"mongodb": fields})
+            logger.log(level, text, extra={"mongodb": fields, "mongodb_topology_id": topology_id})

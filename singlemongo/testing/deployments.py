@@ -60,6 +60,15 @@ class _Deployment:
         for server in self.servers:
             server.stop()
 
+    def reset(self):
+        """Back to the state just after ``start()``: no data, faults, latency or counters,
+        every server up in its first role. Cheaper than a new deployment between tests."""
+        self.store.reset()
+        self.sessions_ended.clear()
+        for server in self.servers:
+            server.reset()
+        return self
+
     @property
     def uri(self):
         return "mongodb://" + ",".join(s.address_text for s in self.servers) + self._query("/?")
@@ -130,7 +139,7 @@ class _Deployment:
     def _hello(self, server, cmd, state):
         if "client" in cmd:
             state["handshake"] = cmd
-        reply = self._base_hello(server, cmd)
+        reply = self._base_hello(server, cmd, state)
         reply.update(self.hello(server, cmd))
         wanted = [c for c in cmd.get("compression", ()) if c in self.compressors]
         if wanted:
@@ -147,11 +156,12 @@ class _Deployment:
         return reply
 
     @staticmethod
-    def _base_hello(server, cmd):
+    def _base_hello(server, cmd, state):
         reply = {"ok": 1, "maxBsonObjectSize": 16 * 1024 * 1024,
                  "maxMessageSizeBytes": 48_000_000, "maxWriteBatchSize": 100_000,
                  "localTime": datetime.datetime.now(datetime.timezone.utc),
-                 "logicalSessionTimeoutMinutes": 30, "connectionId": server.connections,
+                 "logicalSessionTimeoutMinutes": 30,
+                 "connectionId": state.get("connection_id", server.connections),
                  "minWireVersion": 0, "maxWireVersion": MAX_WIRE_VERSION,
                  "topologyVersion": {"processId": server.process_id,
                                      "counter": server.tv_counter}}
@@ -232,6 +242,18 @@ class ReplicaSet(_Deployment):
         self.members = list(self.servers)
         if primary is not None:
             self.servers[primary].role = "primary"
+        self._initial = [(server, server.role) for server in self.servers]
+
+    def reset(self):
+        for server in [s for s in self.servers if s not in dict(self._initial)]:
+            server.stop()
+            self.servers.remove(server)
+        for server, role in self._initial:
+            if server.role != role:
+                server.role = role
+                self._bump(server)
+        self.members = [server for server, _ in self._initial]
+        return super().reset()
 
     @property
     def uri(self):
@@ -278,7 +300,25 @@ class ReplicaSet(_Deployment):
         self._bump(server)
         return server
 
+    def admin_command(self, server, name, cmd):
+        """replSetStepDown and replSetFreeze, as a test drives an election."""
+        if name == "replsetfreeze":
+            return {"ok": 1}
+        if name == "replsetstepdown":
+            if server.role != "primary":
+                return {"ok": 0, "code": 10107, "codeName": "NotWritablePrimary",
+                        "errmsg": "not primary so can't step down"}
+            others = [i for i, s in enumerate(self.members) if s.role == "secondary"]
+            if not others:
+                return {"ok": 0, "code": 262, "codeName": "ExceededTimeLimit",
+                        "errmsg": "No electable secondaries caught up"}
+            self.elect(others[0])
+            return {"ok": 1}
+        return None
+
     def refuse(self, server, name, cmd):
+        if name in ("replsetfreeze", "replsetstepdown"):
+            return self.admin_command(server, name, cmd)
         if server.role == "primary" or name in READ_ANYWHERE:
             return None
         if name in WRITE_COMMANDS:

@@ -113,9 +113,12 @@ def from_command(cmd):
         return name, None
     data = cmd.get("data") or {}
     if name == "onPrimaryTransactionalWrite":
+        # The write is not committed when failBeforeCommitExceptionCode is set; the connection
+        # is closed (the default) or the code is returned.
         code = data.get("failBeforeCommitExceptionCode")
-        action = "error" if code else ("run-then-close" if data.get("closeConnection", True)
-                                        else "block")
+        close = data.get("closeConnection", True)
+        action = ("close" if close else "error") if code else (
+            "run-then-close" if close else "block")
         return name, Fault("*", action, times, code=code or 0, skip=skip,
                            commands=tuple(WRITE_COMMANDS))
     if name != "failCommand":

@@ -39,7 +39,8 @@ class SimServer:
         self.latency_s = 0.0
         self.faults = []
         self.failpoints = {}  # fail point name -> its Fault (configureFailPoint)
-        self.connections = 0
+        self.connections = 0  # accepted since start or reset
+        self._connection_ids = 0
         self.commands = collections.Counter()
         self.command_log = []
         self.compressed_requests = 0
@@ -92,6 +93,18 @@ class SimServer:
         self._thread.join(5)
         self._wake_r.close()
         self._wake_w.close()
+
+    def reset(self):
+        """Up, with no faults, latency, hooks or counters (for reuse between tests)."""
+        self.clear_faults()
+        self.latency_s = 0.0
+        self.before_reply = None
+        self.connections = 0
+        self.commands.clear()
+        self.command_log.clear()
+        self.compressed_requests = 0
+        self.errors.clear()
+        self.start()
 
     def fail(self, command, **kwargs):
         """Script a Fault (see ``failpoints.Fault``) for ``command``; returns it."""
@@ -174,7 +187,9 @@ class SimServer:
                 return
             sock.settimeout(None)
         self.connections += 1
-        conn = _Conn(sock, self.connections)
+        self._connection_ids += 1
+        conn = _Conn(sock, self._connection_ids)
+        conn.state["connection_id"] = self._connection_ids
         self._conns[sock.fileno()] = conn
         sel.register(sock, selectors.EVENT_READ, conn)
 

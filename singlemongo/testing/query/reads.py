@@ -175,8 +175,14 @@ def distinct(store, server, cmd):
     key = cmd.get("key")
     if not isinstance(key, str):
         raise CommandError(14, "BSON field 'distinct.key' is the wrong type, expected type string")
-    checks.check_filter(cmd.get("query"))
-    return {"ok": 1, "values": store.collection(*ns).distinct(key, cmd.get("query") or {})}
+    values = []
+    for doc in select(store, ns, cmd.get("query")):
+        for found in filtering.iter_key_candidates(key, doc):
+            for value in (found if isinstance(found, list) else [found]):
+                if value is not filtering.NOTHING and not any(
+                        filtering.operator_eq(value, seen) for seen in values):
+                    values.append(value)
+    return {"ok": 1, "values": sorted(values, key=functools.cmp_to_key(_bson_cmp))}
 
 
 def aggregate(store, server, cmd):

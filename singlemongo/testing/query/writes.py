@@ -154,7 +154,15 @@ def upsert(coll, query, update, array_filters=None):
         coll.insert_one(doc)
         return doc["_id"]
     result = coll.update_one(query, update, upsert=True, array_filters=array_filters)
-    return result.upserted_id
+    wanted = query.get("_id", result.upserted_id)
+    if isinstance(wanted, dict) and any(k.startswith("$") for k in wanted):
+        wanted = result.upserted_id
+    if wanted != result.upserted_id or wanted is None:  # the engine replaces a null _id
+        doc = coll.find_one({"_id": result.upserted_id})
+        coll.delete_one({"_id": result.upserted_id})
+        doc["_id"] = wanted
+        coll.insert_one(doc)
+    return wanted
 
 
 def _update_statement(store, ns, spec, let, totals):

@@ -1,0 +1,105 @@
+"""pytest fixtures for simulated deployments (registered by the ``testing`` extra's
+``pytest11`` entry point, so installing ``singlemongo[testing]`` is enough).
+
+Session-scoped fixtures start a deployment once per test session; the function-scoped ones
+hand out the same deployment reset to its first state (no data, faults, latency or
+counters; every server up in its first role), which costs microseconds instead of new
+servers. Each yields the deployment itself: its ``uri``, ``servers`` (``fail``, ``stop``,
+``start``, ``latency_s``), ``store`` (``seed``, ``documents``) and, for a replica set,
+``step_down``, ``elect``, ``add_member`` and ``remove_member``::
+
+    def test_failover(mongo_replica_set, mongo_client):
+        mongo_client.shop.orders.insert_one({"x": 1})
+        mongo_replica_set.elect(1)
+        ...
+"""
+import pytest
+
+from ..clock import FakeClock
+from .deployments import LoadBalancer, ReplicaSet, Sharded, Standalone
+
+
+def _session(factory):
+    deployment = factory().start()
+    try:
+        yield deployment
+    finally:
+        deployment.stop()
+
+
+@pytest.fixture(scope="session")
+def mongo_standalone_session():
+    """A standalone mongod for the whole test session."""
+    yield from _session(Standalone)
+
+
+@pytest.fixture(scope="session")
+def mongo_replica_set_session():
+    """A 3-member replica set (member 0 primary) for the whole test session."""
+    yield from _session(ReplicaSet)
+
+
+@pytest.fixture(scope="session")
+def mongo_sharded_session():
+    """Two mongoses for the whole test session."""
+    yield from _session(Sharded)
+
+
+@pytest.fixture(scope="session")
+def mongo_load_balanced_session():
+    """A load balancer (with serviceId) in front of a mongos, for the whole test session."""
+    yield from _session(LoadBalancer)
+
+
+@pytest.fixture
+def mongo_standalone(mongo_standalone_session):
+    """The session's standalone, reset to its first state for this test."""
+    return mongo_standalone_session.reset()
+
+
+@pytest.fixture
+def mongo_replica_set(mongo_replica_set_session):
+    """The session's replica set, reset to its first state for this test."""
+    return mongo_replica_set_session.reset()
+
+
+@pytest.fixture
+def mongo_sharded(mongo_sharded_session):
+    """The session's mongoses, reset to their first state for this test."""
+    return mongo_sharded_session.reset()
+
+
+@pytest.fixture
+def mongo_load_balanced(mongo_load_balanced_session):
+    """The session's load balancer, reset to its first state for this test."""
+    return mongo_load_balanced_session.reset()
+
+
+@pytest.fixture
+def fake_clock():
+    """A FakeClock: sleeps advance it at once, so timeouts and backoffs cost nothing."""
+    return FakeClock()
+
+
+@pytest.fixture
+def make_client(fake_clock):
+    """``make_client(uri_or_deployment, **options)``: a client on the fake clock, closed after
+    the test."""
+    from ..client import MongoClient
+    clients = []
+
+    def make(target, **options):
+        uri = getattr(target, "uri", target)
+        client = MongoClient(uri, clock=fake_clock, **options)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def mongo_client(mongo_replica_set, make_client):
+    """A client on the fake clock, connected to the reset replica set."""
+    return make_client(mongo_replica_set)

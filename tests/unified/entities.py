@@ -1,0 +1,216 @@
+"""Entities of a unified test (clients, databases, collections, sessions, cursors, saved
+results) and what each client observed (events and log messages)."""
+import inspect
+import logging
+import re
+
+from singlemongo import MongoClient
+
+from .skips import Skip, missing_api
+
+SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
+                       "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"})
+LOG_COMPONENTS = {"singlemongo.command": "command", "singlemongo.serverSelection": "serverSelection",
+                  "singlemongo.topology": "topology", "singlemongo.connection": "connection"}
+LOG_LEVELS = {10: "debug", 20: "info", 30: "warn", 40: "error", 50: "critical"}
+SEVERITY = ["emergency", "alert", "critical", "error", "warning", "warn", "notice", "info",
+            "debug", "trace"]
+
+
+def event_name(event):
+    """CommandStartedEvent -> commandStartedEvent."""
+    name = type(event).__name__
+    return name[0].lower() + name[1:]
+
+
+class Recorder:
+    """A client's event listener and log collector."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.observe = set(spec.get("observeEvents", ()))
+        self.ignore = set(spec.get("ignoreCommandMonitoringEvents", ())) | {"configureFailPoint"}
+        self.sensitive = bool(spec.get("observeSensitiveCommands"))
+        self.log_levels = {c: SEVERITY.index(l) for c, l in
+                           (spec.get("observeLogMessages") or {}).items()}
+        self.events = []
+        self.logs = []
+        self.topology_id = None
+
+    def __call__(self, event):
+        self.events.append(event)
+
+    def observed(self, kinds=None):
+        """Events this client observes, with ignored and sensitive commands left out."""
+        out = []
+        for event in self.events:
+            name = event_name(event)
+            if name not in self.observe or (kinds is not None and name not in kinds):
+                continue
+            command = getattr(event, "command_name", None)
+            if command is not None:
+                if command in self.ignore:
+                    continue
+                if not self.sensitive and (command.lower() in SENSITIVE or (
+                        command.lower() in ("hello", "ismaster")
+                        and not getattr(event, "command", {"x": 1}))):
+                    continue
+            out.append(event)
+        return out
+
+    def take_log(self, record):
+        component = LOG_COMPONENTS.get(record.name)
+        if component not in self.log_levels:
+            return
+        level = LOG_LEVELS.get(record.levelno, "debug")
+        if SEVERITY.index(level) > self.log_levels[component]:
+            return
+        self.logs.append({"level": level, "component": component,
+                          "data": dict(getattr(record, "mongodb", {}))})
+
+
+class LogTap(logging.Handler):
+    """Collects singlemongo's log records for every client observing logs in a test."""
+
+    def __init__(self, recorders):
+        super().__init__(logging.DEBUG)
+        self.recorders = recorders
+
+    def emit(self, record):
+        for recorder in self.recorders:
+            topology = getattr(record, "mongodb_topology_id", None)
+            if topology is None or recorder.topology_id in (None, topology):
+                recorder.take_log(record)
+
+
+def snake(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def accepts(method, kwargs, what):
+    """Skip unless ``method`` takes these keyword arguments (the driver may not yet)."""
+    try:
+        inspect.signature(method).bind(**kwargs)
+    except TypeError:
+        names = ", ".join(sorted(kwargs))
+        raise Skip(missing_api(f"{what}({names})")) from None
+
+
+class EntityMap(dict):
+    def __init__(self, runner):
+        super().__init__()
+        self.runner = runner
+        self.recorders = {}
+
+    def add(self, name, value):
+        if name in self:
+            raise AssertionError(f"entity {name!r} is already defined")
+        self[name] = value
+
+    def get(self, name, kind=None):
+        if name not in self:
+            raise AssertionError(f"entity {name!r} is not defined")
+        return super().get(name)
+
+    def create(self, spec):
+        (kind, args), = spec.items()
+        maker = getattr(self, f"_make_{kind}", None)
+        if maker is None:
+            raise Skip(missing_api({"bucket": "GridFSBucket", "clientEncryption": "ClientEncryption",
+                                    "thread": "a thread entity"}.get(kind, kind)))
+        self.add(args["id"], maker(args))
+
+    def _make_client(self, spec):
+        runner = self.runner
+        options = dict(spec.get("uriOptions") or {})
+        if spec.get("serverApi"):
+            raise Skip(missing_api("MongoClient(server_api=ServerApi(...))"))
+        if options.get("minPoolSize") and spec.get("awaitMinPoolSizeMS"):
+            raise Skip(POOL_REASON)
+        recorder = Recorder(spec)
+        client = MongoClient(runner.env.uri_for(runner.topology, spec), clock=runner.clock,
+                             event_listeners=[recorder], **options)
+        recorder.topology_id = client._topology.topology_id
+        self.recorders[spec["id"]] = recorder
+        runner.clients.append(client)
+        return client
+
+    def _make_database(self, spec):
+        client = self.get(spec["client"])
+        options = collection_options(spec.get("databaseOptions"))
+        accepts(client.get_database, dict(name=spec["databaseName"], **options),
+                "MongoClient.get_database")
+        return client.get_database(spec["databaseName"], **options)
+
+    def _make_collection(self, spec):
+        database = self.get(spec["database"])
+        options = collection_options(spec.get("collectionOptions"))
+        accepts(database.get_collection, dict(name=spec["collectionName"], **options),
+                "Database.get_collection")
+        return database.get_collection(spec["collectionName"], **options)
+
+    def _make_session(self, spec):
+        client = self.get(spec["client"])
+        if not callable(getattr(type(client), "start_session", None)):
+            raise Skip(missing_api("MongoClient.start_session"))
+        options = session_options(spec.get("sessionOptions"))
+        return client.start_session(**options)
+
+
+POOL_REASON = "needs connection-pool events (one socket per server, no pool)"
+
+
+def read_preference(doc):
+    from singlemongo.selection.read_preference import ReadPreference
+    return ReadPreference(doc["mode"], tuple(doc.get("tagSets") or ({},)),
+                          doc.get("maxStalenessSeconds"), doc.get("hedge"))
+
+
+def collection_options(doc):
+    """Keyword arguments for get_database/get_collection from collectionOrDatabaseOptions."""
+    out = {}
+    for key, value in (doc or {}).items():
+        if key == "readPreference":
+            out["read_preference"] = read_preference(value)
+        elif key == "writeConcern":
+            out["write_concern"] = write_concern(value)
+        elif key == "readConcern":
+            out["read_concern"] = read_concern(value)
+        else:
+            out[snake(key)] = value
+    return out
+
+
+def write_concern(doc):
+    try:
+        from singlemongo import WriteConcern
+    except (ImportError, AttributeError):
+        raise Skip(missing_api("WriteConcern")) from None
+    return WriteConcern(**{{"wtimeoutMS": "wtimeout", "journal": "j"}.get(k, k): v
+                           for k, v in doc.items()})
+
+
+def read_concern(doc):
+    try:
+        from singlemongo import ReadConcern
+    except (ImportError, AttributeError):
+        raise Skip(missing_api("ReadConcern")) from None
+    return ReadConcern(doc.get("level"))
+
+
+def session_options(doc):
+    out = {}
+    for key, value in (doc or {}).items():
+        if key == "defaultTransactionOptions":
+            out["default_transaction_options"] = transaction_options(value)
+        else:
+            out[snake(key)] = value
+    return out
+
+
+def transaction_options(doc):
+    try:
+        from singlemongo import TransactionOptions
+    except (ImportError, AttributeError):
+        raise Skip(missing_api("TransactionOptions")) from None
+    return TransactionOptions(**collection_options(doc))

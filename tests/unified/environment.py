@@ -1,0 +1,90 @@
+"""The deployments unified tests run against, and which of them a test's runOnRequirements
+accept. Each test runs once, on the first accepted topology in PREFERENCE."""
+from singlemongo.testing.deployments import MAX_WIRE_VERSION
+
+from .skips import REQUIREMENTS, Skip
+
+# The simulated servers report maxWireVersion 21: MongoDB 7.0.
+SERVER_VERSION = (7, 0, 0)
+PREFERENCE = ("replicaset", "sharded", "single", "load-balanced")
+FIXTURES = {"single": "mongo_standalone_session", "replicaset": "mongo_replica_set_session",
+            "sharded": "mongo_sharded_session", "load-balanced": "mongo_load_balanced_session"}
+SCHEMA_MAJOR = 1
+assert MAX_WIRE_VERSION == 21, "SERVER_VERSION must follow the simulated wire version"
+
+
+def version(text):
+    parts = [int(p) for p in text.split("-")[0].split(".")[:3]]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+USERS = {"bob": "pwd123"}  # the authenticated variants' user
+
+
+def unmet(requirement, topology, auth=False):
+    """Why ``requirement`` rejects ``topology`` (with or without authentication), or None."""
+    if "minServerVersion" in requirement and SERVER_VERSION < version(requirement["minServerVersion"]):
+        return f"server version >= {requirement['minServerVersion']}"
+    if "maxServerVersion" in requirement and SERVER_VERSION > version(requirement["maxServerVersion"]):
+        return f"server version <= {requirement['maxServerVersion']}"
+    topologies = requirement.get("topologies")
+    if topologies is not None:
+        accepted = {"sharded-replicaset": "sharded"}
+        if topology not in {accepted.get(t, t) for t in topologies}:
+            return f"topology in {topologies}"
+    if requirement.get("serverless") == "require":
+        return "Atlas Serverless"
+    if requirement.get("auth") is not None and requirement["auth"] != auth:
+        return "authentication " + ("enabled" if requirement["auth"] else "disabled")
+    if requirement.get("authMechanism") and requirement["authMechanism"].upper() not in (
+            "SCRAM-SHA-1", "SCRAM-SHA-256"):
+        return f"authMechanism {requirement['authMechanism']}"
+    if requirement.get("csfle"):
+        return "client-side field level encryption"
+    if requirement.get("serverParameters"):
+        return f"server parameters {requirement['serverParameters']}"
+    return None
+
+
+def choose_topology(file_doc, test):
+    """(topology, authenticated?) to run ``test`` on; Skip if no simulated deployment meets
+    its requirements."""
+    reasons = []
+    for topology in PREFERENCE:
+        for auth in (False, True):
+            why = None
+            for requirements in (file_doc.get("runOnRequirements"), test.get("runOnRequirements")):
+                if requirements:
+                    found = [unmet(r, topology, auth) for r in requirements]
+                    if all(found):
+                        why = found[0]
+                        break
+            if why is None:
+                return topology, auth
+            reasons.append(why)
+    raise Skip(f"{REQUIREMENTS} (needs {sorted(set(reasons))[0]}; the simulated deployment is "
+               f"MongoDB {'.'.join(map(str, SERVER_VERSION[:2]))})")
+
+
+class Environment:
+    """Deployments (session-scoped fixtures of the singlemongo pytest plugin, and
+    authenticated variants from tests/conftest.py), started lazily."""
+
+    def __init__(self, request, auth=False):
+        self.request = request
+        self.auth = auth
+
+    def deployment(self, topology):
+        if self.auth:
+            return self.request.getfixturevalue("authenticated_deployments")(topology, USERS)
+        return self.request.getfixturevalue(FIXTURES[topology])
+
+    def uri_for(self, topology, client_spec):
+        deployment = self.deployment(topology)
+        uri = deployment.uri
+        if topology == "sharded" and client_spec.get("useMultipleMongoses") is False:
+            uri = f"mongodb://{deployment.servers[0].address_text}/"
+        if self.auth:
+            user, password = next(iter(USERS.items()))
+            uri = uri.replace("mongodb://", f"mongodb://{user}:{password}@", 1)
+        return uri

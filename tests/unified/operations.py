@@ -1,0 +1,194 @@
+"""Entity operations of the unified format, called the way a PyMongo user calls them.
+
+Each operation names the driver method and how the file's camelCase arguments become that
+method's arguments (PyMongo's names: ``array_filters``, ``return_document``, and the raw
+command options PyMongo passes through ``**kwargs`` for aggregate and the counts). A method
+the driver lacks, or arguments it does not take, skip the test as a missing API; a result
+becomes the document the file expects.
+"""
+from .entities import accepts, read_concern, read_preference, snake, write_concern
+from .skips import Skip, missing_api
+
+COMMON = {"fieldName": "key", "arrayFilters": "array_filters", "returnDocument": "return_document",
+          "bypassDocumentValidation": "bypass_document_validation", "batchSize": "batch_size",
+          "maxTimeMS": "max_time_ms", "allowDiskUse": "allow_disk_use", "newName": "new_name",
+          "to": "new_name", "readPreference": "read_preference", "writeConcern": "write_concern",
+          "readConcern": "read_concern", "noCursorTimeout": "no_cursor_timeout"}
+# PyMongo passes these through as command options (**kwargs), in the command's own names.
+RAW_OPTIONS = {"aggregate": {"batchSize", "allowDiskUse", "maxTimeMS", "collation",
+                             "bypassDocumentValidation", "hint", "maxAwaitTimeMS"},
+               "count_documents": {"skip", "limit", "maxTimeMS", "collation", "hint"},
+               "estimated_document_count": {"maxTimeMS"},
+               "distinct": {"collation", "maxTimeMS"},
+               "find_one_and_delete": {"collation", "maxTimeMS"},
+               "find_one_and_replace": {"collation", "maxTimeMS", "bypassDocumentValidation"},
+               "find_one_and_update": {"collation", "maxTimeMS", "bypassDocumentValidation"},
+               "create_index": {"name", "unique", "sparse", "expireAfterSeconds",
+                                "partialFilterExpression", "collation", "hidden"},
+               "rename": {"dropTarget"}}
+
+
+def python_args(runner, method_name, args):
+    out = {}
+    raw = RAW_OPTIONS.get(method_name, set())
+    for key, value in args.items():
+        if key == "session":
+            value = runner.entities.get(value)
+        elif key == "readPreference":
+            value = read_preference(value)
+        elif key == "writeConcern":
+            value = write_concern(value)
+        elif key == "readConcern":
+            value = read_concern(value)
+        elif key == "returnDocument":
+            if value.lower() not in ("before", "after"):
+                raise AssertionError(f"returnDocument must be Before or After, not {value!r}")
+            value = value.lower() == "after"
+        if key in raw:
+            out[key] = value
+        else:
+            out[COMMON.get(key, snake(key) if key not in ("filter", "let") else key)] = value
+    return out
+
+
+def call(runner, entity, method_name, args, what):
+    if not callable(getattr(type(entity), method_name, None)):  # not a database named so
+        raise Skip(missing_api(f"{what}.{method_name}"))
+    method = getattr(entity, method_name)
+    kwargs = python_args(runner, method_name, args)
+    accepts(method, kwargs, f"{what}.{method_name}")
+    return method(**kwargs)
+
+
+def document(result):
+    """A returned model object as the document the test expects."""
+    name = type(result).__name__
+    if name == "InsertOneResult":
+        return {"insertedId": result.inserted_id}
+    if name == "InsertManyResult":
+        return {"insertedIds": {str(i): v for i, v in enumerate(result.inserted_ids)}}
+    if name == "UpdateResult":
+        upserted = result.upserted_id
+        return {"matchedCount": result.matched_count, "modifiedCount": result.modified_count,
+                "upsertedCount": 0 if upserted is None else 1,
+                **({"upsertedId": upserted} if upserted is not None else {})}
+    if name == "DeleteResult":
+        return {"deletedCount": result.deleted_count}
+    if name == "BulkWriteResult":
+        return {"insertedCount": result.inserted_count, "matchedCount": result.matched_count,
+                "modifiedCount": result.modified_count, "deletedCount": result.deleted_count,
+                "upsertedCount": result.upserted_count,
+                "upsertedIds": {str(k): v for k, v in result.upserted_ids.items()},
+                "insertedIds": {str(k): v for k, v in getattr(result, "inserted_ids", {}).items()}}
+    return result
+
+
+def iterate(result):
+    return [dict(d) for d in result]
+
+
+def bulk_requests(requests):
+    """{insertOne: {...}} documents as the driver's write models."""
+    try:
+        import singlemongo as sm
+        classes = {"insertOne": sm.InsertOne, "updateOne": sm.UpdateOne,
+                   "updateMany": sm.UpdateMany, "replaceOne": sm.ReplaceOne,
+                   "deleteOne": sm.DeleteOne, "deleteMany": sm.DeleteMany}
+    except AttributeError:
+        raise Skip(missing_api("the write models (InsertOne, UpdateOne, ...)")) from None
+    models = []
+    for request in requests:
+        (kind, args), = request.items()
+        kwargs = {COMMON.get(k, snake(k)): v for k, v in args.items()}
+        models.append(classes[kind](**kwargs))
+    return models
+
+
+# (entity kind, operation) -> how to run it: (method name, result transform) or a function.
+COLLECTION = {
+    "find": ("find", iterate), "findOne": ("find_one", None), "aggregate": ("aggregate", iterate),
+    "countDocuments": ("count_documents", None), "count": ("count", None),
+    "estimatedDocumentCount": ("estimated_document_count", None), "distinct": ("distinct", None),
+    "insertOne": ("insert_one", document), "insertMany": ("insert_many", document),
+    "updateOne": ("update_one", document), "updateMany": ("update_many", document),
+    "replaceOne": ("replace_one", document), "deleteOne": ("delete_one", document),
+    "deleteMany": ("delete_many", document), "findOneAndUpdate": ("find_one_and_update", None),
+    "findOneAndReplace": ("find_one_and_replace", None),
+    "findOneAndDelete": ("find_one_and_delete", None), "bulkWrite": ("bulk_write", document),
+    "createIndex": ("create_index", None), "dropIndex": ("drop_index", None),
+    "dropIndexes": ("drop_indexes", None), "listIndexes": ("list_indexes", iterate),
+    "listIndexNames": ("list_index_names", None), "drop": ("drop", None),
+    "rename": ("rename", None), "createFindCursor": ("find", None),
+    "createChangeStream": ("watch", None), "mapReduce": ("map_reduce", None),
+    "createSearchIndex": ("create_search_index", None),
+}
+DATABASE = {
+    "runCommand": ("command", None), "aggregate": ("aggregate", iterate),
+    "listCollections": ("list_collections", iterate),
+    "listCollectionNames": ("list_collection_names", None),
+    "listCollectionObjects": ("list_collections", iterate),
+    "createCollection": ("create_collection", None), "dropCollection": ("drop_collection", None),
+    "modifyCollection": ("modify_collection", None), "runCursorCommand": ("cursor_command", iterate),
+    "createCommandCursor": ("cursor_command", None), "createChangeStream": ("watch", None),
+}
+CLIENT = {
+    "listDatabases": ("list_databases", iterate), "listDatabaseNames": ("list_database_names", None),
+    "listDatabaseObjects": ("list_databases", iterate), "close": ("close", None),
+    "clientBulkWrite": ("bulk_write", document), "createChangeStream": ("watch", None),
+    "appendMetadata": ("append_metadata", None),
+}
+SESSION = {
+    "startTransaction": ("start_transaction", None),
+    "commitTransaction": ("commit_transaction", None),
+    "abortTransaction": ("abort_transaction", None), "endSession": ("end_session", None),
+    "withTransaction": ("with_transaction", None),
+}
+KINDS = {"Collection": ("Collection", COLLECTION), "Database": ("Database", DATABASE),
+         "MongoClient": ("MongoClient", CLIENT), "ClientSession": ("ClientSession", SESSION)}
+
+
+def prepare(name, args):
+    """Arguments whose shape differs between the file and a PyMongo call."""
+    args = dict(args)
+    if name in ("runCommand", "runCursorCommand", "createCommandCursor"):
+        args.pop("commandName", None)
+    if name == "createCollection":
+        args["name"] = args.pop("collection")
+    if name == "dropCollection":
+        args["name_or_collection"] = args.pop("collection")
+    if name == "createIndex":
+        args["keys"] = list(args.pop("keys").items())
+    if name == "dropIndex":
+        args["index_or_name"] = args.pop("name")
+    return args
+
+
+def run_entity_operation(runner, entity, name, args):
+    kind = type(entity).__name__
+    if kind in ("Cursor", "CommandCursor"):
+        return cursor_operation(runner, entity, name)
+    if kind not in KINDS:
+        raise AssertionError(f"no operations for a {kind}")
+    what, table = KINDS[kind]
+    if name not in table:
+        raise Skip(missing_api(f"{what}.{name}"))
+    method_name, convert = table[name]
+    args = prepare(name, args)
+    if name == "bulkWrite" and "requests" in args:
+        args["requests"] = bulk_requests(args["requests"])
+    if name == "withTransaction":
+        return runner.with_transaction(entity, args)
+    result = call(runner, entity, method_name, args, what)
+    return convert(result) if convert is not None else result
+
+
+def cursor_operation(runner, cursor, name):
+    if name == "iterateUntilDocumentOrError" or name == "iterateOnce":
+        return next(cursor, None)
+    if name == "close":
+        try:
+            cursor.close()
+        except Exception:
+            pass
+        return None
+    raise Skip(missing_api(f"Cursor.{name}"))

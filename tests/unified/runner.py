@@ -1,0 +1,491 @@
+"""The unified test format runner (unified-test-format spec, schema 1.x as far as the
+project's directories need), on the simulated deployments of ``singlemongo.testing``.
+
+Written from ``../shared/reference/unified-test-format.md``. Setup and outcome use the
+simulated server's store directly (the spec's "internal client"); fail points are
+configured through the test's own client entities, as the spec says, and cleared after.
+"""
+import logging
+import time
+
+from bson import json_util
+
+from singlemongo.clock import FakeClock
+from singlemongo.errors import OperationFailure, SingleMongoError
+
+from .entities import EntityMap, LogTap, event_name
+from .environment import SCHEMA_MAJOR, Environment, choose_topology
+from .matching import MatchError, match
+from .operations import run_entity_operation
+from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, Skip, monitor_test,
+                    seed_policy_for)
+
+ROOT_ITEM_OPERATIONS = frozenset({"find", "aggregate", "listCollections", "listDatabases",
+                                  "listIndexes", "runCursorCommand", "listCollectionObjects",
+                                  "listDatabaseObjects"})
+COMMAND_EVENTS = ("commandStartedEvent", "commandSucceededEvent", "commandFailedEvent")
+SDAM_PREFIXES = ("server", "topology")
+
+
+def _walk(value):
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _walk(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk(v)
+
+
+MONITOR_EVENTS = ("server", "topology")
+
+
+def _client_of(entities):
+    """{entity id: the client entity it comes from} for the file's and test's entities."""
+    owner = {}
+    for spec in entities:
+        (kind, args), = spec.items()
+        parent = args.get("client") or args.get("database")
+        owner[args["id"]] = owner.get(parent, parent) if parent else args["id"]
+    return owner
+
+
+def _needs_monitor(file_doc, test):
+    """True when the test waits for SDAM or heartbeat events on a client that has run no
+    operation yet: only a background monitor produces those. A single-threaded driver checks
+    servers inline, before an operation, and never in a constructor."""
+    owner = _client_of(file_doc.get("createEntities", ()))
+    active = set()
+    for op in test["operations"]:
+        args = op.get("arguments") or {}
+        if op["object"] != "testRunner":
+            active.add(owner.get(op["object"], op["object"]))
+        elif op["name"] == "createEntities":
+            owner.update(_client_of(args["entities"]))
+        elif op["name"] in ("failPoint", "targetedFailPoint"):
+            active = set()  # what a server does from now on is seen by the next operation
+        elif op["name"] == "waitForPrimaryChange":
+            return True
+        elif op["name"] == "waitForEvent" and args["client"] not in active and \
+                next(iter(args["event"])).startswith(MONITOR_EVENTS):
+            return True
+    return False
+
+
+def check_feasible(file_doc, test, file_name):
+    """Skip what this driver cannot do by design, before touching a deployment."""
+    if _needs_monitor(file_doc, test) or monitor_test(file_name, test["description"]):
+        raise Skip(MONITOR)
+    for node in _walk(test):
+        for key in node:
+            if key in CMAP_EVENTS:
+                raise Skip(POOL)
+        if node.get("eventType") == "cmap" and any(
+                next(iter(e)) != "poolClearedEvent" for e in node.get("events", ())):
+            raise Skip(POOL)
+        if node.get("name") in ("runOnThread", "waitForThread") and node.get("object") == "testRunner":
+            raise Skip(MONITOR)
+        if node.get("awaited") is True or node.get("serverMonitoringMode") == "stream":
+            raise Skip(MONITOR)
+
+
+class Runner:
+    def __init__(self, request, file_doc, test, file_name):
+        self.file_doc, self.test, self.file_name = file_doc, test, file_name
+        self.env = Environment(request)
+        self.clock = FakeClock()
+        self.clients = []
+        self.entities = EntityMap(self)
+        self.topology = None
+        self.deployment = None
+        self.log_tap = None
+
+    # ----- the test ------------------------------------------------------------------------
+
+    def run(self):
+        major = int(str(self.file_doc.get("schemaVersion", "1")).split(".")[0])
+        assert major == SCHEMA_MAJOR, f"schema version {self.file_doc['schemaVersion']} unsupported"
+        if self.test.get("skipReason"):
+            raise Skip(f"{FILE_SKIP}: {self.test['skipReason']}")
+        policy = seed_policy_for(self.file_name, self.test["description"])
+        if policy:
+            raise Skip(policy)
+        check_feasible(self.file_doc, self.test, self.file_name)
+        self.topology, self.env.auth = choose_topology(self.file_doc, self.test)
+        self.deployment = self.env.deployment(self.topology).reset()
+        try:
+            self._initial_data()
+            for spec in self.file_doc.get("createEntities", ()):
+                self.entities.create(spec)
+            self._tap_logs()
+            for op in self.test["operations"]:
+                self.execute(op)
+        finally:
+            self._tear_down()
+        for expected in self.test.get("expectEvents", ()):
+            self._check_events(expected)
+        for expected in self.test.get("expectLogMessages", ()):
+            self._check_logs(expected)
+        for expected in self.test.get("outcome", ()):
+            self._check_outcome(expected)
+
+    def _initial_data(self):
+        store = self.deployment.store
+        for data in self.file_doc.get("initialData", ()):
+            db = store.client[data["databaseName"]]
+            name = data["collectionName"]
+            with store.lock:
+                for dropped in (name, f"enxcol_.{name}.esc", f"enxcol_.{name}.ecoc"):
+                    db.drop_collection(dropped)
+                db.create_collection(name, **(data.get("createOptions") or {}))
+            store.seed(data["databaseName"], name, data["documents"])
+
+    def _tap_logs(self):
+        recorders = [r for r in self.entities.recorders.values() if r.log_levels]
+        if recorders:
+            self.log_tap = LogTap(recorders)
+            logger = logging.getLogger("singlemongo")
+            self._log_level = logger.level
+            logger.setLevel(logging.DEBUG)
+            logger.addHandler(self.log_tap)
+
+    def _tear_down(self):
+        if self.log_tap is not None:
+            logger = logging.getLogger("singlemongo")
+            logger.removeHandler(self.log_tap)
+            logger.setLevel(self._log_level)
+        for entity in list(self.entities.values()):
+            if type(entity).__name__ == "ClientSession":
+                try:
+                    entity.end_session()
+                except Exception:
+                    pass
+        for client in self.clients:
+            client.close()
+        if self.deployment is not None:
+            for server in self.deployment.servers:
+                server.clear_faults()
+
+    # ----- operations ----------------------------------------------------------------------
+
+    def execute(self, op):
+        name, target = op["name"], op["object"]
+        args = op.get("arguments") or {}
+        result = error = None
+        try:
+            if target == "testRunner":
+                getattr(self, f"op_{name}", self._unknown_special)(args, name)
+                return
+            result = run_entity_operation(self, self.entities.get(target), name, args)
+        except (Skip, MatchError):
+            raise
+        except Exception as exc:
+            error = exc
+        if op.get("ignoreResultAndError"):
+            return
+        if "expectError" in op:
+            if error is None:
+                raise MatchError(f"{name}: expected an error, got {result!r}")
+            check_error(op["expectError"], error, self.entities)
+            return
+        if error is not None:
+            raise error
+        if "expectResult" in op:
+            actual = json_util.loads(json_util.dumps(result)) if result is not None else None
+            if name in ROOT_ITEM_OPERATIONS and isinstance(op["expectResult"], list):
+                match(op["expectResult"], actual, self.entities, root=False)
+                for e, a in zip(op["expectResult"], actual):
+                    match(e, a, self.entities, root=True)
+            else:
+                match(op["expectResult"], actual, self.entities, root=isinstance(actual, dict))
+        if "saveResultAsEntity" in op:
+            self.entities.add(op["saveResultAsEntity"], result)
+
+    def with_transaction(self, session, args):
+        operations = args.pop("callback")
+
+        def callback(_session):
+            for op in operations:
+                self.execute(op)
+        options = {k: v for k, v in args.items()}
+        from .operations import python_args
+        return session.with_transaction(callback, **python_args(self, "with_transaction", options))
+
+    def _unknown_special(self, args, name):
+        raise AssertionError(f"unknown testRunner operation {name!r}")
+
+    def op_failPoint(self, args, name):
+        client = self.entities.get(args["client"])
+        client.admin.command(args["failPoint"])
+
+    def op_createEntities(self, args, name):
+        for spec in args["entities"]:
+            self.entities.create(spec)
+        self._tap_logs() if self.log_tap is None else None
+
+    def op_assertNumberConnectionsCheckedOut(self, args, name):
+        pass  # "only applies to drivers that implement connection pooling"
+
+    def _recorder(self, client_name):
+        return self.entities.recorders[client_name]
+
+    def _count(self, args):
+        recorder = self._recorder(args["client"])
+        (kind, _), = args["event"].items()
+        count = 0
+        for event in recorder.observed({kind}):
+            try:
+                match_event(args["event"], event, self.entities)
+                count += 1
+            except MatchError:
+                pass
+        return count
+
+    def op_waitForEvent(self, args, name):
+        # A single-threaded client publishes its events inline, during operations: what has
+        # not happened by now will not happen by waiting.
+        count = self._count(args)
+        if count < args["count"]:
+            raise MatchError(f"waitForEvent: {count} of {args['count']} {args['event']} seen")
+
+    def op_assertEventCount(self, args, name):
+        count = self._count(args)
+        if count != args["count"]:
+            raise MatchError(f"assertEventCount: {count} {args['event']}, expected {args['count']}")
+
+    def op_recordTopologyDescription(self, args, name):
+        self.entities.add(args["id"], self.entities.get(args["client"]).topology_description)
+
+    def op_assertTopologyType(self, args, name):
+        td = self.entities.get(args["topologyDescription"])
+        if str(td.topology_type) != args["topologyType"]:
+            raise MatchError(f"topology type {td.topology_type}, expected {args['topologyType']}")
+
+    def op_wait(self, args, name):
+        self.clock.advance(args["ms"] / 1000.0)
+        time.sleep(min(args["ms"], 1000) / 1000.0)  # let simulated servers' blocks elapse
+
+    def op_assertCollectionExists(self, args, name):
+        names = self.deployment.store.client[args["databaseName"]].list_collection_names()
+        if args["collectionName"] not in names:
+            raise MatchError(f"collection {args['collectionName']} does not exist")
+
+    def op_assertCollectionNotExists(self, args, name):
+        names = self.deployment.store.client[args["databaseName"]].list_collection_names()
+        if args["collectionName"] in names:
+            raise MatchError(f"collection {args['collectionName']} exists")
+
+    def _index_names(self, args):
+        coll = self.deployment.store.collection(args["databaseName"], args["collectionName"])
+        return set(coll.index_information())
+
+    def op_assertIndexExists(self, args, name):
+        if args["indexName"] not in self._index_names(args):
+            raise MatchError(f"index {args['indexName']} does not exist")
+
+    def op_assertIndexNotExists(self, args, name):
+        if args["indexName"] in self._index_names(args):
+            raise MatchError(f"index {args['indexName']} exists")
+
+    def _session_op(self, args, name):
+        session = self.entities.get(args["session"])
+        method = getattr(session, f"_unified_{name}", None)
+        if method is None:
+            from .skips import missing_api
+            raise Skip(missing_api(f"ClientSession ({name})"))
+        method(args)
+
+    op_assertSessionTransactionState = op_assertSessionPinned = _session_op
+    op_assertSessionUnpinned = op_assertSessionDirty = op_assertSessionNotDirty = _session_op
+    op_targetedFailPoint = _session_op
+
+    def _last_two_lsids(self, args):
+        events = [e for e in self._recorder(args["client"]).observed({"commandStartedEvent"})]
+        return events[-2].command.get("lsid"), events[-1].command.get("lsid")
+
+    def op_assertSameLsidOnLastTwoCommands(self, args, name):
+        first, second = self._last_two_lsids(args)
+        if first != second:
+            raise MatchError(f"different lsids: {first} and {second}")
+
+    def op_assertDifferentLsidOnLastTwoCommands(self, args, name):
+        first, second = self._last_two_lsids(args)
+        if first == second:
+            raise MatchError(f"the same lsid twice: {first}")
+
+    # ----- assertions ----------------------------------------------------------------------
+
+    def _check_events(self, expected):
+        recorder = self._recorder(expected["client"])
+        kind = expected.get("eventType", "command")
+        actual = [e for e in recorder.observed() if _category(event_name(e)) == kind]
+        wanted = expected["events"]
+        if expected.get("ignoreExtraEvents"):
+            actual = actual[:len(wanted)]
+        if len(actual) != len(wanted):
+            raise MatchError(f"{expected['client']}: expected {len(wanted)} {kind} events, got "
+                             f"{len(actual)}: {[_brief(e) for e in actual]}")
+        for i, (e, a) in enumerate(zip(wanted, actual)):
+            try:
+                match_event(e, a, self.entities)
+            except MatchError as exc:
+                raise MatchError(f"{kind} event {i}: {exc}; got {_brief(a)}") from None
+
+    def _check_logs(self, expected):
+        recorder = self._recorder(expected["client"])
+        logs = [m for m in recorder.logs if not any(
+            _log_matches(i, m, self.entities) for i in expected.get("ignoreMessages", ()))]
+        wanted = expected["messages"]
+        if expected.get("ignoreExtraMessages"):
+            logs = logs[:len(wanted)]
+        if len(logs) != len(wanted):
+            raise MatchError(f"expected {len(wanted)} log messages, got {len(logs)}: "
+                             f"{[m['data'].get('message') for m in logs]}")
+        for i, (e, a) in enumerate(zip(wanted, logs)):
+            try:
+                _check_log(e, a, self.entities)
+            except MatchError as exc:
+                raise MatchError(f"log message {i}: {exc}") from None
+
+    def _check_outcome(self, expected):
+        actual = self.deployment.store.documents(expected["databaseName"], expected["collectionName"])
+        actual = json_util.loads(json_util.dumps(actual))
+        match(expected["documents"], actual, self.entities, root=False)
+
+
+def _category(name):
+    if name in COMMAND_EVENTS:
+        return "command"
+    if name.startswith(SDAM_PREFIXES):
+        return "sdam"
+    return "cmap"
+
+
+def _brief(event):
+    name = event_name(event)
+    detail = getattr(event, "command_name", None) or getattr(
+        getattr(event, "new_description", None), "server_type", None) or ""
+    return f"{name}({detail})"
+
+
+def _description_type(description):
+    kind = getattr(description, "server_type", None) or getattr(description, "topology_type", None)
+    return str(kind)
+
+
+def match_event(expected, actual, entities):
+    (name, spec), = expected.items()
+    if event_name(actual) != name:
+        raise MatchError(f"expected {name}, got {event_name(actual)}")
+    for key, value in (spec or {}).items():
+        if key in ("command", "reply"):
+            match(value, json_util.loads(json_util.dumps(getattr(actual, key))), entities, True)
+        elif key == "commandName":
+            if actual.command_name != value:
+                raise MatchError(f"commandName {actual.command_name}, expected {value}")
+        elif key == "databaseName":
+            if actual.database_name != value:
+                raise MatchError(f"databaseName {actual.database_name}, expected {value}")
+        elif key == "hasServiceId":
+            if bool(getattr(actual, "service_id", None)) != value:
+                raise MatchError(f"serviceId {getattr(actual, 'service_id', None)}, expected "
+                                 f"{'one' if value else 'none'}")
+        elif key == "hasServerConnectionId":
+            server_id = getattr(actual, "server_connection_id", None)
+            if (isinstance(server_id, int) and server_id > 0) != value:
+                raise MatchError(f"serverConnectionId {server_id}")
+        elif key in ("previousDescription", "newDescription"):
+            description = getattr(actual, snake_description(key))
+            if "type" in value and _description_type(description) != value["type"]:
+                raise MatchError(f"{key} type {_description_type(description)}, expected "
+                                 f"{value['type']}")
+        elif key == "awaited":
+            if actual.awaited != value:
+                raise MatchError(f"awaited {actual.awaited}, expected {value}")
+        elif key == "interruptInUseConnections":
+            if getattr(actual, "interrupt_in_use_connections", False) != value:
+                raise MatchError(f"interruptInUseConnections, expected {value}")
+        else:
+            raise MatchError(f"unsupported event assertion {key!r} for {name}")
+
+
+def snake_description(key):
+    return "previous_description" if key == "previousDescription" else "new_description"
+
+
+def _log_matches(expected, actual, entities):
+    try:
+        _check_log(expected, actual, entities)
+        return True
+    except MatchError:
+        return False
+
+
+def _check_log(expected, actual, entities):
+    for key in ("level", "component"):
+        if expected[key] != actual[key]:
+            raise MatchError(f"{key} {actual[key]}, expected {expected[key]}")
+    data = json_util.loads(json_util.dumps(actual["data"]))
+    match(expected["data"], data, entities, root=True)
+    if "failureIsRedacted" in expected:
+        failure = str(actual["data"].get("failure", ""))
+        if not failure:
+            raise MatchError("a failure was expected in the log message")
+        redacted = _is_redacted(failure)
+        if redacted != expected["failureIsRedacted"]:
+            raise MatchError(f"failure {'not ' if expected['failureIsRedacted'] else ''}redacted: "
+                             f"{failure!r}")
+
+
+def _is_redacted(failure):
+    """This driver redacts a sensitive command's server error to a document of its code,
+    code name and labels only."""
+    try:
+        doc = json_util.loads(failure)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and set(doc) <= {"code", "codeName", "errorLabels"}
+
+
+def check_error(expected, exc, entities):
+    server = isinstance(exc, OperationFailure)
+    details = getattr(exc, "details", None) or {}
+    labels = set(getattr(exc, "error_labels", ()) or ())
+    for key, value in expected.items():
+        if key == "isError":
+            continue
+        if key == "isClientError":
+            if (not server) != value:
+                raise MatchError(f"expected a {'client' if value else 'server'} error, got "
+                                 f"{type(exc).__name__}: {exc}")
+        elif key == "isTimeoutError":
+            timeout = bool(getattr(exc, "timeout", False)) or "timed out" in str(exc).lower()
+            if timeout != value:
+                raise MatchError(f"timeout error {timeout}, expected {value}: {exc}")
+        elif key == "errorContains":
+            if value.lower() not in str(exc).lower():
+                raise MatchError(f"error {str(exc)!r} does not contain {value!r}")
+        elif key == "errorCode":
+            if getattr(exc, "code", None) != value:
+                raise MatchError(f"error code {getattr(exc, 'code', None)}, expected {value}: {exc}")
+        elif key == "errorCodeName":
+            if str(details.get("codeName", "")).lower() != value.lower():
+                raise MatchError(f"codeName {details.get('codeName')}, expected {value}")
+        elif key == "errorLabelsContain":
+            missing = set(value) - labels
+            if missing:
+                raise MatchError(f"error labels {sorted(labels)} lack {sorted(missing)}: {exc}")
+        elif key == "errorLabelsOmit":
+            present = set(value) & labels
+            if present:
+                raise MatchError(f"error labels {sorted(labels)} include {sorted(present)}")
+        elif key == "errorResponse":
+            match(value, json_util.loads(json_util.dumps(details)), entities, True)
+        elif key == "expectResult":
+            result = getattr(exc, "partial_result", None)
+            if result is not None:
+                match(value, json_util.loads(json_util.dumps(result)), entities, True)
+        else:
+            raise MatchError(f"unsupported expectError field {key!r}")
+    if not isinstance(exc, (SingleMongoError, TypeError, ValueError)):
+        raise exc

@@ -1,0 +1,110 @@
+"""Why a unified-format test does not run here: the reviewed reasons, in one place.
+
+A test either passes or is skipped for one of these reasons; none is skipped because it fails.
+Where a test fails because the driver is wrong and the fix belongs to a later issue, it is
+listed in ``EXPECTED_FAILURES`` with that issue, and runs as expected-to-fail (strict: it is
+reported the day it passes).
+"""
+import fnmatch
+
+import pytest
+
+POOL = "needs connection-pool events (one socket per server, no pool)"
+MONITOR = "needs a streaming or threaded monitor"
+REQUIREMENTS = "runOnRequirements not met by the simulated deployment"
+FILE_SKIP = "skipped by the test file itself"
+
+
+def missing_api(name):
+    return f"needs an API this driver does not have yet: {name}"
+
+
+def seed_policy(rule):
+    return f"the seed policy differs: {rule}"
+
+
+REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, FILE_SKIP, missing_api(""), seed_policy(""))
+
+
+class Skip(Exception):
+    """Raised while preparing or running a test: skip it with a reviewed reason."""
+
+    def __init__(self, reason):
+        assert reason.startswith(REASON_PREFIXES), f"not a reviewed reason: {reason}"
+        super().__init__(reason)
+        self.reason = reason
+
+
+# CMAP events a one-socket driver cannot publish honestly. poolClearedEvent is published: it
+# is the bump of a server's connection generation, which this driver does.
+CMAP_EVENTS = frozenset({
+    "poolCreatedEvent", "poolReadyEvent", "poolClosedEvent", "connectionCreatedEvent",
+    "connectionReadyEvent", "connectionClosedEvent", "connectionCheckOutStartedEvent",
+    "connectionCheckOutFailedEvent", "connectionCheckedOutEvent", "connectionCheckedInEvent"})
+
+# Tests that count heartbeats a periodic monitor sends between operations, which no static
+# rule in runner.check_feasible can see: (file glob, test description glob) -> why.
+MONITOR_TESTS = {
+    ("*/serverMonitoringMode.json", "connect with serverMonitoringMode=*"):
+        "two heartbeats after one operation: the second comes from a polling monitor",
+}
+
+# (file glob, test description glob) -> the seed rule that makes the expectation differ.
+SEED_POLICY = {
+    ("*client-backpressure/backpressure-retry-max-attempts.json", "*"):
+        "specs/client-backpressure.md retries an overloaded command up to MAX_ATTEMPTS = 5 "
+        "times (maxAdaptiveRetries defaults to 5 here); this later revision expects 2",
+    ("*client-backpressure/getMore-retried.json", "*maxAttempts=2 times"):
+        "specs/client-backpressure.md retries an overloaded command up to MAX_ATTEMPTS = 5 "
+        "times (maxAdaptiveRetries defaults to 5 here); this later revision expects 2",
+    ("*client-backpressure/backpressure-retry-loop.json", "*does not retry if retry*=false"):
+        "overload retries follow the seed's pseudocode whatever retryReads and retryWrites "
+        "say (specs/client-backpressure.md, DESIGN.md \"Decisions already taken\")",
+}
+
+# (file glob, test description glob) -> the issue that fixes the driver for it.
+ISSUE_11 = "issue 11 (seed rules on failure paths)"
+ISSUE_13 = "issue 13 (PyMongo's everyday API)"
+EXPECTED_FAILURES = {
+    ("*client-backpressure/getMore-retried.json", "getMores are retried"):
+        f"{ISSUE_11}: getMore is not yet retried on overload",
+    ("*retryable_writes/unified/*-serverErrors.json", "*RetryableWriteError label after two "
+                                                      "connection failures"):
+        f"{ISSUE_11}: a retried write's network error lacks the RetryableWriteError label",
+    ("*retryable_reads/unified/listDatabaseNames*", "ListDatabaseNames succeeds after *"):
+        f"{ISSUE_13}: list_database_names is not a retryable read yet",
+    ("*retryable_reads/unified/listDatabaseNames*", "ListDatabaseNames fails after two *"):
+        f"{ISSUE_13}: list_database_names is not a retryable read yet",
+    ("*retryable_reads/unified/listDatabaseNames*", "ListDatabaseNames * on second attempt"):
+        f"{ISSUE_13}: list_database_names is not a retryable read yet",
+    ("*crud/unified/*dots_and_dollars.json", "Updating document to set *"):
+        f"{ISSUE_13}: $-prefixed and dotted field names are refused client-side",
+    ("*crud/unified/insertMany-dots_and_dollars.json", "*top-level dollar-prefixed key*"):
+        f"{ISSUE_13}: $-prefixed and dotted field names are refused client-side",
+    ("*crud/unified/*-pipeline.json", "*"): f"{ISSUE_13}: pipeline updates are refused client-side",
+    ("*crud/unified/aggregate-write-readPreference.json", "*"):
+        f"{ISSUE_13}: $out/$merge ignore the read preference on 5.0+ servers",
+    ("*crud/unified/find.json", "Find with batchSize equal to limit"):
+        f"{ISSUE_13}: find sends batchSize as min(batchSize, limit)",
+}
+
+
+def _lookup(table, file_name, description):
+    for (file_glob, test_glob), reason in table.items():
+        if fnmatch.fnmatch(file_name, file_glob) and fnmatch.fnmatch(description, test_glob):
+            return reason
+    return None
+
+
+def monitor_test(file_name, description):
+    return _lookup(MONITOR_TESTS, file_name, description) is not None
+
+
+def seed_policy_for(file_name, description):
+    rule = _lookup(SEED_POLICY, file_name, description)
+    return seed_policy(rule) if rule else None
+
+
+def expected_failure(file_name, description):
+    reason = _lookup(EXPECTED_FAILURES, file_name, description)
+    return pytest.mark.xfail(reason=reason, strict=True) if reason else None
