@@ -319,38 +319,36 @@ class Runner:
         recorder = self._recorder(expected["client"])
         kind = expected.get("eventType", "command")
         actual = [e for e in recorder.observed() if _category(event_name(e)) == kind]
-        wanted = expected["events"]
-        if expected.get("ignoreExtraEvents"):
-            actual = actual[:len(wanted)]
-        if len(actual) != len(wanted):
-            raise MatchError(f"{expected['client']}: expected {len(wanted)} {kind} events, got "
-                             f"{len(actual)}: {[_brief(e) for e in actual]}")
-        for i, (e, a) in enumerate(zip(wanted, actual)):
-            try:
-                match_event(e, a, self.entities)
-            except MatchError as exc:
-                raise MatchError(f"{kind} event {i}: {exc}; got {_brief(a)}") from None
+        _check_sequence(f"{kind} event", expected["events"], actual,
+                        lambda e, a: match_event(e, a, self.entities), _brief,
+                        expected.get("ignoreExtraEvents"))
 
     def _check_logs(self, expected):
         recorder = self._recorder(expected["client"])
         logs = [m for m in recorder.logs if not any(
             _log_matches(i, m, self.entities) for i in expected.get("ignoreMessages", ()))]
-        wanted = expected["messages"]
-        if expected.get("ignoreExtraMessages"):
-            logs = logs[:len(wanted)]
-        if len(logs) != len(wanted):
-            raise MatchError(f"expected {len(wanted)} log messages, got {len(logs)}: "
-                             f"{[m['data'].get('message') for m in logs]}")
-        for i, (e, a) in enumerate(zip(wanted, logs)):
-            try:
-                _check_log(e, a, self.entities)
-            except MatchError as exc:
-                raise MatchError(f"log message {i}: {exc}") from None
+        _check_sequence("log message", expected["messages"], logs,
+                        lambda e, a: _check_log(e, a, self.entities),
+                        lambda m: m["data"].get("message"), expected.get("ignoreExtraMessages"))
 
     def _check_outcome(self, expected):
         actual = self.deployment.store.documents(expected["databaseName"], expected["collectionName"])
         actual = json_util.loads(json_util.dumps(actual))
         match(expected["documents"], actual, self.entities, root=False)
+
+
+def _check_sequence(what, wanted, actual, check, brief, ignore_extra):
+    """The same number of items, each matching, in order (extra ones allowed if ignored)."""
+    if ignore_extra:
+        actual = actual[:len(wanted)]
+    if len(actual) != len(wanted):
+        raise MatchError(f"expected {len(wanted)} {what}s, got {len(actual)}: "
+                         f"{[brief(a) for a in actual]}")
+    for i, (e, a) in enumerate(zip(wanted, actual)):
+        try:
+            check(e, a)
+        except MatchError as exc:
+            raise MatchError(f"{what} {i}: {exc}; got {brief(a)}") from None
 
 
 def _category(name):
