@@ -7,11 +7,19 @@ import pytest
 
 from singlemongo.testing import LoadBalancer, ReplicaSet, Sharded, Standalone
 
-from .spec_sources import trees
+from .spec_sources import CACHE, trees
+from .unified.skips import REASON_PREFIXES
 
 KINDS = {"single": Standalone, "replicaset": ReplicaSet, "sharded": Sharded,
          "load-balanced": LoadBalancer}
 SPEC_ITEM = re.compile(r"::test_(spec|unified)\[([^/\]]+)/")
+UNIFIED_ITEM = re.compile(r"::test_unified\[[^/\]]+/(.+)/([^/]+\.json)::")
+SHORT_REASONS = {"needs connection-pool events": "pool events",
+                 "needs a streaming or threaded monitor": "monitor",
+                 "runOnRequirements not met": "server version",
+                 "skipped by the test file itself": "file's skipReason",
+                 "needs an API this driver does not have yet": "API not yet",
+                 "the seed policy differs": "seed policy"}
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +37,38 @@ def authenticated_deployments():
     yield get
     for deployment in started.values():
         deployment.stop()
+
+
+def _short_reason(report):
+    text = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    text = text.partition("Skipped: ")[2] or text
+    return next((short for prefix, short in SHORT_REASONS.items() if text.startswith(prefix)),
+                "other: " + text[:60])
+
+
+def unified_table(terminalreporter):
+    """Per directory: files, passed, expected failures, skipped by reason (markdown)."""
+    rows = collections.defaultdict(lambda: {"files": set(), "outcomes": collections.Counter()})
+    for outcome in ("passed", "failed", "skipped", "xfailed", "xpassed"):
+        for report in terminalreporter.stats.get(outcome, ()):
+            found = UNIFIED_ITEM.search(getattr(report, "nodeid", ""))
+            if not found or (outcome == "passed" and report.when != "call"):
+                continue
+            row = rows[found.group(1)]
+            row["files"].add(found.group(2))
+            key = f"skipped: {_short_reason(report)}" if outcome == "skipped" else outcome
+            row["outcomes"][key] += 1
+    if not rows:
+        return []
+    lines = ["| directory | files | tests | passed | expected to fail | skipped (reason: count) |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for directory, row in sorted(rows.items()):
+        o = row["outcomes"]
+        skipped = ", ".join(f"{k[9:]}: {n}" for k, n in sorted(o.items()) if k.startswith("skipped"))
+        lines.append(f"| {directory} | {len(row['files'])} | {sum(o.values())} | {o['passed']} | "
+                     f"{o['xfailed']} | {skipped} |"
+                     + (f" FAILED {o['failed']}" if o["failed"] else ""))
+    return lines
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -49,3 +89,10 @@ def pytest_terminal_summary(terminalreporter):
         detail = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
         terminalreporter.write_line(f"{tree} ({kind}): {total} items: {detail}  "
                                     f"[{labels.get(tree, '?')}]")
+    table = unified_table(terminalreporter)
+    if table:
+        terminalreporter.section("unified-format suites")
+        for line in table:
+            terminalreporter.write_line(line)
+        if CACHE.is_dir():
+            (CACHE / "unified-table.md").write_text("\n".join(table) + "\n")

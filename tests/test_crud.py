@@ -11,16 +11,14 @@ from .util import eventually
 
 
 @pytest.fixture
-def rs():
-    with ReplicaSet(3) as deployment:
-        yield deployment
+def rs(mongo_replica_set):
+    """The singlemongo pytest plugin's replica set, reset for each test."""
+    return mongo_replica_set
 
 
 @pytest.fixture
-def coll(rs):
-    client = MongoClient(rs.uri, clock=FakeClock())
-    yield client.test.things
-    client.close()
+def coll(rs, make_client):
+    return make_client(rs).test.things
 
 
 def test_insert_find_update_delete_round_trip(coll):

@@ -6,15 +6,13 @@ import pymongo
 import pytest
 from bson import ObjectId
 
-from singlemongo.testing import Standalone
-
 from . import query_battery
 
 
 @pytest.fixture(scope="module")
-def server():
-    with Standalone() as deployment:
-        yield deployment
+def server(mongo_standalone_session):
+    """The singlemongo pytest plugin's standalone, shared by the battery."""
+    return mongo_standalone_session.reset()
 
 
 @pytest.fixture(scope="module")

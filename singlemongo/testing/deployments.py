@@ -12,6 +12,7 @@ import itertools
 from bson import ObjectId, Timestamp
 
 from .scram_server import Users
+from .failpoints import server_labels
 from .server import SimServer
 from .query import Store
 
@@ -105,6 +106,10 @@ class _Deployment:
 
     def _handle(self, server, name, cmd, state):
         reply = self._dispatch(server, name, name.lower(), cmd, state)
+        if reply.get("ok") in (0, 0.0) and "errorLabels" not in reply:
+            labels = server_labels(cmd, reply.get("code"))  # what a 4.4+ server adds itself
+            if labels:
+                reply = dict(reply, errorLabels=list(labels))
         if self.gossips_cluster_time and name.lower() not in ("hello", "ismaster"):
             now = Timestamp(1_700_000_000, next(self._cluster_time))
             reply.setdefault("$clusterTime", {"clusterTime": now, "signature": {

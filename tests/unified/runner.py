@@ -17,7 +17,7 @@ from .entities import EntityMap, LogTap, event_name
 from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
-from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, Skip, monitor_test,
+from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, Skip, monitor_test, seed_policy,
                     seed_policy_for)
 
 ROOT_ITEM_OPERATIONS = frozenset({"find", "aggregate", "listCollections", "listDatabases",
@@ -74,6 +74,10 @@ def _needs_monitor(file_doc, test):
 
 def check_feasible(file_doc, test, file_name):
     """Skip what this driver cannot do by design, before touching a deployment."""
+    for node in _walk(test):
+        if node.get("name") in ("runOnThread", "waitForThread") and node.get("object") == "testRunner":
+            raise Skip(seed_policy("one thread per client (DESIGN.md): a client refuses to be "
+                                   "used from a second thread while an operation is in flight"))
     if _needs_monitor(file_doc, test) or monitor_test(file_name, test["description"]):
         raise Skip(MONITOR)
     for node in _walk(test):
@@ -83,8 +87,6 @@ def check_feasible(file_doc, test, file_name):
         if node.get("eventType") == "cmap" and any(
                 next(iter(e)) != "poolClearedEvent" for e in node.get("events", ())):
             raise Skip(POOL)
-        if node.get("name") in ("runOnThread", "waitForThread") and node.get("object") == "testRunner":
-            raise Skip(MONITOR)
         if node.get("awaited") is True or node.get("serverMonitoringMode") == "stream":
             raise Skip(MONITOR)
 

@@ -1,0 +1,45 @@
+"""The pytest plugin of singlemongo.testing: fixtures reach a user's own suite through the
+``pytest11`` entry point, and a reset deployment is as good as a new one."""
+from singlemongo.sdam import ServerType
+
+pytest_plugins = ["pytester"]
+
+
+def test_reset_restores_a_dirtied_replica_set(mongo_replica_set, make_client):
+    rs = mongo_replica_set
+    client = make_client(rs)
+    client.shop.orders.insert_one({"x": 1})
+    rs.elect(2)
+    rs.add_member()
+    rs.servers[1].stop()
+    rs.servers[0].latency_s = 0.5
+    rs.servers[0].fail("ping", code=91, times=None)
+    rs.reset()
+    assert rs.store.documents("shop", "orders") == []
+    assert [s.role for s in rs.servers] == ["primary", "secondary", "secondary"]
+    assert all(s.running and not s.faults and s.latency_s == 0 for s in rs.servers)
+    assert sum(s.connections for s in rs.servers) == 0
+    fresh = make_client(rs)
+    assert fresh.admin.command("ping")["ok"] == 1
+    td = fresh.topology_description
+    assert td.servers[rs.servers[0].address].server_type is ServerType.RS_PRIMARY
+
+
+def test_fixtures_reach_a_users_suite_through_the_entry_point(pytester):
+    pytester.makepyfile(test_user="""
+        import freezegun
+
+        def test_failover(mongo_replica_set, make_client):
+            client = make_client(mongo_replica_set)
+            client.shop.orders.insert_one({"item": "tea"})
+            mongo_replica_set.elect(1)
+            with freezegun.freeze_time("2030-01-01"):
+                client.shop.orders.insert_one({"item": "jam"})  # rescans, finds member 1
+            assert len(mongo_replica_set.store.documents("shop", "orders")) == 2
+
+        def test_each_test_starts_clean(mongo_standalone, mongo_client):
+            assert mongo_standalone.store.documents("shop", "orders") == []
+            assert mongo_client.admin.command("ping")["ok"] == 1
+    """)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)

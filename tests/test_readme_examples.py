@@ -1,0 +1,20 @@
+"""The README's examples run as written (a user copies them)."""
+import pathlib
+import re
+
+pytest_plugins = ["pytester"]
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_block(heading, index=0):
+    """The ``index``-th python code block under a README heading."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(heading):]
+    return re.findall(r"```python\n(.*?)```", section, re.S)[index]
+
+
+def test_the_simulated_deployment_example_passes_as_a_users_test(pytester):
+    pytester.makepyfile(test_readme=readme_block("## Simulated deployments for your tests"))
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
