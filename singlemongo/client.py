@@ -109,7 +109,8 @@ class MongoClient:
             # one-off client costs no round trip.
             for i in range(0, len(ids), END_SESSIONS_BATCH):
                 try:
-                    conn.send_only("admin", {"endSessions": ids[i:i + END_SESSIONS_BATCH]}, timeout)
+                    conn.send_only("admin", {"endSessions": ids[i:i + END_SESSIONS_BATCH]},
+                                   timeout_s=timeout)
                 except ConnectionFailure:
                     return
 

@@ -16,6 +16,14 @@ DEFAULT_MAX_WRITE_BATCH = 100_000
 _MESSAGE_HEADROOM = 16 * 1024
 
 
+# Legacy query modifiers and the find command fields they stand for (PyMongo's unwrapping).
+LEGACY_MODIFIERS = {"$query": "filter", "$orderby": "sort", "$hint": "hint",
+                    "$comment": "comment", "$maxScan": "maxScan", "$maxTimeMS": "maxTimeMS",
+                    "$max": "max", "$min": "min", "$returnKey": "returnKey",
+                    "$showRecordId": "showRecordId", "$showDiskLoc": "showRecordId",
+                    "$snapshot": "snapshot"}
+
+
 class ReturnDocument:
     BEFORE = False
     AFTER = True
@@ -108,10 +116,15 @@ class Collection:
     def _criteria(self, read_preference):
         return Criteria(READ, _as_read_preference(read_preference) or self.read_preference)
 
+    @property
+    def _acknowledged(self):
+        return self._options.w != 0
+
     def _write(self, cmd, sequences=(), retry="write"):
+        """Run a write; with w: 0 it is sent unacknowledged (moreToCome, no reply)."""
         outcome = execute(self.database.client._topology, Request(
             self.database.name, self._write_concern(cmd), Criteria(WRITE), False, retry,
-            sequences))
+            sequences, unacknowledged=not self._acknowledged))
         return outcome.reply, outcome.server
 
     def _read(self, cmd, read_preference=None):
@@ -120,18 +133,19 @@ class Collection:
             True, "read")).reply
 
     def _limits(self):
-        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the primary, if known."""
-        td = self.database.client.topology_description
-        hello = next((s.hello for s in td.servers.values() if s.hello), None) or {}
-        return (hello.get("maxBsonObjectSize", MAX_BSON_SIZE),
-                hello.get("maxMessageSizeBytes", 48_000_000),
-                hello.get("maxWriteBatchSize", DEFAULT_MAX_WRITE_BATCH))
+        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the server the write
+        will go to, from its handshake (selecting and connecting first, as the write would)."""
+        return self.database.client._topology.server_limits(Criteria(WRITE))
 
     # ----- reads -------------------------------------------------------------------------
 
     def find(self, filter=None, projection=None, sort=None, skip=0, limit=0, batch_size=0,
              hint=None, max_time_ms=None, read_preference=None):
         cmd = {"find": self.name, "filter": dict(filter or {})}
+        if "$query" in cmd["filter"]:  # a legacy query with modifiers, unwrapped as PyMongo does
+            cmd.update((LEGACY_MODIFIERS.get(k, k), v) for k, v in cmd.pop("filter").items())
+            if not isinstance(cmd.get("filter"), dict):
+                raise InvalidDocument(f"$query must be a document, not {cmd.get('filter')!r}")
         if projection is not None:
             cmd["projection"] = _projection(projection)
         if sort is not None:
@@ -190,14 +204,14 @@ class Collection:
     # ----- writes ------------------------------------------------------------------------
 
     def insert_one(self, document):
-        max_bson = self._limits()[0]
-        check_document(document, "insert_one document", max_bson, replacement=True)
+        check_document(document, "insert_one document", replacement=True)  # before any I/O
         if "_id" not in document:
             document["_id"] = ObjectId()
+        check_document(document, "insert_one document", self._limits()[0], replacement=True)
         reply, server = self._write({"insert": self.name, "ordered": True},
                                     (("documents", [document]),))
         _raise_write_errors(reply, server.address)
-        return InsertOneResult(document["_id"])
+        return InsertOneResult(document["_id"], self._acknowledged)
 
     def _batches(self, docs):
         max_bson, max_message, max_count = self._limits()
@@ -237,14 +251,14 @@ class Collection:
                                  f"{len(docs)} documents inserted; first: "
                                  f"{errors[0].get('errmsg')}", errors[0].get("code"),
                                  {"writeErrors": errors, "nInserted": inserted})
-        return InsertManyResult([d["_id"] for d in docs])
+        return InsertManyResult([d["_id"] for d in docs], self._acknowledged)
 
     def _update(self, filter, update, multi, upsert):
         spec = {"q": dict(filter or {}), "u": update, "multi": multi, "upsert": upsert}
         reply, server = self._write({"update": self.name, "updates": [spec], "ordered": True},
                                     retry=None if multi else "write")
         _raise_write_errors(reply, server.address)
-        return UpdateResult(reply)
+        return UpdateResult(reply, self._acknowledged)
 
     def update_one(self, filter, update, upsert=False):
         check_update(update)
@@ -262,7 +276,7 @@ class Collection:
         reply, server = self._write({"delete": self.name, "ordered": True, "deletes": [
             {"q": dict(filter or {}), "limit": limit}]}, retry="write" if limit else None)
         _raise_write_errors(reply, server.address)
-        return DeleteResult(reply)
+        return DeleteResult(reply, self._acknowledged)
 
     def delete_one(self, filter):
         return self._delete(filter, 1)

@@ -8,8 +8,8 @@ from collections import deque
 from bson import Int64
 
 from .monitoring import command_monitoring
-from .errors import ConnectionFailure, CursorNotFound, InvalidOperation
-from .engine.operation import Request, error_from_reply, execute, failed
+from .errors import ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure
+from .engine.operation import Request, execute
 from .sdam.server_description import format_address
 
 
@@ -116,24 +116,20 @@ class Cursor:
             batch = min(batch, remaining) if batch else remaining
         if batch:
             cmd["batchSize"] = batch
-        if self._session is not None:
-            cmd["lsid"] = self._session.lsid
         try:
-            reply = command_monitoring.run(self._topology.events, self._topology.clock, conn,
-                                           db, cmd, self._socket_timeout())
-        except ConnectionFailure as exc:
-            self._topology.handle_operation_error(conn, exc=exc)
+            # The same attempt loop as every command (overload retries, client backpressure),
+            # pinned to the connection that opened the cursor.
+            outcome = execute(self._topology, Request(
+                db, cmd, self._criteria, is_read=False, session=self._session,
+                keep_session=True, pinned=conn))
+        except ConnectionFailure:
             self._id = 0
             self._release_session(dirty=True)
             raise
-        conn.last_used = self._topology.clock.monotonic()
-        self._topology.sessions.advance_cluster_time(reply)
-        if failed(reply):
-            self._topology.handle_operation_error(conn, reply=reply)
-            self._id = 0
-            self._release_session()
-            raise error_from_reply(reply, conn.address)
-        self._take(reply["cursor"], "nextBatch")
+        except OperationFailure:
+            self.close()  # after the last failed getMore: killCursors, the session freed
+            raise
+        self._take(outcome.reply["cursor"], "nextBatch")
 
     def _socket_timeout(self):
         ms = self._topology.options.socket_timeout_ms

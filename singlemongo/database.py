@@ -3,7 +3,8 @@ from .collection import Collection, _as_read_preference
 from .cursor import Cursor
 from .errors import InvalidOperation
 from .engine.operation import Request, execute
-from .selection.selector import READ, WRITE, Criteria
+from .selection.read_preference import PRIMARY
+from .selection.selector import READ, Criteria
 
 
 class Database:
@@ -33,17 +34,18 @@ class Database:
         return self._read_preference or self.client.read_preference
 
     def command(self, command, value=1, read_preference=None, **kwargs):
-        """The generic command: sent to the primary unless a read preference is given."""
+        """The generic command. Server selection spec, "Use of read preferences with commands":
+        it is a read, with primary read preference unless one is given (so a direct connection
+        to a secondary sends primaryPreferred)."""
         cmd = {command: value} if isinstance(command, str) else dict(command)
         cmd.update(kwargs)
-        rp = _as_read_preference(read_preference)
-        criteria = Criteria(WRITE) if rp is None else Criteria(READ, rp)
+        rp = _as_read_preference(read_preference) or PRIMARY
         return execute(self.client._topology, Request(
-            self.name, cmd, criteria, is_read=rp is not None)).reply
+            self.name, cmd, Criteria(READ, rp), is_read=True)).reply
 
     def list_collection_names(self):
         cursor = Cursor(_Catalog(self),
-                        {"listCollections": 1, "nameOnly": True}, Criteria(WRITE), retry="read")
+                        {"listCollections": 1, "nameOnly": True}, Criteria(READ, PRIMARY), retry="read")
         return [doc["name"] for doc in cursor]
 
     def drop_collection(self, name):

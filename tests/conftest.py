@@ -2,6 +2,8 @@
 line saying how many official spec items ran, from which tree."""
 import collections
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -37,6 +39,32 @@ def authenticated_deployments():
     yield get
     for deployment in started.values():
         deployment.stop()
+
+
+@pytest.fixture(scope="session")
+def certs(tmp_path_factory):
+    """A test CA and a server certificate for 127.0.0.1, generated with openssl."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is needed to generate a test CA")
+    d = tmp_path_factory.mktemp("tls")
+    run = lambda *a: subprocess.run(a, cwd=d, check=True, capture_output=True)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
+        "-out", "ca.pem", "-days", "2", "-subj", "/CN=singlemongo test CA")
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key",
+        "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
+    return d
+
+
+def server_context(certs):
+    """An SSLContext serving the test CA's server certificate."""
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs / "server.pem", certs / "server.key")
+    return ctx
+
 
 
 def _short_reason(report):

@@ -1,7 +1,4 @@
 """SCRAM authentication, TLS and compression against the simulated deployment."""
-import shutil
-import subprocess
-
 import pytest
 
 from singlemongo import errors
@@ -10,6 +7,7 @@ from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.testing import ReplicaSet, Standalone
 
+from .conftest import server_context as _server_context
 from .util import eventually
 
 USERS = {"alice": "s3cret-pw", "old": ("legacy-pw", ["SCRAM-SHA-1"])}
@@ -112,29 +110,6 @@ def test_zlib_compression_is_negotiated_and_used():
         assert s.servers[0].compressed_requests == 2  # the hello is never compressed
         handshake = s.servers[0].command_log[0]
         assert handshake["compression"] == ["zlib"]
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to generate a test CA")
-    d = tmp_path_factory.mktemp("tls")
-    run = lambda *a: subprocess.run(a, cwd=d, check=True, capture_output=True)
-    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
-        "-out", "ca.pem", "-days", "2", "-subj", "/CN=singlemongo test CA")
-    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key",
-        "-out", "server.csr", "-subj", "/CN=127.0.0.1")
-    (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
-    return d
-
-
-def _server_context(certs):
-    import ssl
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(certs / "server.pem", certs / "server.key")
-    return ctx
 
 
 def test_tls_verifies_against_the_ca(certs):

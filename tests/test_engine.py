@@ -92,8 +92,9 @@ def test_load_balanced_events_and_no_scanning():
         assert handshake["loadBalanced"] is True
         assert lb.servers[0].connections == 1
         client.close()
-        assert [type(e).__name__ for e in sdam()[5:]] == [
-            "ServerClosedEvent", "TopologyDescriptionChangedEvent", "TopologyClosedEvent"]
+        # Load balancer spec, "Monitoring": ServerClosedEvent then TopologyClosedEvent only.
+        assert [type(e).__name__ for e in sdam()[5:]] == ["ServerClosedEvent",
+                                                          "TopologyClosedEvent"]
 
 
 def test_load_balancer_without_service_id():

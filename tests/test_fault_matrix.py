@@ -140,8 +140,8 @@ def test_hang_in_handshake_trips_connect_timeout():
 @pytest.mark.parametrize("fault,unknown,stale", [
     (dict(code=10107, errmsg="NotWritablePrimary"), True, True),
     (dict(code=13435, errmsg="NotPrimaryNoSecondaryOk"), True, True),
-    (dict(code=11602, errmsg="InterruptedDueToReplStateChange"), True, False),
-    (dict(code=189, errmsg="PrimarySteppedDown"), True, False),
+    (dict(code=11602, errmsg="InterruptedDueToReplStateChange"), True, True),
+    (dict(code=189, errmsg="PrimarySteppedDown"), True, True),
     (dict(code=91, errmsg="ShutdownInProgress"), True, True),
     (dict(code=0, errmsg="not master"), True, True),
 ])
@@ -172,12 +172,16 @@ def test_stepdown_with_retryable_label_is_retried_and_applied_once():
         assert clock.sleeps == [0.5]  # the retry waited out minHeartbeatFrequencyMS, rescanned
 
 
-def test_node_recovering_read_is_retried_without_rescan_request():
+def test_node_recovering_read_is_retried_after_a_rescan():
+    """11602 on a read: the server is Unknown, the topology stale (a scan is requested, SDAM
+    summary "Error handling"), and the read's one retry waits out the 500 ms minimum interval,
+    rescans and succeeds."""
     with ReplicaSet(3) as rs:
         client, clock = client_for(rs)
         client.test.c.insert_one({"a": 1})
-        rs.servers[0].fail("find", code=11600, errmsg="InterruptedAtShutdown")
+        rs.servers[0].fail("find", code=11602, errmsg="InterruptedDueToReplStateChange")
         assert client.test.c.find_one()["a"] == 1
+        assert clock.sleeps == [0.5] and client._topology.scan_count == 2
 
 
 # ----- overload -----------------------------------------------------------------------------

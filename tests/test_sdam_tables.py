@@ -51,7 +51,7 @@ def _primary_td():
 @pytest.mark.parametrize("kind,unknown,clear,stale", [
     (ErrorKind.NOT_WRITABLE_PRIMARY, True, False, True),
     (ErrorKind.NODE_IS_SHUTTING_DOWN, True, True, True),
-    (ErrorKind.NODE_IS_RECOVERING, True, False, False),
+    (ErrorKind.NODE_IS_RECOVERING, True, False, True),
     (ErrorKind.NETWORK, True, True, True),
     (ErrorKind.NETWORK_TIMEOUT, False, False, False),
     (ErrorKind.OTHER, False, False, False)])

@@ -77,9 +77,20 @@ def client_metadata(appname=None):
     return doc
 
 
+def uses_op_msg_hello(options):
+    """Handshake spec: a load balancer (which may not answer OP_QUERY) is greeted with an
+    OP_MSG ``hello``; everything else with a legacy hello over OP_QUERY."""
+    return bool(options.load_balanced)
+
+
 def handshake_command(options, initial=True, hello_ok=False):
-    """The hello for a new connection (``initial``) or for a check on an open one."""
-    cmd = {"hello": 1} if hello_ok else {"isMaster": 1}
+    """The hello for a new connection (``initial``) or for a check on an open one. Every
+    legacy hello carries ``helloOk: true`` (checkServer pseudocode), so a server that
+    learns to speak ``hello`` is used with it."""
+    if hello_ok or (initial and uses_op_msg_hello(options)):
+        cmd = {"hello": 1}
+    else:
+        cmd = {"isMaster": 1, "helloOk": True}
     if not initial:
         return cmd
     cmd["helloOk"] = True

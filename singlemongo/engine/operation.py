@@ -1,25 +1,25 @@
-"""Run one command on a selected server: selection, the idle-socket check, authentication,
-the implicit session, read preference on the wire, $clusterTime, the SDAM decision on errors,
-and one retry for retryable reads and writes (retryable reads/writes specs).
+"""Run one command: a selected server (or the connection a cursor is pinned to), the implicit
+session, read preference on the wire, $clusterTime, the SDAM decision on errors, one retry for
+retryable reads and writes (retryable reads/writes specs) and overload retries (client
+backpressure).
 """
-from ..records import dataclass
 from typing import Any, Optional
 
 from bson import Int64
 
+from ..errors import ConnectionFailure, OperationFailure, ServerSelectionError
 from ..monitoring import command_monitoring
+from ..records import dataclass
+from ..sdam.server_description import ServerDescription
+from ..sdam.server_type import ServerType
 from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
                            RETRY_TOKEN_RETURN_RATE, SYSTEM_OVERLOADED, RetryState, annotate,
                            decide, labels_of)
-from ..errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, OperationFailure,
-                     ServerSelectionError, WriteConcernError)
+from .checkout import checkout
 from .handshake import read_preference_for_op_msg
-from ..sdam.server_description import ServerDescription, format_address
-from ..sdam.server_type import ServerType
+from .replies import error_from_reply, failed, is_retryable
 
-# Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.
-RETRYABLE_CODES = frozenset({11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262})
-RETRYABLE_READ_CODES = RETRYABLE_CODES | {134}
+RETRYABLE_WRITE_ERROR = "RetryableWriteError"
 
 
 @dataclass
@@ -32,6 +32,8 @@ class Request:
     sequences: tuple = ()
     session: Any = None  # a ServerSession the caller keeps (cursors); else implicit
     keep_session: bool = False  # an implicit session outlives the call (a cursor owns it)
+    pinned: Any = None  # the connection a cursor is bound to: no selection, same server
+    unacknowledged: bool = False  # w: 0: sent with moreToCome, no reply, never retried
 
 
 @dataclass
@@ -39,86 +41,6 @@ class Outcome:
     reply: dict
     server: ServerDescription
     session: Any
-
-
-def _idle_check(topology, conn):
-    """'Checking an idle socket after socketCheckIntervalMS': ping; False if it failed."""
-    now = topology.clock.monotonic()
-    if now - conn.last_used < topology.options.socket_check_interval_ms / 1000.0:
-        return True
-    try:
-        conn.command("admin", {"ping": 1}, topology.options.connect_timeout_ms / 1000.0 or None)
-    except ConnectionFailure as exc:
-        topology.close_connection(conn.address, bump_generation=True)
-        # Not a failed check: a stale idle socket says little about the server, so no
-        # cooldown; the reselection's scan reconnects at once.
-        topology.apply(ServerDescription(conn.address,
-                                         error=f"idle connection check failed: {exc}"))
-        return False
-    conn.last_used = topology.clock.monotonic()
-    return True
-
-
-def checkout(topology, criteria, deprioritized=(), operation="command", operation_id=None):
-    """A selected server and its ready, authenticated connection; selection runs at most twice."""
-    last = None
-    for _ in range(2):
-        sd = topology.select_server(criteria, deprioritized, operation, operation_id)
-        conn = topology.connection_for(sd)
-        if conn is not None and _idle_check(topology, conn):
-            if topology.options.credentials is not None and not conn.authenticated:
-                _authenticate(topology, conn)
-            return sd, conn
-        last = sd
-    raise ServerSelectionError(
-        f"server {format_address(last.address)} failed its connection check twice for "
-        f"{criteria}; the topology is now:\n{topology.summary()}")
-
-
-def _authenticate(topology, conn):
-    from ..auth import authenticate  # hashlib and friends load only for authenticated clients
-    timeout = topology.options.connect_timeout_ms / 1000.0 or None
-    try:
-        authenticate(conn, topology.options.credentials, topology.clock, topology.scram_cache,
-                     timeout)
-    except (ConnectionFailure, OperationFailure) as exc:
-        topology.handshake_failed(conn, exc)
-        raise
-
-
-def failed(reply):
-    return reply.get("ok") in (0, 0.0, False) or "writeConcernError" in reply
-
-
-def error_from_reply(reply, address):
-    if reply.get("ok") in (0, 0.0, False):
-        code = reply.get("code")
-        cls = {43: CursorNotFound, 11000: DuplicateKeyError}.get(code, OperationFailure)
-        return cls(f"command failed on {format_address(address)}: "
-                   f"{reply.get('errmsg', 'unknown error')} (code {code}"
-                   f"{', ' + reply['codeName'] if reply.get('codeName') else ''})",
-                   code, reply, address)
-    wce = reply["writeConcernError"]
-    details = dict(reply)
-    if "errorLabels" in wce:
-        details["errorLabels"] = list(wce["errorLabels"]) + list(reply.get("errorLabels", ()))
-    return WriteConcernError(f"write concern error on {format_address(address)}: "
-                             f"{wce.get('errmsg', '')} (code {wce.get('code')})",
-                             wce.get("code"), details, address)
-
-
-def is_retryable(error, kind, max_wire_version):
-    if kind is None:
-        return False
-    if isinstance(error, ConnectionFailure):
-        return True
-    if not isinstance(error, OperationFailure):
-        return False
-    if kind == "write":
-        if error.has_error_label("RetryableWriteError"):
-            return True
-        return max_wire_version < 9 and error.code in RETRYABLE_CODES
-    return error.code in RETRYABLE_READ_CODES
 
 
 def flush_kill_queue(topology):
@@ -182,6 +104,8 @@ class _Run:
         timeout_ms = topology.options.timeout_ms
         self.deadline = topology.clock.monotonic() + timeout_ms / 1000.0 if timeout_ms else None
         self.last_error = self.last_server = None
+        # Client backpressure: handshakes the server closes share one connectTimeoutMS.
+        self.handshake_budget_s = topology.options.connect_timeout_ms / 1000.0 or None
 
     def run(self):
         # Bounded: the overload retries plus the one ordinary retry.
@@ -194,30 +118,47 @@ class _Run:
             self._after_failure(error, retry_kind, max_wire)
         raise self.last_error
 
+    def _server(self):
+        """(server description, connection): the pinned connection, or a checked-out one."""
+        pinned = self.req.pinned
+        if pinned is not None:
+            sd = self.t.description.servers.get(pinned.address) or ServerDescription(
+                pinned.address)
+            return sd, pinned
+        return checkout(self.t, self.req.criteria, self.state.deprioritized,
+                        next(iter(self.req.command), "command"), self.operation_id,
+                        self.handshake_budget_s)
+
     def _attempt(self):
         self.state.attempts += 1
         try:
-            sd, conn = checkout(self.t, self.req.criteria, self.state.deprioritized,
-                                next(iter(self.req.command), "command"), self.operation_id)
+            sd, conn = self._server()
         except ServerSelectionError:
             if self.last_error is not None:
                 raise self.last_error from None  # the retry found no server: report the cause
             raise
-        except ConnectionFailure as exc:  # a new connection failed during its handshake
+        except ConnectionFailure as exc:  # a new connection the server closed: overload
+            if self.handshake_budget_s is not None:
+                self.handshake_budget_s -= getattr(exc, "handshake_s", 0.0)
             return None, exc, None, 0
         self.last_server = sd
         td = self.t.description
-        if self.session is None and self.t.sessions.supported(td):
+        if self.session is None and self.t.sessions.supported(td) and not self.req.unacknowledged:
             self.session = self.t.sessions.acquire(td.logical_session_timeout_minutes)
             self.owned = True
         can_retry_write = (self.req.retry == "write" and self.session is not None
-                           and self.t.options.retry_writes
+                           and self.t.options.retry_writes and not self.req.unacknowledged
                            and sd.server_type is not ServerType.STANDALONE)
         if can_retry_write and self.txn_number is None:
             self.txn_number = self.session.next_txn_number()
         cmd = _prepare(self.t, self.req, sd, self.session,
                        self.txn_number if can_retry_write else None)
+        if self.req.unacknowledged:
+            return _send_unacknowledged(self.t, conn, self.req, cmd, sd), None, None, 0
         reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id)
+        if can_retry_write and isinstance(error, ConnectionFailure):
+            # Retryable writes: a network error of a retryable write is labelled for the user.
+            error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
         retry_kind = "write" if can_retry_write else (
             "read" if self.req.retry == "read" and self.t.options.retry_reads else None)
         outcome = Outcome(reply, sd, self.session) if error is None else None
@@ -230,6 +171,9 @@ class _Run:
             self.t.token_bucket.deposit(RETRY_COST)
         if self.last_error is not None and NO_WRITES_PERFORMED in labels:
             raise self.last_error  # the retry wrote nothing: the earlier error is the truth
+        if self.handshake_budget_s is not None and self.handshake_budget_s <= 0:
+            raise annotate(error, "connectTimeoutMS is spent on handshakes the server closed",
+                           self.state.attempts)
         clock = self.t.clock
         decision = decide(self.state, error,
                           ordinary_retryable=is_retryable(error, retry_kind, max_wire),
@@ -241,13 +185,25 @@ class _Run:
         self.last_error = error
         if decision.backoff_s:
             clock.sleep(decision.backoff_s)
-        if decision.deprioritize and self.last_server is not None:
+        if decision.deprioritize and self.last_server is not None and self.req.pinned is None:
             self.state.deprioritized.append(self.last_server.address)
 
     def release(self):
         if self.owned and not self.req.keep_session:
             self.t.sessions.release(self.session,
                                     self.t.description.logical_session_timeout_minutes)
+
+
+def _send_unacknowledged(topology, conn, req, cmd, sd):
+    """Write concern w: 0: OP_MSG with moreToCome; nothing is read, nothing retried."""
+    try:
+        conn.send_only(req.db, cmd, req.sequences,
+                       topology.options.socket_timeout_ms / 1000.0 or None)
+    except ConnectionFailure as exc:
+        topology.handle_operation_error(conn, exc=exc)
+        raise
+    conn.last_used = topology.clock.monotonic()
+    return Outcome({"ok": 1}, sd, None)
 
 
 def execute(topology, req):

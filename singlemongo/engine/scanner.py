@@ -8,22 +8,25 @@ checked-in-this-scan set, never by waiting for the clock to move.
 from collections import deque
 
 from ..constants import COOLDOWN_MS
+from .check import end_unapplied
 from ..sdam.server_type import ServerType as S
 
 # A scan checks each server at most once; this bound only guards against a bug looping.
 MAX_CHECKS_PER_SCAN = 10_000
 
 
-def in_cooldown(sd, now, cooldown_s=COOLDOWN_MS / 1000.0):
-    """'cooldownMS': an Unknown whose last check failed on the network is skipped for 5 s."""
+def in_cooldown(sd, scan_start, cooldown_s=COOLDOWN_MS / 1000.0):
+    """'cooldownMS': an Unknown whose last check failed on the network is skipped while
+    ``scan_start - cooldownMS`` is before that check ("Scanning order": beforeCoolDown)."""
     return (sd.server_type is S.UNKNOWN and sd.error_is_network
-            and sd.last_update_time is not None and now - sd.last_update_time < cooldown_s)
+            and sd.last_update_time is not None and scan_start - sd.last_update_time < cooldown_s)
 
 
-def plan_next_check(td, checked, now, choose=lambda items: items[0]):
-    """The next server to check in this scan, or None when the scan is complete ("Scanning order")."""
+def plan_next_check(td, checked, scan_start, choose=lambda items: items[0]):
+    """The next server to check in this scan, or None when the scan is complete ("Scanning
+    order"); cooldowns are measured from the scan's start, never from the current time."""
     candidates = [sd for sd in td.servers.values()
-                  if sd.address not in checked and not in_cooldown(sd, now)]
+                  if sd.address not in checked and not in_cooldown(sd, scan_start)]
     if not candidates:
         return None
     for wanted in (S.RS_PRIMARY, S.POSSIBLE_PRIMARY):
@@ -54,25 +57,28 @@ class Scanner:
         topo = self.topology
         checked, prefetched = set(), {}
         scan_number = topo.scan_count + 1
+        scan_start = topo.clock.monotonic()
         for _ in range(MAX_CHECKS_PER_SCAN):
-            now = topo.clock.monotonic()
-            address = plan_next_check(topo.description, checked, now, topo.clock.choice)
+            address = plan_next_check(topo.description, checked, scan_start, topo.clock.choice)
             if address is None:
                 break
             if address not in prefetched and topo.scan_executor == "concurrent":
-                prefetched.update(self._wave(checked | set(prefetched), now))
+                prefetched.update(self._wave(checked | set(prefetched), scan_start))
             checked.add(address)
             sd = topo.check_server(address, prefetched.pop(address, None))
-            self.history.append((scan_number, address, sd.server_type, sd.error))
+            self.history.append((scan_number, address, sd.server_type if sd else None,
+                                 sd.error if sd else "removed during the scan"))
+        for address, outcome in prefetched.items():  # removed by an earlier reply
+            end_unapplied(topo, address, outcome)
         topo.scan_count = scan_number
         return checked
 
-    def _wave(self, skip, now):
+    def _wave(self, skip, scan_start):
         """Check at once every server the planner may ask for next (see wave.py)."""
         from .wave import run_wave, waveable
         topo = self.topology
         wave = [sd.address for sd in topo.description.servers.values()
-                if sd.address not in skip and not in_cooldown(sd, now)
+                if sd.address not in skip and not in_cooldown(sd, scan_start)
                 and waveable(topo, sd.address)]
         if len(wave) < 2:
             return {}

@@ -56,10 +56,18 @@ def _timeout_s(options):
     return timeout_ms / 1000.0
 
 
+def selector_text(topo, criteria):
+    """Everything that selects: the criteria, and an application's server_selector."""
+    custom = topo.server_selector
+    if custom is None:
+        return str(criteria)
+    return f"{criteria}, then custom server selector {getattr(custom, '__name__', custom)!r}"
+
+
 def _log(level, text, topo, criteria, operation, operation_id, **fields):
     if log.enabled(log.SERVER_SELECTION, level):
         td = topo.description.summary().replace("\n", "; ")
-        selector = str(criteria)
+        selector = selector_text(topo, criteria)
         log.emit(log.SERVER_SELECTION, level, f"{text} Selector: {selector}, topology "
                  f"description: {td}", selector=selector, operation=operation,
                  operationId=operation_id, topologyDescription=td,
@@ -78,9 +86,11 @@ def select_server(topo, criteria, deprioritized=(), operation="command", operati
             message="Waiting for suitable server to become available",
             remainingTimeMS=remaining_ms))
     except ServerSelectionError as exc:
-        _log(log.DEBUG, f"Server selection failed {what[:-1]}. Failure: {exc}.", topo,
+        # "Logging": the failure is the error; the topology description has its own field.
+        failure = getattr(exc, "summary", None) or str(exc).splitlines()[0]
+        _log(log.DEBUG, f"Server selection failed {what[:-1]}. Failure: {failure}", topo,
              criteria, operation, operation_id, message="Server selection failed",
-             failure=str(exc))
+             failure=failure)
         raise
     host, port = sd.address
     _log(log.DEBUG, f"Server selection succeeded {what[:-1]}. Selected server: "
@@ -126,7 +136,7 @@ def _select(topo, criteria, deprioritized, log_waiting):
         if log_waiting is not None:
             log_waiting((budget.deadline - budget.now()) * 1000)
             log_waiting = None
-    raise ServerSelectionError(selection_error_message(topo, criteria, budget, try_once))
+    raise selection_error(topo, criteria, budget, try_once)
 
 
 def _hint(td, criteria):
@@ -163,3 +173,12 @@ def selection_error_message(topo, criteria, budget, try_once):
         lines.append(f"  {format_address(sd.address)}: {sd.server_type}{error}")
     lines.append(f"Hint: {_hint(td, criteria)}.")
     return "\n".join(lines)
+
+
+def selection_error(topo, criteria, budget, try_once):
+    """The ServerSelectionError, with ``summary``: its message without the server lines."""
+    message = selection_error_message(topo, criteria, budget, try_once)
+    lines = message.splitlines()
+    error = ServerSelectionError(message)
+    error.summary = f"{lines[0]} {lines[-1]}"
+    return error

@@ -6,12 +6,13 @@ import itertools
 import os
 from collections import defaultdict
 
-from . import selection_loop
+from . import check, selection_loop
 from ..clock import DEFAULT_CLOCK
 from ..wire.connection import Connection, open_socket
+from ..wire.messages import DEFAULT_MAX_BSON_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from ..errors import ConfigurationError, ConnectionFailure
 from ..monitoring.events import EventBus
-from .handshake import handshake_command
+from .handshake import handshake_command, uses_op_msg_hello
 from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED, TokenBucket
 from .scanner import Scanner
 from .sessions import SessionPool
@@ -23,6 +24,14 @@ from ..sdam.server_type import ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
 
 _topology_ids = itertools.count(1)
+DEFAULT_MAX_WRITE_BATCH = 100_000
+
+
+def limit(hello, name, default):
+    """A size limit from a hello reply; a missing or absurd value gives the default."""
+    value = hello.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else default
 LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
                     "does not support this mode.")
 
@@ -55,6 +64,7 @@ class Topology:
         self.scram_cache = {}
         self.kill_queue = []  # cursors collected by the garbage collector, killed inline later
         self.token_bucket = TokenBucket()
+        self._tls_context = None
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -139,20 +149,37 @@ class Topology:
         return conn
 
     def handshaken(self, conn, reply):
-        """Record the handshake reply: limits, compression."""
+        """Record the handshake reply: limits, compression, and its $clusterTime (gossiped
+        on the next command, driver sessions spec)."""
         conn.set_hello(reply, self.options.compressors)
         conn.zlib_level = self.options.zlib_compression_level
+        self.sessions.advance_cluster_time(reply)
         return conn
 
-    def connect(self, address):
-        """Open a connection; its handshake reply is returned with the hello's duration."""
+    def tls_context(self):
+        """This client's SSLContext, made at the first TLS connection."""
+        if self._tls_context is None:
+            from ..wire.connection import tls_context
+            self._tls_context = tls_context(self.options)
+        return self._tls_context
+
+    def connect(self, address, timeout_s=None):
+        """Open a connection; its handshake reply is returned with the hello's duration.
+        ``timeout_s`` caps connectTimeoutMS."""
         now = self.clock.monotonic
+        timeout = self.options.connect_timeout_ms / 1000.0 or None
+        if timeout_s is not None:
+            timeout = min(timeout or timeout_s, timeout_s)
         command, conversation = self.handshake_document()
-        conn = self.new_connection(address, open_socket(address, self.options), conversation)
+        context = self.tls_context() if self.options.tls else None
+        conn = self.new_connection(address, open_socket(address, self.options, timeout, context),
+                                   conversation)
         start = now()
         try:
-            reply = conn.legacy_command("admin", command,
-                                        self.options.connect_timeout_ms / 1000.0 or None)
+            if uses_op_msg_hello(self.options):
+                reply = conn.command("admin", command, timeout)
+            else:
+                reply = conn.legacy_command("admin", command, timeout)
         except ConnectionFailure as exc:
             conn.close()
             exc.in_handshake = True  # connected, then lost during the hello
@@ -164,69 +191,8 @@ class Topology:
             self.events.publish(m.ServerHeartbeatStartedEvent(address))
 
     def check_server(self, address, outcome=None):
-        """One check ("hello") of one server; updates the description and returns the new one.
-        ``outcome`` is a (reply, rtt) or ConnectionFailure a concurrent wave already got."""
-        prior = self._description.servers.get(address)
-        conn = self.connections.get(address)
-        start = self.clock.monotonic()
-        if outcome is None:
-            self.heartbeat_started(address)
-            outcome = self._hello(address, conn)
-        if isinstance(outcome, ConnectionFailure):
-            if conn is None or prior is None or not prior.is_known:
-                return self._check_failed(address, outcome, start)
-            # Server monitoring: a known server's failed check is retried once, at once,
-            # on a new connection (the old socket may simply have gone stale).
-            outcome = self._hello(address, None)
-            if isinstance(outcome, ConnectionFailure):
-                return self._check_failed(address, outcome, start)
-        reply, rtt = outcome
-        self.verified.add(address)
-        duration = self.clock.monotonic() - start
-        if reply.get("ok") not in (1, 1.0, True):
-            self.close_connection(address, bump_generation=True)
-            if self.events.active:
-                self.events.publish(m.ServerHeartbeatFailedEvent(address, duration, reply))
-            sd = ServerDescription.from_hello(address, reply, now=self.clock.monotonic())
-        else:
-            if self.events.active:
-                shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive
-                self.events.publish(m.ServerHeartbeatSucceededEvent(address, duration, shown))
-            previous_rtt = prior.round_trip_time if prior is not None else None
-            sd = ServerDescription.from_hello(address, reply, average_rtt(previous_rtt, rtt),
-                                              self.clock.monotonic())
-        self.apply(sd)
-        return self._description.servers.get(address, sd)
-
-    def _hello(self, address, conn):
-        """(reply, rtt) of a hello on the server's connection (opened if needed), or the error."""
-        if conn is None or conn.closed:
-            try:
-                conn, reply, rtt = self.connect(address)
-            except ConnectionFailure as exc:
-                return exc
-            self.connections[address] = conn
-            return reply, rtt
-        start = self.clock.monotonic()
-        try:
-            reply = conn.command("admin", handshake_command(self.options, initial=False,
-                                                            hello_ok=conn.hello_ok),
-                                 self.options.connect_timeout_ms / 1000.0 or None)
-        except ConnectionFailure as exc:
-            self.connections.pop(address, None)
-            return exc
-        conn.last_used = self.clock.monotonic()
-        return reply, conn.last_used - start
-
-    def _check_failed(self, address, exc, start):
-        self.close_connection(address, bump_generation=True)
-        if self.events.active:
-            self.events.publish(m.ServerHeartbeatFailedEvent(
-                address, self.clock.monotonic() - start, exc))
-        sd = ServerDescription(address, error=str(exc), error_is_network=True,
-                               last_update_time=self.clock.monotonic())
-        self.apply(sd)
-        return self._description.servers.get(address, sd)
+        """One check of one server (see check.py); returns its new description."""
+        return check.check_server(self, address, outcome)
 
     def scan(self):
         if not self.options.load_balanced:  # load balancer spec: never monitor
@@ -260,13 +226,25 @@ class Topology:
         return selection_loop.select_server(self, criteria, deprioritized, operation,
                                             operation_id)
 
-    def connection_for(self, sd):
-        """The server's connection, opened (and handshaken) if needed."""
+    def server_limits(self, criteria):
+        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the server an
+        operation with ``criteria`` would use, from its connection's handshake (selecting and
+        connecting if needed, as the operation itself would)."""
+        from .checkout import checkout
+        _, conn = checkout(self, criteria, operation="limits")
+        hello = conn.hello or {}
+        return (limit(hello, "maxBsonObjectSize", DEFAULT_MAX_BSON_SIZE),
+                limit(hello, "maxMessageSizeBytes", DEFAULT_MAX_MESSAGE_SIZE),
+                limit(hello, "maxWriteBatchSize", DEFAULT_MAX_WRITE_BATCH))
+
+    def connection_for(self, sd, connect_timeout_s=None):
+        """The server's connection, opened (and handshaken) if needed; ``connect_timeout_s``
+        caps connectTimeoutMS for a new connection."""
         conn = self.connections.get(sd.address)
         if conn is not None and not conn.closed:
             return conn
         if self._description.topology_type is TopologyType.LOAD_BALANCED:
-            conn, reply, _ = self.connect(sd.address)
+            conn, reply, _ = self.connect(sd.address, connect_timeout_s)
             if reply.get("serviceId") is None:
                 conn.close()
                 raise ConfigurationError(LB_NO_SERVICE_ID)
@@ -280,30 +258,30 @@ class Topology:
                 self.stale = True  # a surprise: rescan before selecting again
                 return None
             return conn
-        # A connection lost since the last scan. A refused or timed-out connect means the
-        # server is gone: a failed check. A connection closed during its handshake is what an
-        # overloaded server does (client backpressure): labelled for a backoff retry, and the
-        # server is not marked Unknown.
+        # A connection lost since the last scan: its handshake is a check of the server
+        # (server monitoring: a failed handshake counts as a failed check, Unknown with its
+        # cooldown). Only a connection the server closes or resets before the handshake
+        # completes is what an overloaded server does (client backpressure): labelled for a
+        # backoff retry, and the server stays known.
         prior = self._description.servers[sd.address]
-        start = self.clock.monotonic()
-        try:
-            conn, reply, rtt = self.connect(sd.address)
-        except ConnectionFailure as exc:
-            if not getattr(exc, "in_handshake", False):
-                self._check_failed(sd.address, exc, start)
-                self.stale = True
-                return None
-            exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
-            raise
-        self.connections[sd.address] = conn
-        self.apply(ServerDescription.from_hello(sd.address, reply,
-                                                average_rtt(prior.round_trip_time, rtt),
+        outcome = check.hello(self, sd.address, timeout_s=connect_timeout_s)
+        if outcome.error is not None:
+            exc = outcome.error
+            exc.handshake_s = outcome.duration
+            if getattr(exc, "in_handshake", False) and not exc.timeout:
+                exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
+                raise exc
+            check.failed(self, sd.address, outcome)
+            self.stale = True
+            return None
+        self.apply(ServerDescription.from_hello(sd.address, outcome.reply,
+                                                average_rtt(prior.round_trip_time, outcome.duration),
                                                 self.clock.monotonic()))
         checked = self._description.servers.get(sd.address)
         if checked is None or checked.server_type is not sd.server_type:
             self.stale = True
             return None
-        return conn
+        return self.connections.get(sd.address)
 
     def handshake_failed(self, conn, exc):
         """SDAM "MongoDB Handshake errors": an error while making an application connection

@@ -1,26 +1,30 @@
 """Concurrent checks in one thread: a wave of hellos on non-blocking sockets.
 
 The scanner asks for a wave when the planner's next server has not been checked yet: every
-server the planner would check next is checked at once (new connections connect and
-handshake concurrently; open ones get their hello concurrently), and the scanner then
-applies the outcomes one by one in the planner's order, exactly as a sequential scan would.
-A cold scan of a replica set thus costs about one round of connect + hello, not three.
-TLS and UNIX-socket servers are checked sequentially.
+server the planner would check next is checked at once (new connections connect, do their TLS
+handshake and send their hello concurrently; open ones get their hello concurrently), and the
+scanner then applies the outcomes one by one in the planner's order, exactly as a sequential
+scan would. A cold scan of a replica set thus costs about one round of connect (+ TLS) + hello,
+not three. UNIX-socket servers and names with several addresses are checked sequentially.
 """
 import errno
 import selectors
 import socket
 
+from ..errors import ConnectionFailure, NetworkTimeout, ProtocolError
+from ..sdam.server_description import format_address
 from ..wire import messages as wire
 from ..wire.connection import next_request_id
-from ..errors import ConnectionFailure, NetworkTimeout, ProtocolError
+from .check import Outcome
 from .handshake import handshake_command
-from ..sdam.server_description import format_address
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
+READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
 
 class _Check:
+    """One server's check: connect -> (TLS) -> send -> receive."""
+
     def __init__(self, address, sock, conn, message, request_id, conversation=None):
         self.address, self.sock, self.conn = address, sock, conn
         self.out = message
@@ -28,13 +32,12 @@ class _Check:
         self.conversation = conversation
         self.inbox = bytearray()
         self.sent_at = None
-        self.connecting = conn is None
+        self.phase = "connect" if conn is None else "send"
         self.other_addresses = False  # the name has more addresses than the one tried
 
 
 def waveable(topology, address):
-    options = topology.options
-    return address[1] is not None and not options.tls and not options.load_balanced
+    return address[1] is not None and not topology.options.load_balanced
 
 
 def _start(topology, address):
@@ -62,36 +65,91 @@ def _start(topology, address):
     return check
 
 
-def _on_event(check, mask, clock):
-    """Advance one check; returns the reply when it is complete."""
+def _connected(topology, check, sel):
+    """TCP is up: start TLS if configured, else send."""
     sock = check.sock
-    if check.connecting and mask & selectors.EVENT_WRITE:
-        error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-        if error:
-            raise ConnectionFailure(f"could not connect to {format_address(check.address)}: "
-                                    f"{errno.errorcode.get(error, error)}", check.address)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        check.connecting = False
-    if check.out and mask & selectors.EVENT_WRITE:
+    error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if error:
+        raise ConnectionFailure(f"could not connect to {format_address(check.address)}: "
+                                f"{errno.errorcode.get(error, error)}", check.address)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if not topology.options.tls:
+        check.phase = "send"
+        return
+    sel.unregister(sock)
+    check.sock = topology.tls_context().wrap_socket(
+        sock, server_hostname=check.address[0], do_handshake_on_connect=False)
+    sel.register(check.sock, WRITE, check)
+    check.phase = "tls"
+
+
+def _tls_step(check, sel):
+    import ssl
+    try:
+        check.sock.do_handshake()
+    except ssl.SSLWantReadError:
+        sel.modify(check.sock, READ, check)
+        return
+    except ssl.SSLWantWriteError:
+        sel.modify(check.sock, WRITE, check)
+        return
+    except (ssl.SSLError, OSError) as exc:
+        raise ConnectionFailure(f"TLS handshake with {format_address(check.address)} failed: "
+                                f"{exc}", check.address) from None
+    check.phase = "send"
+    sel.modify(check.sock, WRITE, check)
+
+
+def _io(check, clock):
+    """Send what is left, or read what came; the reply once complete."""
+    sock = check.sock
+    if check.phase == "send":
         if check.sent_at is None:
             check.sent_at = clock.monotonic()
         check.out = check.out[sock.send(check.out):]
+        if not check.out:
+            check.phase = "receive"
         return None
-    if mask & selectors.EVENT_READ:
-        data = sock.recv(1 << 16)
-        if not data:
-            raise ConnectionFailure(f"connection closed by the server "
-                                    f"({format_address(check.address)})", check.address)
-        check.inbox.extend(data)
-        if len(check.inbox) >= wire.HEADER.size:
-            header = wire.check_header(bytes(check.inbox[:wire.HEADER.size]),
-                                       expect_response_to=check.request_id)
-            if len(check.inbox) >= header.length:
-                return wire.decode_reply(header, bytes(check.inbox[wire.HEADER.size:header.length]))
+    data = sock.recv(1 << 16)
+    if not data:
+        raise ConnectionFailure(f"connection closed by the server "
+                                f"({format_address(check.address)})", check.address)
+    check.inbox.extend(data)
+    pending = getattr(sock, "pending", None)
+    while pending is not None and pending():
+        check.inbox.extend(sock.recv(pending()))
+    if len(check.inbox) >= wire.HEADER.size:
+        header = wire.check_header(bytes(check.inbox[:wire.HEADER.size]),
+                                   expect_response_to=check.request_id)
+        if len(check.inbox) >= header.length:
+            return wire.decode_reply(header, bytes(check.inbox[wire.HEADER.size:header.length]))
     return None
 
 
-def _finish(topology, check, reply, rtt):
+_TLS_WANTS = ("SSLWantReadError", "SSLWantWriteError")  # by name: ssl loads only for TLS
+
+
+def _advance(topology, check, mask, sel, clock):
+    """Move one check on; the reply once it is complete, else None."""
+    if check.phase == "connect" and mask & WRITE:
+        _connected(topology, check, sel)
+        if check.phase == "tls":
+            return None
+    if check.phase == "tls":
+        _tls_step(check, sel)
+        return None
+    try:
+        reply = _io(check, clock)
+    except OSError as exc:
+        if type(exc).__name__ in _TLS_WANTS:
+            return None
+        raise
+    if reply is None:
+        sel.modify(check.sock, WRITE if check.phase == "send" else READ, check)
+    return reply
+
+
+def _finish(topology, check, reply, now):
     sock = check.sock
     sock.setblocking(True)
     conn = check.conn
@@ -99,69 +157,67 @@ def _finish(topology, check, reply, rtt):
         conn = topology.handshaken(topology.new_connection(check.address, sock,
                                                            check.conversation), reply)
         topology.connections[check.address] = conn
-    conn.last_used = topology.clock.monotonic()
-    return reply, rtt
+    conn.last_used = now
+    return Outcome(reply, duration=now - check.sent_at)
 
 
-def _fail(topology, check, exc):
+def _fail(topology, check, exc, now):
     if check.conn is not None:
         topology.connections.pop(check.address, None)
         check.conn.close()
     else:
         check.sock.close()
-    if isinstance(exc, ConnectionFailure):
-        return exc
-    return ConnectionFailure(f"check of {format_address(check.address)} failed: {exc}",
-                             check.address)
+    if not isinstance(exc, ConnectionFailure):
+        exc = ConnectionFailure(f"check of {format_address(check.address)} failed: {exc}",
+                                check.address)
+    return Outcome(error=exc, duration=now - (check.sent_at or now))
 
 
 def run_wave(topology, addresses):
-    """{address: (reply, rtt) or ConnectionFailure} for the addresses checked concurrently. A
-    name whose first address failed to connect is left out: the sequential check then tries
-    every address of the name, as a connection always does."""
+    """{address: Outcome} for the addresses checked concurrently. A name whose first address
+    failed to connect is left out: the sequential check then tries every address of the name,
+    as a connection always does."""
     results, pending = {}, {}
+    clock = topology.clock
     sel = selectors.DefaultSelector()
     for address in addresses:
         try:
             check = _start(topology, address)
         except (OSError, ConnectionFailure) as exc:
-            results[address] = exc if isinstance(exc, ConnectionFailure) else ConnectionFailure(
-                f"could not connect to {format_address(address)}: {exc}", address)
+            results[address] = Outcome(error=exc if isinstance(exc, ConnectionFailure) else
+                                       ConnectionFailure(f"could not connect to "
+                                                         f"{format_address(address)}: {exc}",
+                                                         address))
             continue
-        pending[check.sock] = check
-        sel.register(check.sock, selectors.EVENT_WRITE, check)
+        pending[check.address] = check
+        sel.register(check.sock, WRITE, check)
     timeout = topology.options.connect_timeout_ms / 1000.0 or None
-    clock = topology.clock
     for _ in range(64 * max(1, len(pending))):  # bounded: a few events per check
         if not pending:
             break
         ready = sel.select(timeout)
         if not ready:
-            for check in pending.values():
-                results[check.address] = _fail(topology, check, NetworkTimeout(
-                    f"check of {format_address(check.address)} timed out after "
-                    f"{topology.options.connect_timeout_ms} ms (connectTimeoutMS)", check.address))
             break
         for key, mask in ready:
             check = key.data
             try:
-                reply = _on_event(check, mask, clock)
+                reply = _advance(topology, check, mask, sel, clock)
             except (OSError, ConnectionFailure, ProtocolError) as exc:
                 sel.unregister(check.sock)
-                del pending[check.sock]
-                failure = _fail(topology, check, exc)
-                if not (check.connecting and check.other_addresses):
+                del pending[check.address]
+                failure = _fail(topology, check, exc, clock.monotonic())
+                if not (check.phase == "connect" and check.other_addresses):
                     results[check.address] = failure
                 continue
-            if not check.out and not check.connecting:
-                sel.modify(check.sock, selectors.EVENT_READ, check)
             if reply is not None:
                 sel.unregister(check.sock)
-                del pending[check.sock]
-                results[check.address] = _finish(topology, check, reply,
-                                                 clock.monotonic() - check.sent_at)
+                del pending[check.address]
+                results[check.address] = _finish(topology, check, reply, clock.monotonic())
     for check in pending.values():
+        sel.unregister(check.sock)
         results[check.address] = _fail(topology, check, NetworkTimeout(
-            f"check of {format_address(check.address)} did not complete", check.address))
+            f"check of {format_address(check.address)} timed out after "
+            f"{topology.options.connect_timeout_ms} ms (connectTimeoutMS)", check.address),
+            clock.monotonic())
     sel.close()
     return results

@@ -40,9 +40,10 @@ STATE_CHANGE_MESSAGES = (
 )
 STATE_CHANGE_KINDS = frozenset({ErrorKind.NOT_WRITABLE_PRIMARY, ErrorKind.NODE_IS_RECOVERING,
                                 ErrorKind.NODE_IS_SHUTTING_DOWN})
-# Single-threaded clients rescan before the next selection after these, not after "recovering".
-MARKS_TOPOLOGY_STALE = frozenset({ErrorKind.NOT_WRITABLE_PRIMARY, ErrorKind.NODE_IS_SHUTTING_DOWN,
-                                  ErrorKind.NETWORK})
+# SDAM summary, "Error handling": single-threaded clients MUST request a scan after every state
+# change error ("not writable primary", "node is recovering", "shutting down") and network error.
+MARKS_TOPOLOGY_STALE = frozenset({ErrorKind.NOT_WRITABLE_PRIMARY, ErrorKind.NODE_IS_RECOVERING,
+                                  ErrorKind.NODE_IS_SHUTTING_DOWN, ErrorKind.NETWORK})
 
 
 def classify_code(code, message=""):

@@ -62,8 +62,11 @@ def opening_events(topology_id, initial):
 
 
 def closing_events(topology_id, current):
+    """What a topology publishes when it closes. Load balancer spec, "Monitoring": in
+    load-balanced mode exactly ServerClosedEvent then TopologyClosedEvent."""
     events = [ServerClosedEvent(topology_id, a) for a in current.servers]
-    events.append(TopologyDescriptionChangedEvent(topology_id, current, empty_description()))
+    if current.topology_type is not TopologyType.LOAD_BALANCED:
+        events.append(TopologyDescriptionChangedEvent(topology_id, current, empty_description()))
     events.append(TopologyClosedEvent(topology_id))
     return events
 

@@ -80,6 +80,8 @@ class ReadPreference:
             parts.append(f"tag sets {list(self.tag_sets)}")
         if self.max_staleness_seconds is not None:
             parts.append(f"maxStalenessSeconds {self.max_staleness_seconds}")
+        if self.hedge is not None:
+            parts.append(f"hedge {dict(self.hedge)}")
         return ", ".join(parts)
 
 

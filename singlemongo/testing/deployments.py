@@ -32,12 +32,16 @@ def _oid(n):
 
 class _Deployment:
     """Options shared by every deployment: ``users`` turns on SCRAM authentication,
-    ``tls_context`` serves TLS, ``compressors`` are the ones the servers accept."""
+    ``tls_context`` serves TLS, ``compressors`` are the ones the servers accept, and
+    ``hello_ok=False`` plays a pre-5.0 server that never offers the ``hello`` command.
+    ``server.limits`` overrides a server's maxBsonObjectSize, maxMessageSizeBytes and
+    maxWriteBatchSize."""
     kind = "deployment"
     gossips_cluster_time = False
 
-    def __init__(self, users=None, tls_context=None, compressors=("zlib",)):
+    def __init__(self, users=None, tls_context=None, compressors=("zlib",), hello_ok=True):
         self.servers = []
+        self.hello_ok = hello_ok  # False plays a server that only knows legacy hello
         self.commands = {}  # extra command handlers: name -> fn(server, cmd, state) -> reply
         self.users = Users(users) if users else None
         self.tls_context = tls_context
@@ -92,6 +96,7 @@ class _Deployment:
         server.tv_counter = 0
         server.tags = {}
         server.service_id = None
+        server.limits = {}
         for key, value in attrs.items():
             setattr(server, key, value)
         self.servers.append(server)
@@ -106,11 +111,13 @@ class _Deployment:
 
     def _handle(self, server, name, cmd, state):
         reply = self._dispatch(server, name, name.lower(), cmd, state)
+        if name.lower() in ("hello", "ismaster") and not self.hello_ok:
+            reply.pop("helloOk", None)
         if reply.get("ok") in (0, 0.0) and "errorLabels" not in reply:
             labels = server_labels(cmd, reply.get("code"))  # what a 4.4+ server adds itself
             if labels:
                 reply = dict(reply, errorLabels=list(labels))
-        if self.gossips_cluster_time and name.lower() not in ("hello", "ismaster"):
+        if self.gossips_cluster_time:  # hello replies carry it too, as on a real server
             now = Timestamp(1_700_000_000, next(self._cluster_time))
             reply.setdefault("$clusterTime", {"clusterTime": now, "signature": {
                 "hash": b"\x00" * 20, "keyId": 0}})
@@ -172,6 +179,7 @@ class _Deployment:
                                      "counter": server.tv_counter}}
         if cmd.get("helloOk") or "hello" in cmd:
             reply["helloOk"] = True
+        reply.update(server.limits)
         return reply
 
 
@@ -209,12 +217,14 @@ class Sharded(_Deployment):
 
 
 class LoadBalancer(_Deployment):
-    """A load balancer in front of mongoses; ``service_id=False`` plays one without serviceId."""
+    """A load balancer in front of mongoses; ``service_id=False`` plays one without serviceId,
+    ``op_msg_only=True`` one that never answers OP_QUERY (legacy hello)."""
     kind = "load-balanced"
 
-    def __init__(self, service_id=True, **options):
+    def __init__(self, service_id=True, op_msg_only=False, **options):
         super().__init__(**options)
         self.lb = self._new_server(role="mongos")
+        self.lb.accepts_op_query = not op_msg_only
         self.send_service_id = service_id
 
     @property

@@ -46,6 +46,8 @@ class SimServer:
         self.compressed_requests = 0
         self.before_reply = None  # a test hook run in the server's thread before each reply
         self.errors = []  # what went wrong inside the server (a connection was dropped)
+        self.unanswered = []  # commands sent with moreToCome (no reply expected)
+        self.accepts_op_query = True
         self._listener = None
         self._thread = None
         self._running = False
@@ -102,6 +104,7 @@ class SimServer:
         self.connections = 0
         self.commands.clear()
         self.command_log.clear()
+        self.unanswered.clear()
         self.compressed_requests = 0
         self.errors.clear()
         self.start()
@@ -253,8 +256,12 @@ class SimServer:
         self.commands[name] += 1
         self.command_log.append(cmd)
         if not wants_reply:  # moreToCome: run it, answer nothing
+            self.unanswered.append(cmd)
             self._run(name, cmd, conn)
             return True
+        if legacy and not self.accepts_op_query:
+            conn.hung = True  # a peer that only speaks OP_MSG never answers OP_QUERY
+            return False
         conn.state["legacy"] = legacy
         fault = self._take_fault(name, cmd, conn)
         reply = self._answer(fault, name, cmd, conn)

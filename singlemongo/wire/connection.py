@@ -34,7 +34,8 @@ def _seconds(ms):
     return ms / 1000.0 if ms else None
 
 
-def _tls_context(options):
+def tls_context(options):
+    """The SSLContext for these options (build it once per client: loading CAs costs ms)."""
     import ssl  # only TLS users pay for importing ssl
     ctx = ssl.create_default_context(cafile=options.tls_ca_file)
     insecure = options.tls_insecure
@@ -49,10 +50,11 @@ def _tls_context(options):
     return ctx
 
 
-def open_socket(address, options):
-    """TCP (every address of the name is tried) or a UNIX socket, then TLS if configured."""
+def open_socket(address, options, timeout=None, context=None):
+    """TCP (every address of the name is tried) or a UNIX socket, then TLS if configured (with
+    ``context``, else one made for ``options``); ``timeout`` (seconds) replaces connectTimeoutMS."""
     host, port = address
-    timeout = _seconds(options.connect_timeout_ms)
+    timeout = timeout if timeout is not None else _seconds(options.connect_timeout_ms)
     where = format_address(address)
     try:
         if port is None:
@@ -64,13 +66,13 @@ def open_socket(address, options):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     except socket.timeout:
         raise NetworkTimeout(f"connecting to {where} timed out after "
-                             f"{options.connect_timeout_ms} ms (connectTimeoutMS)", address) from None
+                             f"{(timeout or 0) * 1000:.0f} ms (connectTimeoutMS)", address) from None
     except OSError as exc:
         raise ConnectionFailure(f"could not connect to {where}: {exc.strerror or exc}",
                                 address) from None
     if options.tls:
         try:
-            sock = _tls_context(options).wrap_socket(sock, server_hostname=host)
+            sock = (context or tls_context(options)).wrap_socket(sock, server_hostname=host)
         except OSError as exc:
             sock.close()
             raise ConnectionFailure(f"TLS handshake with {where} failed: {exc}", address) from None
@@ -181,13 +183,13 @@ class Connection:
             message = wire.compress_message(message, self.compressor, self.zlib_level)
         return self.round_trip(request_id, message, timeout_s)
 
-    def send_only(self, db, cmd, timeout_s=None):
+    def send_only(self, db, cmd, sequences=(), timeout_s=None):
         """Send with moreToCome: the server does not answer, so nothing is waited for."""
         body = dict(cmd)
         body["$db"] = db
         try:
             self.sock.settimeout(timeout_s)
-            self.sock.sendall(wire.encode_op_msg(next_request_id(), body,
+            self.sock.sendall(wire.encode_op_msg(next_request_id(), body, sequences,
                                                  flags=wire.MORE_TO_COME))
         except OSError as exc:
             raise self._fail(ConnectionFailure, f"connection lost sending a command: {exc}") from None

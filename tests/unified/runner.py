@@ -195,9 +195,12 @@ class Runner:
         if "expectResult" in op:
             actual = json_util.loads(json_util.dumps(result)) if result is not None else None
             if name in ROOT_ITEM_OPERATIONS and isinstance(op["expectResult"], list):
-                match(op["expectResult"], actual, self.entities, root=False)
-                for e, a in zip(op["expectResult"], actual):
-                    match(e, a, self.entities, root=True)
+                # "Evaluating Matches": each document of an iterated result is a root document.
+                expected = op["expectResult"]
+                if not isinstance(actual, list) or len(actual) != len(expected):
+                    raise MatchError(f"{name}: expected {len(expected)} documents, got {actual!r}")
+                for i, (e, a) in enumerate(zip(expected, actual)):
+                    match(e, a, self.entities, root=True, path=f"$[{i}]")
             else:
                 match(op["expectResult"], actual, self.entities, root=isinstance(actual, dict))
         if "saveResultAsEntity" in op:

@@ -63,14 +63,8 @@ SEED_POLICY = {
 }
 
 # (file glob, test description glob) -> the issue that fixes the driver for it.
-ISSUE_11 = "issue 11 (seed rules on failure paths)"
 ISSUE_13 = "issue 13 (PyMongo's everyday API)"
 EXPECTED_FAILURES = {
-    ("*client-backpressure/getMore-retried.json", "getMores are retried"):
-        f"{ISSUE_11}: getMore is not yet retried on overload",
-    ("*retryable_writes/unified/*-serverErrors.json", "*RetryableWriteError label after two "
-                                                      "connection failures"):
-        f"{ISSUE_11}: a retried write's network error lacks the RetryableWriteError label",
     ("*retryable_reads/unified/listDatabaseNames*", "ListDatabaseNames succeeds after *"):
         f"{ISSUE_13}: list_database_names is not a retryable read yet",
     ("*retryable_reads/unified/listDatabaseNames*", "ListDatabaseNames fails after two *"):

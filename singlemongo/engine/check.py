@@ -1,0 +1,116 @@
+"""One check of one server (server monitoring spec, "Check", as a single-threaded client does it).
+
+A check is a hello on the server's connection, or the handshake of a new one. Its outcome
+updates the description, and every ServerHeartbeatStartedEvent ends with a Succeeded or Failed
+event whose duration is the check's own round trip. A known server whose check fails on the
+network is checked again at once, on a new connection ("Network or command error during
+server check", step 4: the old socket may only have gone stale); a second failure leaves it
+Unknown, skipped for cooldownMS.
+"""
+from typing import Any, Optional
+
+from ..errors import ConnectionFailure
+from ..records import dataclass
+from ..sdam import monitoring as m
+from ..sdam.server_description import ServerDescription, average_rtt
+from .handshake import handshake_command
+
+
+@dataclass
+class Outcome:
+    """What one hello got: a reply or a network error, and how long it took (seconds)."""
+    reply: Optional[dict] = None
+    error: Optional[ConnectionFailure] = None
+    duration: float = 0.0
+    new_connection: Any = None  # a connection the check opened and has not handed over
+
+
+def hello(topology, address, conn=None, timeout_s=None):
+    """A hello on ``conn``, or on a new connection when there is none (``timeout_s`` caps its
+    connectTimeoutMS); never raises."""
+    clock = topology.clock
+    start = clock.monotonic()
+    if conn is None or conn.closed:
+        try:
+            conn, reply, rtt = topology.connect(address, timeout_s)
+        except ConnectionFailure as exc:
+            return Outcome(error=exc, duration=clock.monotonic() - start)
+        topology.connections[address] = conn
+        return Outcome(reply, duration=rtt)
+    try:
+        reply = conn.command("admin", handshake_command(topology.options, initial=False,
+                                                        hello_ok=conn.hello_ok),
+                             topology.options.connect_timeout_ms / 1000.0 or None)
+    except ConnectionFailure as exc:
+        return Outcome(error=exc, duration=clock.monotonic() - start)
+    conn.last_used = clock.monotonic()
+    return Outcome(reply, duration=conn.last_used - start)
+
+
+def check_server(topology, address, outcome=None):
+    """Check ``address`` (or apply the ``outcome`` a concurrent wave got); the new description.
+    A wave has already published the heartbeat's Started event."""
+    prior = topology.description.servers.get(address)
+    if outcome is None:
+        topology.heartbeat_started(address)
+        outcome = hello(topology, address, topology.connections.get(address))
+    if outcome.error is None:
+        return _succeeded(topology, address, outcome, prior)
+    failed(topology, address, outcome)
+    if prior is None or not prior.is_known or address not in topology.description.servers:
+        return topology.description.servers.get(address)
+    topology.heartbeat_started(address)
+    outcome = hello(topology, address)  # at once, on a new connection
+    if outcome.error is None:
+        return _succeeded(topology, address, outcome, prior)
+    return failed(topology, address, outcome)
+
+
+def _succeeded(topology, address, outcome, prior):
+    reply, now = outcome.reply, topology.clock.monotonic()
+    topology.verified.add(address)
+    events = topology.events.active
+    if reply.get("ok") not in (1, 1.0, True):  # a command error: Unknown, connection cleared
+        topology.close_connection(address, bump_generation=True)
+        if events:
+            topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration, reply))
+        sd = ServerDescription.from_hello(address, reply, now=now)
+    else:
+        if events:
+            shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive
+            topology.events.publish(m.ServerHeartbeatSucceededEvent(address, outcome.duration,
+                                                                    shown))
+        topology.sessions.advance_cluster_time(reply)
+        previous_rtt = prior.round_trip_time if prior is not None else None
+        sd = ServerDescription.from_hello(address, reply,
+                                          average_rtt(previous_rtt, outcome.duration), now)
+    topology.apply(sd)
+    return topology.description.servers.get(address, sd)
+
+
+def failed(topology, address, outcome):
+    """A failed check: the connection cleared, the server Unknown with a network error (its
+    cooldown starts)."""
+    topology.close_connection(address, bump_generation=True)
+    if topology.events.active:
+        topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration,
+                                                             outcome.error))
+    sd = ServerDescription(address, error=str(outcome.error), error_is_network=True,
+                           last_update_time=topology.clock.monotonic())
+    topology.apply(sd)
+    return topology.description.servers.get(address, sd)
+
+
+def end_unapplied(topology, address, outcome):
+    """A wave's outcome for a server an earlier reply removed: its heartbeat still ends, and a
+    connection it opened is closed; nothing else is done for it."""
+    if topology.events.active:
+        if outcome.error is None and outcome.reply.get("ok") in (1, 1.0, True):
+            shown = {} if "speculativeAuthenticate" in outcome.reply else outcome.reply
+            topology.events.publish(m.ServerHeartbeatSucceededEvent(address, outcome.duration,
+                                                                    shown))
+        else:
+            topology.events.publish(m.ServerHeartbeatFailedEvent(
+                address, outcome.duration, outcome.error or outcome.reply))
+    if address not in topology.description.servers:
+        topology.close_connection(address)
