@@ -315,9 +315,10 @@ def test_closing_a_load_balanced_client_emits_server_then_topology_closed(mongo_
 
 
 def test_a_client_closed_before_any_operation_publishes_nothing(mongo_replica_set, fake_clock):
-    """Opening events come with the first selection (no I/O in a constructor); a client closed
-    before any operation never opened, so it publishes no closing events either. Before,
-    close() published closing events for a topology that never opened."""
+    """The decision for a client closed before any operation: opening events come with the
+    first selection (no I/O in a constructor), so a client that never opened publishes no
+    closing events either: the listener sees both or neither. (This held before; the test
+    guards it.)"""
     events = []
     client = MongoClient(mongo_replica_set.uri, clock=fake_clock, event_listeners=[events.append])
     client.close()
@@ -393,7 +394,8 @@ def test_cluster_time_from_the_handshake_is_gossiped_on_the_first_command(mongo_
 
 
 def test_a_negative_limit_returns_at_most_that_many_documents(mongo_replica_set, make_client):
-    """find(limit=-N) returns at most N documents even from a server that ignores singleBatch."""
+    """find(limit=-N) returns at most N documents even from a server that ignores singleBatch.
+    (The cursor already enforced it; the test guards it.)"""
     coll = make_client(mongo_replica_set).test.c
     coll.insert_many([{"i": i} for i in range(5)])
     original = mongo_replica_set.commands["find"]
