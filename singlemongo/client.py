@@ -110,7 +110,7 @@ class MongoClient:
             for i in range(0, len(ids), END_SESSIONS_BATCH):
                 try:
                     conn.send_only("admin", {"endSessions": ids[i:i + END_SESSIONS_BATCH]},
-                                   timeout_s=timeout)
+                                   timeout=timeout)
                 except ConnectionFailure:
                     return
 

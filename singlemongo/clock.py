@@ -2,10 +2,25 @@
 
 The standard functions are looked up at call time, so ``freezegun`` (which patches the ``time``
 module) and tests that install a :class:`FakeClock` both see their replacement.
+
+Two kinds of time: ``monotonic`` is the clock SDAM reasons with (heartbeats, cooldowns, the
+500 ms rescan interval) and may be frozen or moved by tests; ``io_time`` bounds real waits on
+sockets and always moves with real time, frozen or not (freezegun does not patch
+``clock_gettime``), so a deadline on a read can always pass. ``Deadline`` is built on it.
 """
 import os
 import random
 import time
+from typing import Optional
+
+_MONOTONIC = getattr(time, "CLOCK_MONOTONIC", None)
+
+
+def _real_time():
+    """Real monotonic seconds, even under freezegun."""
+    if _MONOTONIC is not None:
+        return time.clock_gettime(_MONOTONIC)
+    return time.perf_counter()  # platforms without clock_gettime (freezegun patches this one)
 
 
 class Clock:
@@ -16,6 +31,10 @@ class Clock:
 
     def wall(self):
         return time.time()
+
+    def io_time(self):
+        """Seconds that always move with real time: deadlines of socket waits."""
+        return _real_time()
 
     def sleep(self, seconds):
         if seconds > 0:
@@ -44,12 +63,17 @@ class FakeClock(Clock):
 
     def __init__(self, start=1000.0, wall_start=1_700_000_000.0, jitter=0.5):
         self.now = start
+        self._start = start
         self._wall_offset = wall_start - start
         self.jitter = jitter
         self.sleeps = []
 
     def monotonic(self):
         return self.now
+
+    def io_time(self):
+        """Real time plus every fake sleep: a deadline covers backoffs and real waits alike."""
+        return _real_time() + (self.now - self._start)
 
     def wall(self):
         return self.now + self._wall_offset
@@ -70,6 +94,30 @@ class FakeClock(Clock):
 
     def choice(self, items):
         return items[0]
+
+
+class Deadline:
+    """When some work must be done by, on ``clock.io_time()``; ``None`` seconds: never."""
+
+    __slots__ = ("clock", "at", "what")
+
+    def __init__(self, clock, seconds: Optional[float], what: str = "the operation"):
+        self.clock = clock
+        self.at = None if seconds is None else clock.io_time() + seconds
+        self.what = what  # named in timeout errors: "timeoutMS 2000", "socketTimeoutMS 300"
+
+    def remaining(self) -> Optional[float]:
+        return None if self.at is None else self.at - self.clock.io_time()
+
+    def expired(self) -> bool:
+        return self.at is not None and self.clock.io_time() >= self.at
+
+    def sooner(self, seconds: Optional[float], what: str) -> "Deadline":
+        """The earlier of this deadline and one ``seconds`` from now."""
+        other = Deadline(self.clock, seconds, what)
+        if other.at is None or (self.at is not None and self.at <= other.at):
+            return self
+        return other
 
 
 DEFAULT_CLOCK = Clock()

@@ -6,7 +6,10 @@ the code that builds the message (see ``singlemongo.redact``), never here.
 
 
 class SingleMongoError(Exception):
-    """Base class of every error singlemongo raises."""
+    """Base class of every error singlemongo raises. ``timeout`` is True when a timeout caused
+    it (client-side operations timeout: timeoutMS, a socket or selection timeout, MaxTimeMSExpired)."""
+
+    timeout = False
 
 
 class ConfigurationError(SingleMongoError, ValueError):
@@ -92,6 +95,12 @@ class WriteConcernError(OperationFailure):
 
 class BulkWriteError(OperationFailure):
     """A batch of writes failed; ``details`` has writeErrors, nInserted and friends."""
+
+
+class ExecutionTimeout(OperationFailure):
+    """The server stopped the operation at its time limit (code 50, MaxTimeMSExpired)."""
+
+    timeout = True
 
 
 class CursorNotFound(OperationFailure):

@@ -62,7 +62,7 @@ def test_connection_never_hangs_or_reads_without_bound(garbage, lying_length):
     right.shutdown(socket.SHUT_WR)
     try:
         with pytest.raises(ConnectionFailure):  # ProtocolError is a ConnectionFailure
-            conn.command("admin", {"ping": 1}, timeout_s=2)
+            conn.command("admin", {"ping": 1}, timeout=2)
         assert conn.closed
     finally:
         right.close()

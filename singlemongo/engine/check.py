@@ -40,7 +40,7 @@ def hello(topology, address, conn=None, timeout_s=None):
     try:
         reply = conn.command("admin", handshake_command(topology.options, initial=False,
                                                         hello_ok=conn.hello_ok),
-                             topology.options.connect_timeout_ms / 1000.0 or None)
+                             topology.handshake_deadline(timeout_s))
     except ConnectionFailure as exc:
         return Outcome(error=exc, duration=clock.monotonic() - start)
     conn.last_used = clock.monotonic()

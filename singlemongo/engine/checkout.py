@@ -6,11 +6,11 @@ from ..sdam.server_description import ServerDescription, format_address
 
 def idle_check(topology, conn):
     """'Checking an idle socket after socketCheckIntervalMS': ping; False if it failed."""
-    now = topology.clock.monotonic()
-    if now - conn.last_used < topology.options.socket_check_interval_ms / 1000.0:
-        return True
+    idle = topology.clock.monotonic() - conn.last_used
+    if 0 <= idle < topology.options.socket_check_interval_ms / 1000.0:
+        return True  # a clock moved backwards counts as idle long enough: ping
     try:
-        conn.command("admin", {"ping": 1}, topology.options.connect_timeout_ms / 1000.0 or None)
+        conn.command("admin", {"ping": 1}, topology.handshake_deadline())
     except ConnectionFailure as exc:
         topology.close_connection(conn.address, bump_generation=True)
         # Not a failed check: a stale idle socket says little about the server, so no
@@ -42,9 +42,9 @@ def checkout(topology, criteria, deprioritized=(), operation="command", operatio
 
 def authenticate(topology, conn):
     from ..auth import authenticate as run  # hashlib and friends load only when needed
-    timeout = topology.options.connect_timeout_ms / 1000.0 or None
-    try:
-        run(conn, topology.options.credentials, topology.clock, topology.scram_cache, timeout)
+    try:  # authentication is part of opening a connection: connectTimeoutMS bounds it
+        run(conn, topology.options.credentials, topology.clock, topology.scram_cache,
+            topology.handshake_deadline())
     except (ConnectionFailure, OperationFailure) as exc:
         topology.handshake_failed(conn, exc)
         raise

@@ -7,7 +7,8 @@ from typing import Any, Optional
 
 from bson import Int64
 
-from ..errors import ConnectionFailure, OperationFailure, ServerSelectionError
+from ..clock import Deadline
+from ..errors import ConnectionFailure, NetworkTimeout, OperationFailure, ServerSelectionError
 from ..monitoring import command_monitoring
 from ..records import dataclass
 from ..sdam.server_description import ServerDescription
@@ -72,12 +73,15 @@ def _prepare(topology, req, sd, session, txn_number):
     return cmd
 
 
-def _send(topology, conn, req, cmd, session, operation_id):
-    timeout_ms = topology.options.socket_timeout_ms
+def _send(topology, conn, req, cmd, session, operation_id, deadline=None):
+    """Send ``cmd`` and read its reply within timeoutMS (``deadline``), else within
+    socketTimeoutMS for the whole reply."""
+    if deadline is None:
+        ms = topology.options.socket_timeout_ms
+        deadline = Deadline(topology.clock, ms / 1000.0 if ms else None, f"socketTimeoutMS {ms}")
     try:
         reply = command_monitoring.run(topology.events, topology.clock, conn, req.db, cmd,
-                                       timeout_ms / 1000.0 if timeout_ms else None,
-                                       req.sequences, operation_id)
+                                       deadline, req.sequences, operation_id)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         if session is not None:
@@ -101,8 +105,9 @@ class _Run:
         self.txn_number = None
         self.state = RetryState()
         self.operation_id = command_monitoring.next_operation_id()
-        timeout_ms = topology.options.timeout_ms
-        self.deadline = topology.clock.monotonic() + timeout_ms / 1000.0 if timeout_ms else None
+        timeout_ms = topology.options.timeout_ms  # client-side operations timeout
+        self.deadline = Deadline(topology.clock, timeout_ms / 1000.0,
+                                 f"timeoutMS {timeout_ms}") if timeout_ms else None
         self.last_error = self.last_server = None
         # Client backpressure: handshakes the server closes share one connectTimeoutMS.
         self.handshake_budget_s = topology.options.connect_timeout_ms / 1000.0 or None
@@ -153,9 +158,13 @@ class _Run:
             self.txn_number = self.session.next_txn_number()
         cmd = _prepare(self.t, self.req, sd, self.session,
                        self.txn_number if can_retry_write else None)
+        if self.deadline is not None:
+            _add_max_time(cmd, self.deadline, sd)
         if self.req.unacknowledged:
-            return _send_unacknowledged(self.t, conn, self.req, cmd, sd), None, None, 0
-        reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id)
+            return (_send_unacknowledged(self.t, conn, self.req, cmd, sd, self.deadline),
+                    None, None, 0)
+        reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id,
+                             self.deadline)
         if can_retry_write and isinstance(error, ConnectionFailure):
             # Retryable writes: a network error of a retryable write is labelled for the user.
             error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
@@ -174,12 +183,15 @@ class _Run:
         if self.handshake_budget_s is not None and self.handshake_budget_s <= 0:
             raise annotate(error, "connectTimeoutMS is spent on handshakes the server closed",
                            self.state.attempts)
+        if self.deadline is not None and self.deadline.expired():
+            raise _timed_out(error, self.deadline, self.state.attempts)
         clock = self.t.clock
         decision = decide(self.state, error,
                           ordinary_retryable=is_retryable(error, retry_kind, max_wire),
                           max_adaptive_retries=self.t.options.max_adaptive_retries,
                           bucket=self.t.token_bucket, jitter=clock.random(),
-                          now=clock.monotonic(), deadline=self.deadline)
+                          now=clock.io_time(),
+                          deadline=self.deadline.at if self.deadline is not None else None)
         if not decision.retry:
             raise annotate(error, decision.reason, self.state.attempts)
         self.last_error = error
@@ -194,11 +206,37 @@ class _Run:
                                     self.t.description.logical_session_timeout_minutes)
 
 
-def _send_unacknowledged(topology, conn, req, cmd, sd):
+# Client-side operations timeout, "Command Execution": no maxTimeMS on these.
+NO_MAX_TIME = frozenset({"getMore", "killCursors", "endSessions"})
+
+
+def _add_max_time(cmd, deadline, sd):
+    """maxTimeMS: the time left less the server's round trip; if none is left, a timeout
+    without sending anything."""
+    if next(iter(cmd)) in NO_MAX_TIME:
+        return
+    left_ms = deadline.remaining() * 1000.0 - (sd.round_trip_time or 0.0) * 1000.0
+    if left_ms <= 0:
+        raise NetworkTimeout(f"{deadline.what} expired before {next(iter(cmd))} could be sent "
+                             f"(less time left than the server's round trip)", sd.address)
+    cmd["maxTimeMS"] = max(1, int(left_ms))
+
+
+def _timed_out(error, deadline, attempts):
+    """The timeout error once timeoutMS has expired, exposing the error that preceded it."""
+    if getattr(error, "timeout", False):
+        return annotate(error, f"{deadline.what} expired", attempts)
+    timeout = NetworkTimeout(f"{deadline.what} expired after {attempts} attempt(s); the last "
+                             f"error: {error}", getattr(error, "address", None))
+    timeout.__cause__ = error
+    return timeout
+
+
+def _send_unacknowledged(topology, conn, req, cmd, sd, deadline=None):
     """Write concern w: 0: OP_MSG with moreToCome; nothing is read, nothing retried."""
     try:
         conn.send_only(req.db, cmd, req.sequences,
-                       topology.options.socket_timeout_ms / 1000.0 or None)
+                       deadline or topology.options.socket_timeout_ms / 1000.0 or None)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         raise
@@ -210,8 +248,10 @@ def execute(topology, req):
     """Run ``req`` with the retry rules (ordinary and overload); return an Outcome."""
     flush_kill_queue(topology)
     run = _Run(topology, req)
+    outer, topology.deadline = topology.deadline, run.deadline or topology.deadline
     try:
         return run.run()
     finally:
+        topology.deadline = outer
         run.release()
 

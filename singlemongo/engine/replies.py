@@ -1,13 +1,13 @@
 """Reading a reply: whether it failed, the typed error it stands for, and whether the
 retryable reads and writes specs allow a retry after it."""
-from ..errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, OperationFailure,
-                      WriteConcernError)
+from ..errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, ExecutionTimeout,
+                      OperationFailure, WriteConcernError)
 from ..sdam.server_description import format_address
 
 # Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.
 RETRYABLE_CODES = frozenset({11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262})
 RETRYABLE_READ_CODES = RETRYABLE_CODES | {134}
-ERROR_CLASSES = {43: CursorNotFound, 11000: DuplicateKeyError}
+ERROR_CLASSES = {43: CursorNotFound, 50: ExecutionTimeout, 11000: DuplicateKeyError}
 
 
 def failed(reply):

@@ -18,8 +18,10 @@ MAX_CHECKS_PER_SCAN = 10_000
 def in_cooldown(sd, scan_start, cooldown_s=COOLDOWN_MS / 1000.0):
     """'cooldownMS': an Unknown whose last check failed on the network is skipped while
     ``scan_start - cooldownMS`` is before that check ("Scanning order": beforeCoolDown)."""
+    # A clock moved backwards (negative age) counts as "long enough ago".
     return (sd.server_type is S.UNKNOWN and sd.error_is_network
-            and sd.last_update_time is not None and scan_start - sd.last_update_time < cooldown_s)
+            and sd.last_update_time is not None
+            and 0 <= scan_start - sd.last_update_time < cooldown_s)
 
 
 def plan_next_check(td, checked, scan_start, choose=lambda items: items[0]):

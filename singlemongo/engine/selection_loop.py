@@ -29,7 +29,9 @@ class _Budget:
         return max(self.clock.monotonic(), self.start + self.slept)
 
     def sleep_until(self, target):
-        wait = target - self.now()
+        # Never longer than the interval it serves, whatever the clock did (a clock moved
+        # backwards would otherwise ask for years).
+        wait = min(target - self.now(), MIN_INTERVAL_S)
         if wait > 0:
             self.clock.sleep(wait)
             self.slept += wait
@@ -49,11 +51,13 @@ def settings_for(topo):
                              topo.server_selector)
 
 
-def _timeout_s(options):
-    timeout_ms = options.server_selection_timeout_ms
-    if options.timeout_ms:
-        timeout_ms = min(timeout_ms, options.timeout_ms)
-    return timeout_ms / 1000.0
+def _timeout_s(topo):
+    """serverSelectionTimeoutMS, or what is left of the operation's timeoutMS if less
+    (client-side operations timeout, "Server Selection")."""
+    timeout_s = topo.options.server_selection_timeout_ms / 1000.0
+    if topo.deadline is not None and topo.deadline.at is not None:
+        timeout_s = max(0.0, min(timeout_s, topo.deadline.remaining()))
+    return timeout_s
 
 
 def selector_text(topo, criteria):
@@ -103,13 +107,13 @@ def _select(topo, criteria, deprioritized, log_waiting):
     """The single-threaded algorithm; ``log_waiting`` is called at most once."""
     options = topo.options
     try_once = options.server_selection_try_once
-    budget = _Budget(topo.clock, _timeout_s(options))
+    budget = _Budget(topo.clock, _timeout_s(topo))
     settings = settings_for(topo)
     if not options.enable_overload_retargeting:
         deprioritized = ()
-    if topo.last_scan_end is None or \
-            budget.start - topo.last_scan_end >= options.heartbeat_frequency_ms / 1000.0:
-        topo.stale = True
+    if topo.last_scan_end is None or not \
+            0 <= budget.start - topo.last_scan_end < options.heartbeat_frequency_ms / 1000.0:
+        topo.stale = True  # a heartbeat due, or a clock moved backwards: "long enough ago"
     scanned = False
     max_rounds = 2 if try_once else int(budget.timeout_s / MIN_INTERVAL_S) + 3
     for _ in range(max_rounds):
@@ -178,7 +182,10 @@ def selection_error_message(topo, criteria, budget, try_once):
 def selection_error(topo, criteria, budget, try_once):
     """The ServerSelectionError, with ``summary``: its message without the server lines."""
     message = selection_error_message(topo, criteria, budget, try_once)
+    if topo.deadline is not None and topo.deadline.expired():
+        message = f"{topo.deadline.what} expired during server selection. {message}"
     lines = message.splitlines()
     error = ServerSelectionError(message)
     error.summary = f"{lines[0]} {lines[-1]}"
+    error.timeout = topo.deadline is not None and topo.deadline.expired()
     return error

@@ -40,8 +40,8 @@ class SessionPool:
 
     def _expiring(self, session, timeout_minutes):
         # "Server Session Pool": discard sessions within a minute of timing out.
-        return timeout_minutes is not None and \
-            self.clock.monotonic() - session.last_use > (timeout_minutes - 1) * 60
+        age = self.clock.monotonic() - session.last_use
+        return timeout_minutes is not None and not 0 <= age <= (timeout_minutes - 1) * 60
 
     def acquire(self, timeout_minutes):
         while self._pool:

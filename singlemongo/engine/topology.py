@@ -7,7 +7,7 @@ import os
 from collections import defaultdict
 
 from . import check, selection_loop
-from ..clock import DEFAULT_CLOCK
+from ..clock import DEFAULT_CLOCK, Deadline
 from ..wire.connection import Connection, open_socket
 from ..wire.messages import DEFAULT_MAX_BSON_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from ..errors import ConfigurationError, ConnectionFailure
@@ -25,6 +25,11 @@ from ..sdam.topology_description import TopologyDescription
 
 _topology_ids = itertools.count(1)
 DEFAULT_MAX_WRITE_BATCH = 100_000
+
+
+def _positive(seconds):
+    """A socket timeout from what is left of a deadline (never zero: that means non-blocking)."""
+    return None if seconds is None else max(seconds, 0.001)
 
 
 def limit(hello, name, default):
@@ -65,6 +70,7 @@ class Topology:
         self.kill_queue = []  # cursors collected by the garbage collector, killed inline later
         self.token_bucket = TokenBucket()
         self._tls_context = None
+        self.deadline = None  # the current operation's timeoutMS, while one runs
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -84,7 +90,7 @@ class Topology:
         if self.options.is_srv:
             from ..options.srv import resolve_seedlist
             from .dns import DnsPythonResolver
-            resolver = self.resolver or DnsPythonResolver(self.options.connect_timeout_ms / 1000.0)
+            resolver = self.resolver or DnsPythonResolver(self.handshake_deadline().remaining())
             self.options = resolve_seedlist(self.options, resolver, self.clock.shuffle)
         td = TopologyDescription.from_options(self.options)
         self._description = td
@@ -144,7 +150,8 @@ class Topology:
 
     def new_connection(self, address, sock, conversation=None):
         self.connections_opened += 1
-        conn = Connection(address, sock, self.generations[address], self.clock.monotonic())
+        conn = Connection(address, sock, self.generations[address], self.clock.monotonic(),
+                          self.clock)
         conn.conversation = conversation
         return conn
 
@@ -163,23 +170,33 @@ class Topology:
             self._tls_context = tls_context(self.options)
         return self._tls_context
 
-    def connect(self, address, timeout_s=None):
-        """Open a connection; its handshake reply is returned with the hello's duration.
-        ``timeout_s`` caps connectTimeoutMS."""
-        now = self.clock.monotonic
-        timeout = self.options.connect_timeout_ms / 1000.0 or None
+    def handshake_deadline(self, timeout_s=None):
+        """connectTimeoutMS for a whole handshake (TCP, TLS, hello), capped by ``timeout_s``
+        and by the current operation's timeoutMS."""
+        ms = self.options.connect_timeout_ms
+        deadline = Deadline(self.clock, ms / 1000.0 if ms else None, f"connectTimeoutMS {ms}")
         if timeout_s is not None:
-            timeout = min(timeout or timeout_s, timeout_s)
+            deadline = deadline.sooner(timeout_s, f"connectTimeoutMS {ms} (what is left of it)")
+        if self.deadline is not None:
+            deadline = deadline.sooner(self.deadline.remaining(), self.deadline.what)
+        return deadline
+
+    def connect(self, address, timeout_s=None):
+        """Open a connection; its handshake reply is returned with the hello's duration. The
+        whole handshake shares one deadline (``handshake_deadline``)."""
+        now = self.clock.monotonic
+        deadline = self.handshake_deadline(timeout_s)
         command, conversation = self.handshake_document()
         context = self.tls_context() if self.options.tls else None
-        conn = self.new_connection(address, open_socket(address, self.options, timeout, context),
+        conn = self.new_connection(address, open_socket(address, self.options,
+                                                        _positive(deadline.remaining()), context),
                                    conversation)
         start = now()
         try:
             if uses_op_msg_hello(self.options):
-                reply = conn.command("admin", command, timeout)
+                reply = conn.command("admin", command, deadline)
             else:
-                reply = conn.legacy_command("admin", command, timeout)
+                reply = conn.legacy_command("admin", command, deadline)
         except ConnectionFailure as exc:
             conn.close()
             exc.in_handshake = True  # connected, then lost during the hello

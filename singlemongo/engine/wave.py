@@ -191,11 +191,12 @@ def run_wave(topology, addresses):
             continue
         pending[check.address] = check
         sel.register(check.sock, WRITE, check)
-    timeout = topology.options.connect_timeout_ms / 1000.0 or None
+    deadline = topology.handshake_deadline()  # one for the whole wave
     for _ in range(64 * max(1, len(pending))):  # bounded: a few events per check
-        if not pending:
+        remaining = deadline.remaining()
+        if not pending or (remaining is not None and remaining <= 0):
             break
-        ready = sel.select(timeout)
+        ready = sel.select(remaining)
         if not ready:
             break
         for key, mask in ready:
@@ -216,8 +217,7 @@ def run_wave(topology, addresses):
     for check in pending.values():
         sel.unregister(check.sock)
         results[check.address] = _fail(topology, check, NetworkTimeout(
-            f"check of {format_address(check.address)} timed out after "
-            f"{topology.options.connect_timeout_ms} ms (connectTimeoutMS)", check.address),
-            clock.monotonic())
+            f"check of {format_address(check.address)} timed out after {deadline.what}",
+            check.address), clock.monotonic())
     sel.close()
     return results

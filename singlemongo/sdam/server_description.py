@@ -71,6 +71,8 @@ def _server_type(hello, load_balanced):
 
 
 _INT_FIELDS = ("minWireVersion", "maxWireVersion", "setVersion", "logicalSessionTimeoutMinutes")
+# Size limits a connection obeys: positive integers, or the server is not to be trusted.
+_LIMIT_FIELDS = ("maxBsonObjectSize", "maxMessageSizeBytes", "maxWriteBatchSize")
 _STR_FIELDS = ("setName", "me", "primary", "msg")
 _LIST_FIELDS = ("hosts", "passives", "arbiters")
 
@@ -83,6 +85,11 @@ def _check_types(hello):
         value = hello.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise TypeError(f"{name} must be an integer, not {value!r}")
+    for name in _LIMIT_FIELDS:
+        value = hello.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value <= 0):
+            raise TypeError(f"{name} must be a positive integer, not {value!r}")
     for name in _STR_FIELDS:
         if hello.get(name) is not None and not isinstance(hello[name], str):
             raise TypeError(f"{name} must be a string, not {hello[name]!r}")

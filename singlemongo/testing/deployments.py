@@ -96,7 +96,6 @@ class _Deployment:
         server.tv_counter = 0
         server.tags = {}
         server.service_id = None
-        server.limits = {}
         for key, value in attrs.items():
             setattr(server, key, value)
         self.servers.append(server)

@@ -6,7 +6,7 @@ drop the reply or add a write concern error. ``from_command`` turns the ``failCo
 ``onPrimaryTransactionalWrite`` fail points of the unified test format into faults; the
 server's own error labels (``RetryableWriteError``) are added as a 4.4+ server adds them.
 """
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from ..records import dataclass, field
 from .query.codes import CommandError, code_name
@@ -15,7 +15,8 @@ from .query.codes import CommandError, code_name
 RETRYABLE_WRITE_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435,
                                    13436})
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
-ACTIONS = ("error", "close", "reset", "hang", "block", "run-then-close", "write-concern-error")
+ACTIONS = ("error", "close", "reset", "hang", "block", "run-then-close", "write-concern-error",
+           "drip", "raw-reply")
 
 
 @dataclass
@@ -27,7 +28,9 @@ class Fault:
     connection unanswered), "reset" (send half the reply, then reset the connection), "hang"
     (never answer), "block" (wait ``block_s`` then answer normally), "run-then-close" (run
     the command, then drop the connection unanswered), "write-concern-error" (run the command
-    and add ``write_concern_error`` to its reply). ``block_s`` also delays the other actions.
+    and add ``write_concern_error`` to its reply), "drip" (run the command and send its reply
+    one byte every ``drip_s`` seconds), "raw-reply" (send ``raw(request_id)``, whatever bytes
+    that returns, instead of a reply). ``block_s`` also delays the other actions.
     """
     command: str
     action: str = "error"
@@ -42,6 +45,8 @@ class Fault:
     block_s: float = 0.0
     skip: int = 0
     write_concern_error: Optional[dict] = None
+    drip_s: float = 0.05
+    raw: Any = None
 
     def __post_init__(self):
         if self.action not in ACTIONS:

@@ -5,6 +5,8 @@ on one server never delays another. Faults are scripted per command; counters re
 connection and command.
 """
 import collections
+import heapq
+import itertools
 import selectors
 import socket
 import struct
@@ -28,6 +30,7 @@ class _Conn:
         self.number = number
         self.buffer = bytearray()
         self.hung = False
+        self.paused = False  # a reply is deferred: read nothing more until it is sent
         self.state = {}
 
 
@@ -46,8 +49,11 @@ class SimServer:
         self.compressed_requests = 0
         self.before_reply = None  # a test hook run in the server's thread before each reply
         self.errors = []  # what went wrong inside the server (a connection was dropped)
+        self._deferred = []  # (due, sequence, work): replies held back by blockConnection
+        self._sequence = itertools.count()
         self.unanswered = []  # commands sent with moreToCome (no reply expected)
         self.accepts_op_query = True
+        self.limits = {}  # maxBsonObjectSize... overrides in this server's hello
         self._listener = None
         self._thread = None
         self._running = False
@@ -99,6 +105,7 @@ class SimServer:
     def reset(self):
         """Up, with no faults, latency, hooks or counters (for reuse between tests)."""
         self.clear_faults()
+        self.limits = {}
         self.latency_s = 0.0
         self.before_reply = None
         self.connections = 0
@@ -159,7 +166,11 @@ class SimServer:
         sel.register(self._wake_r, selectors.EVENT_READ, "wake")
         try:
             while self._running:
-                for key, _ in sel.select(0.5):
+                wait = 0.5 if not self._deferred else max(
+                    0.0, min(0.5, self._deferred[0][0] - time.monotonic()))
+                ready = sel.select(wait)
+                self._run_deferred()
+                for key, _ in ready:
                     if key.data == "listen":
                         self._accept(sel)
                     elif key.data != "wake":
@@ -220,7 +231,11 @@ class SimServer:
             self._close(sel, conn)
             return
         conn.buffer.extend(data)
-        while len(conn.buffer) >= 16:
+        self._drain(sel, conn)
+
+    def _drain(self, sel, conn):
+        """Answer every complete request buffered on ``conn``, in order, until one is deferred."""
+        while len(conn.buffer) >= 16 and not conn.paused:
             length, request_id, _, op_code = wire.HEADER.unpack_from(conn.buffer)
             if len(conn.buffer) < length:
                 return
@@ -234,7 +249,7 @@ class SimServer:
         compressor = None
         if op_code == wire.OP_COMPRESSED:
             compressor = {v: k for k, v in wire.COMPRESSOR_IDS.items()}[body[8]]
-            op_code, body = wire.decompress_body(body)
+            op_code, body = wire.decompress_body(body)  # the server accepts what it offered
             self.compressed_requests += 1
         if op_code == wire.OP_QUERY:
             _, namespace, cmd = wire.decode_op_query(body, SERVER_CODEC)
@@ -264,6 +279,35 @@ class SimServer:
             return False
         conn.state["legacy"] = legacy
         fault = self._take_fault(name, cmd, conn)
+        if fault is not None and fault.block_s:
+            # blockConnection blocks this operation only, as on a real server: the reply is
+            # deferred and the other connections are served meanwhile.
+            conn.paused = True
+            self._defer(fault.block_s, lambda: self._reply(
+                sel, conn, request_id, name, cmd, legacy, compressor, fault))
+            return False
+        return self._reply(sel, conn, request_id, name, cmd, legacy, compressor, fault)
+
+    def _defer(self, seconds, work):
+        heapq.heappush(self._deferred, (time.monotonic() + seconds, next(self._sequence), work))
+
+    def _run_deferred(self):
+        while self._deferred and self._deferred[0][0] <= time.monotonic():
+            try:
+                heapq.heappop(self._deferred)[2]()
+            except Exception as exc:  # a deferred reply never kills the server either
+                self.errors.append(repr(exc))
+
+    def _reply(self, sel, conn, request_id, name, cmd, legacy, compressor, fault):
+        """Answer one request (after its fault's block, if any); False if the connection ends."""
+        if conn.paused:  # a deferred reply: the connection reads again once it is sent
+            conn.paused = False
+            if conn.sock.fileno() < 0:
+                return False
+            ok = self._reply(sel, conn, request_id, name, cmd, legacy, compressor, fault)
+            if ok:
+                self._drain(sel, conn)
+            return ok
         reply = self._answer(fault, name, cmd, conn)
         if reply is None or conn.hung:
             if fault is not None and fault.action == "hang":
@@ -278,11 +322,20 @@ class SimServer:
         data = self._encode(request_id, reply, legacy)
         if compressor is not None:
             data = wire.compress_message(data, compressor)
+        if fault is not None and fault.action == "raw-reply":
+            data = fault.raw(request_id)
         try:
             if fault is not None and fault.action == "reset":
                 conn.sock.sendall(data[:len(data) // 2])
                 self._close(sel, conn, reset=True)
                 return False
+            if fault is not None and fault.action == "drip":
+                for i in range(len(data)):
+                    conn.sock.sendall(data[i:i + 1])
+                    time.sleep(fault.drip_s)
+                    if not self._running:
+                        return False
+                return True
             conn.sock.sendall(data)
         except OSError:
             self._close(sel, conn)
@@ -299,8 +352,6 @@ class SimServer:
 
     def _answer(self, fault, name, cmd, conn):
         """The reply, or None when the connection is not answered (closed or hung)."""
-        if fault is not None and fault.block_s:
-            time.sleep(fault.block_s)
         action = fault.action if fault is not None else None
         if action == "error":
             return fault.reply(cmd)

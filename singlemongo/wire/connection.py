@@ -8,6 +8,7 @@ import os
 import socket
 
 from . import messages as wire
+from ..clock import DEFAULT_CLOCK, Deadline
 from ..errors import ConnectionFailure, NetworkTimeout, ProtocolError
 from ..sdam.server_description import format_address
 
@@ -79,17 +80,31 @@ def open_socket(address, options, timeout=None, context=None):
     return sock
 
 
-class Connection:
-    """A connected socket, its handshake reply, generation and last-used time."""
+def _positive_int(hello, name, default):
+    value = hello.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else default
 
-    def __init__(self, address, sock, generation, now):
+
+class Connection:
+    """A connected socket, its handshake reply, generation and last-used time.
+
+    Every read and write has a deadline for the whole of it (a ``Deadline``, or seconds from
+    now): a server that drips a byte at a time cannot stretch it. Any exception that escapes
+    a send or receive, a signal handler's or KeyboardInterrupt included, closes the socket:
+    a half-read connection is never used again.
+    """
+
+    def __init__(self, address, sock, generation, now, clock=DEFAULT_CLOCK):
         self.address = address
         self.sock = sock
         self.generation = generation
+        self.clock = clock
         self.id = next(_connection_ids)
         self.hello = None
         self.last_used = now
         self.closed = False
+        self.pid = os.getpid()
         self.max_message_size = wire.DEFAULT_MAX_MESSAGE_SIZE
         self.authenticated = False
         self.conversation = None  # a SCRAM conversation started speculatively in the handshake
@@ -101,13 +116,15 @@ class Connection:
 
     def set_hello(self, hello, compressors=()):
         self.hello = hello
-        self.max_message_size = hello.get("maxMessageSizeBytes", wire.DEFAULT_MAX_MESSAGE_SIZE)
-        offered = hello.get("compression") or ()
+        self.max_message_size = _positive_int(hello, "maxMessageSizeBytes",
+                                              wire.DEFAULT_MAX_MESSAGE_SIZE)
+        offered = hello.get("compression")
+        offered = offered if isinstance(offered, list) else ()
         self.compressor = next((c for c in compressors if c in offered and c == "zlib"), None)
 
     @property
     def hello_ok(self):
-        return bool(self.hello and self.hello.get("helloOk"))
+        return bool(self.hello and self.hello.get("helloOk") is True)
 
     @property
     def service_id(self):
@@ -134,13 +151,38 @@ class Connection:
         self.close()
         return exc_type(f"{message} ({format_address(self.address)})", self.address)
 
-    def _recv_exactly(self, n):
+    def deadline(self, timeout):
+        """A Deadline from a Deadline, seconds, or None (no timeout)."""
+        if isinstance(timeout, Deadline):
+            return timeout
+        return Deadline(self.clock, timeout, f"{timeout * 1000:.0f} ms" if timeout else "none")
+
+    def _wait_for(self, deadline, doing):
+        """The socket's timeout becomes what is left of ``deadline`` (NetworkTimeout if none)."""
+        remaining = deadline.remaining()
+        if remaining is not None and remaining <= 0:
+            raise self._fail(NetworkTimeout, f"timed out {doing} after {deadline.what}")
+        self.sock.settimeout(remaining)
+
+    def _send(self, message, deadline):
+        self._wait_for(deadline, "sending a command")
+        try:
+            self.sock.sendall(message)  # the timeout bounds the whole sendall (Python 3.5+)
+        except socket.timeout:
+            raise self._fail(NetworkTimeout, f"timed out sending a command after "
+                                             f"{deadline.what}") from None
+        except OSError as exc:
+            raise self._fail(ConnectionFailure, f"connection lost sending a command: {exc}") from None
+
+    def _recv_exactly(self, n, deadline):
         chunks, remaining = [], n
         while remaining:
+            self._wait_for(deadline, "reading a reply")
             try:
                 chunk = self.sock.recv(min(remaining, 1 << 20))
             except socket.timeout:
-                raise self._fail(NetworkTimeout, "timed out reading a reply") from None
+                raise self._fail(NetworkTimeout, f"timed out reading a reply after "
+                                                 f"{deadline.what}") from None
             except OSError as exc:
                 raise self._fail(ConnectionFailure, f"connection lost reading a reply: {exc}") from None
             if not chunk:
@@ -149,53 +191,56 @@ class Connection:
             remaining -= len(chunk)
         return b"".join(chunks)
 
-    def round_trip(self, request_id, message, timeout_s):
-        """Send one message and read its reply document."""
+    def round_trip(self, request_id, message, timeout):
+        """Send one message and read its reply document, all within ``timeout``."""
         if self.closed:
             raise ConnectionFailure(f"connection to {format_address(self.address)} is closed",
                                     self.address)
+        deadline = self.deadline(timeout)
         try:
-            self.sock.settimeout(timeout_s)
-            self.sock.sendall(message)
-        except socket.timeout:
-            raise self._fail(NetworkTimeout, "timed out sending a command") from None
-        except OSError as exc:
-            raise self._fail(ConnectionFailure, f"connection lost sending a command: {exc}") from None
-        try:
-            header = wire.check_header(self._recv_exactly(wire.HEADER.size),
+            self._send(message, deadline)
+            header = wire.check_header(self._recv_exactly(wire.HEADER.size, deadline),
                                        self.max_message_size, request_id)
-            body = self._recv_exactly(header.length - wire.HEADER.size)
-            return wire.decode_reply(header, body, self.max_message_size)
+            body = self._recv_exactly(header.length - wire.HEADER.size, deadline)
+            return wire.decode_reply(header, body, self.max_message_size,
+                                     compressed=self.compressor is not None)
         except ProtocolError as exc:
             raise self._fail(ProtocolError, str(exc)) from None
+        except BaseException:  # a signal, KeyboardInterrupt, a bug: never reuse this socket
+            self.close()
+            raise
 
     @staticmethod
     def peek_request_id():
         """The request id the next command will use (for command monitoring)."""
         return (_request_ids.last + 1) & 0x7FFFFFFF
 
-    def command(self, db, cmd, timeout_s=None, sequences=()):
+    def command(self, db, cmd, timeout=None, sequences=()):
+        """Run ``cmd`` (OP_MSG); ``timeout`` is a Deadline or seconds for the whole round trip."""
         request_id = next_request_id()
         body = dict(cmd)
         body["$db"] = db
         message = wire.encode_op_msg(request_id, body, sequences)
         if self.compressor and next(iter(cmd), "").lower() not in wire.UNCOMPRESSIBLE:
             message = wire.compress_message(message, self.compressor, self.zlib_level)
-        return self.round_trip(request_id, message, timeout_s)
+        return self.round_trip(request_id, message, timeout)
 
-    def send_only(self, db, cmd, sequences=(), timeout_s=None):
+    def send_only(self, db, cmd, sequences=(), timeout=None):
         """Send with moreToCome: the server does not answer, so nothing is waited for."""
+        if self.closed:
+            raise ConnectionFailure(f"connection to {format_address(self.address)} is closed",
+                                    self.address)
         body = dict(cmd)
         body["$db"] = db
+        message = wire.encode_op_msg(next_request_id(), body, sequences, flags=wire.MORE_TO_COME)
         try:
-            self.sock.settimeout(timeout_s)
-            self.sock.sendall(wire.encode_op_msg(next_request_id(), body, sequences,
-                                                 flags=wire.MORE_TO_COME))
-        except OSError as exc:
-            raise self._fail(ConnectionFailure, f"connection lost sending a command: {exc}") from None
+            self._send(message, self.deadline(timeout))
+        except BaseException:
+            self.close()
+            raise
 
-    def legacy_command(self, db, cmd, timeout_s=None, secondary_ok=False):
+    def legacy_command(self, db, cmd, timeout=None, secondary_ok=False):
         request_id = next_request_id()
         flags = wire.QUERY_SECONDARY_OK if secondary_ok else 0
         return self.round_trip(request_id, wire.encode_op_query(
-            request_id, f"{db}.$cmd", cmd, flags=flags), timeout_s)
+            request_id, f"{db}.$cmd", cmd, flags=flags), timeout)

@@ -166,8 +166,12 @@ def decode_op_query(body, codec=CODEC):
     return flags, namespace, _decode_doc(body[offset:offset + length], "OP_QUERY", codec)
 
 
-def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE):
+def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compressed=False):
+    """The reply document; an OP_COMPRESSED reply only where compression was negotiated."""
     if header.op_code == OP_COMPRESSED:
+        if not compressed:
+            raise ProtocolError("the server sent a compressed reply, but compression was not "
+                                "negotiated on this connection")
         op_code, body = decompress_body(body, max_message_size)
         header = Header(HEADER.size + len(body), header.request_id, header.response_to, op_code)
     if header.op_code == OP_MSG:
@@ -185,12 +189,23 @@ UNCOMPRESSIBLE = frozenset({"hello", "ismaster", "saslstart", "saslcontinue", "g
                             "copydbgetnonce", "copydb"})
 
 
+def _inflate(data, size):
+    """zlib, stopping one byte past ``size``: a bomb is refused before it fills memory."""
+    import zlib  # lazily: one-off queries without compression never load it
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data, size + 1)
+    if len(out) > size or inflater.unconsumed_tail:
+        raise ProtocolError(f"OP_COMPRESSED inflates past its announced {size} bytes")
+    return out
+
+
 def _codec(compressor_id, level=-1):
+    """(compress, decompress(data, size)) for a compressor id."""
     if compressor_id == 0:
-        return (lambda b: b), (lambda b: b)
+        return (lambda b: b), (lambda b, size: b)
     if compressor_id == 2:
         import zlib  # lazily: one-off queries without compression never load it
-        return (lambda b: zlib.compress(b, level)), zlib.decompress
+        return (lambda b: zlib.compress(b, level)), _inflate
     raise ProtocolError(f"unsupported compressor id {compressor_id}")
 
 
@@ -212,7 +227,7 @@ def decompress_body(body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE):
     if size < 0 or size > max_message_size:
         raise ProtocolError(f"OP_COMPRESSED announces {size} bytes, over maxMessageSizeBytes")
     try:
-        data = _codec(compressor_id)[1](body[9:])
+        data = _codec(compressor_id)[1](body[9:], size)
     except ProtocolError:
         raise
     except Exception as exc:

@@ -1,0 +1,149 @@
+"""Signals, KeyboardInterrupt and deadlines (issue 12): a connection is never reused half-read,
+and every wait has a deadline for the whole of it. Each test failed before the fix; its
+docstring says how."""
+import signal
+import time
+
+import freezegun
+import pytest
+
+from singlemongo import errors
+from singlemongo.client import MongoClient
+from singlemongo.clock import Clock, FakeClock
+from singlemongo.sdam import ServerType
+
+
+class Interrupted(Exception):
+    """What a CGI-style SIGALRM handler raises."""
+
+
+@pytest.fixture
+def alarm():
+    """``alarm(seconds, exc)``: raise ``exc`` from a SIGALRM handler after ``seconds``."""
+    previous = signal.getsignal(signal.SIGALRM)
+
+    def arm(seconds, exc=Interrupted):
+        def handler(signum, frame):
+            raise exc("request timed out")
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    yield arm
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("exc", [Interrupted, KeyboardInterrupt])
+def test_an_exception_during_a_read_closes_the_connection(mongo_standalone, make_client,
+                                                          alarm, exc):
+    """Any exception escaping a receive (a signal handler's, KeyboardInterrupt) closes that
+    connection; the next operation reconnects. Before, the connection stayed in use half-read:
+    the next insert was applied, then reported as ProtocolError because the old reply came
+    first, and an application retrying on ConnectionFailure stored the document twice."""
+    server = mongo_standalone.servers[0]  # no retryable writes to hide a half-read socket
+    coll = make_client(mongo_standalone).test.c
+    coll.insert_one({"x": 0})
+    server.fail("find", action="block", block_s=0.4)
+    alarm(0.1, exc)
+    with pytest.raises(exc):
+        coll.find_one()
+    coll.insert_one({"x": 1})  # on a new connection: no stale reply in the way
+    assert [d["x"] for d in mongo_standalone.store.documents("test", "c")] == [0, 1]
+    assert server.connections == 2
+
+
+def test_wrong_typed_limits_in_a_hello_mark_the_server_unknown(mongo_standalone, fake_clock):
+    """A hello whose size limits have the wrong type (maxMessageSizeBytes: "x") marks the server
+    Unknown with a clear error. Before, the limit was used as-is and every later reply raised
+    TypeError deep inside the reader."""
+    mongo_standalone.servers[0].limits = {"maxMessageSizeBytes": "x"}
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    with pytest.raises(errors.ServerSelectionError, match="maxMessageSizeBytes"):
+        client.admin.command("ping")
+    sd = client.topology_description.servers[mongo_standalone.servers[0].address]
+    assert sd.server_type is ServerType.UNKNOWN
+
+
+def test_timeout_ms_is_one_deadline_for_a_server_that_stops_answering(mongo_replica_set):
+    """Client-side operations timeout: timeoutMS bounds the whole operation. Before, a server
+    that stopped answering blocked forever under timeoutMS (PyMongo raises after it)."""
+    client = MongoClient(mongo_replica_set.uri, timeoutMS=300)
+    client.test.c.find_one()
+    mongo_replica_set.servers[0].fail("find", action="hang", times=None)
+    started = time.monotonic()
+    with pytest.raises(errors.NetworkTimeout, match="timeoutMS") as info:
+        client.test.c.find_one()
+    assert time.monotonic() - started < 0.8
+    assert info.value.timeout
+    client.close()
+
+
+def test_a_retried_read_stays_within_one_budget(mongo_replica_set):
+    """A retry draws from the same timeoutMS. Before, a retried read took twice the budget."""
+    client = MongoClient(mongo_replica_set.uri, timeoutMS=400, socketTimeoutMS=300)
+    client.test.c.find_one()
+    mongo_replica_set.servers[0].fail("find", action="hang", times=2)
+    started = time.monotonic()
+    with pytest.raises(errors.NetworkTimeout):
+        client.test.c.find_one()
+    assert time.monotonic() - started < 0.55  # 300 ms, then the 100 ms left; not 2 x 300
+    client.close()
+
+
+def test_timeout_ms_is_sent_as_max_time_ms(mongo_replica_set):
+    """Client-side operations timeout, "Command Execution": with timeoutMS a command carries
+    maxTimeMS, the time left less the server's round trip."""
+    client = MongoClient(mongo_replica_set.uri, timeoutMS=5000)
+    client.test.c.find_one()
+    find = [c for c in mongo_replica_set.servers[0].command_log if "find" in c][-1]
+    assert 0 < find["maxTimeMS"] <= 5000
+    client.close()
+
+
+@pytest.mark.parametrize("where", ["reply", "handshake"])
+def test_a_timeout_bounds_the_whole_read_not_each_recv(mongo_standalone, where):
+    """socketTimeoutMS and connectTimeoutMS are deadlines for the whole reply and the whole
+    handshake. Before, a server dripping a byte every 0.05 s was never "silent" for the
+    timeout, and kept a 300 ms client busy for the whole reply."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, socketTimeoutMS=300, connectTimeoutMS=300)
+    if where == "reply":
+        client.admin.command("ping")
+        server.fail("find", action="drip", drip_s=0.05, times=None)  # the read's retry too
+    else:
+        server.fail("*", action="drip", drip_s=0.05, commands=("isMaster", "hello"))
+    started = time.monotonic()
+    with pytest.raises(errors.SingleMongoError) as info:
+        client.test.c.find_one()
+    assert time.monotonic() - started < 1.5  # a reply of 200+ bytes would take 10 s
+    assert "timed out" in str(info.value)
+    client.close()
+
+
+class _Recording(Clock):
+    """The real clock (so freezegun's time is what it reads), recording sleeps instead."""
+
+    def __init__(self):
+        self.sleeps = []
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+
+
+def test_time_that_goes_backwards_neither_sleeps_nor_strands_a_server(mongo_replica_set):
+    """A clock moved backwards (freezegun move_to an earlier date) counts as "long enough ago",
+    and no wait is longer than the budget it serves. Before, the next operation called
+    time.sleep(1704109443) and a server that failed while frozen was never checked again."""
+    rs = mongo_replica_set
+    clock = _Recording()
+    with freezegun.freeze_time("2030-01-01") as frozen:
+        client = MongoClient(rs.uri, clock=clock)
+        rs.servers[2].stop()
+        client.admin.command("ping")  # member 2 fails: cooldown from 2030
+        rs.servers[2].start()
+        frozen.move_to("2024-01-01")  # six years back
+        client._topology.stale = True
+        client.admin.command("ping")
+        assert all(s <= 0.5 for s in clock.sleeps)
+        td = client.topology_description
+        assert td.servers[rs.servers[2].address].server_type is ServerType.RS_SECONDARY
+    client.close()
