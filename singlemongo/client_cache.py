@@ -1,10 +1,12 @@
-"""A per-process client cache for WSGI workers and long CLI sessions: ``get_client``.
+"""A per-process, per-thread client cache for WSGI workers and long CLI sessions: ``get_client``.
 
-Clients are keyed by process id and the normalised connection string and options. After
+Clients are keyed by process id, thread id and the normalised connection string and options:
+a client is single-threaded, so each thread of a threaded WSGI server gets its own. After
 ``fork`` the child never uses its parent's clients: their inherited sockets are closed on the
 child's side only (no shutdown, so the parent's connections are untouched), no endSessions
 is sent for the parent's sessions, and the child gets a fresh client and topology.
 """
+import _thread  # identification only: the driver starts no thread
 import os
 
 from .client import MongoClient
@@ -16,13 +18,14 @@ _cache = {}
 def _key(uri, options):
     parsed = client_options(uri, **options)
     creds = parsed.credentials
-    return (os.getpid(), parsed.seeds, parsed.srv_host, parsed.database,
+    return (os.getpid(), _thread.get_ident(), parsed.seeds, parsed.srv_host, parsed.database,
             tuple(sorted((k, repr(v)) for k, v in parsed.specified_options().items())),
             (creds.username, creds.password, creds.source, creds.mechanism) if creds else None)
 
 
 def get_client(uri="mongodb://localhost", **options):
-    """The process's client for this URI and these options, created on first use (no I/O)."""
+    """This process's and thread's client for this URI and these options, created on first use
+    (no I/O)."""
     key = _key(uri, options)
     client = _cache.get(key)
     if client is None or client._closed:

@@ -3,6 +3,7 @@
 A cursor is closed when exhausted, on ``close()``, and when garbage collected: the finalizer
 does no I/O, it only queues the cursor id; the next operation kills it inline.
 """
+import os
 from collections import deque
 
 from bson import Int64
@@ -30,6 +31,7 @@ class Cursor:
         self._session = None
         self._ns = None
         self._returned = 0
+        self._pid = os.getpid()
 
     def __repr__(self):
         return f"<Cursor on {self._collection.full_name}>"
@@ -95,6 +97,10 @@ class Cursor:
                 break
         return out
 
+    def _forked(self):
+        """True in a forked child: this cursor's connection belongs to the parent."""
+        return self._pid != os.getpid()
+
     def _connection(self):
         conn = self._topology.connections.get(self._address)
         if conn is None or conn.closed:
@@ -107,6 +113,10 @@ class Cursor:
         return conn
 
     def _get_more(self):
+        if self._forked():
+            raise InvalidOperation(
+                f"this cursor was opened by process {self._pid} before a fork; a forked process "
+                f"cannot continue it (its connection belongs to the parent): run the query again")
         conn = self._connection()
         db, coll = self._ns
         cmd = {"getMore": Int64(self._id), "collection": coll}
@@ -143,7 +153,12 @@ class Cursor:
             self._session = None
 
     def close(self):
-        """Kill the server-side cursor (if any) on its own connection, and free the session."""
+        """Kill the server-side cursor (if any) on its own connection, and free the session.
+        In a forked child nothing is sent: the cursor is the parent's."""
+        if self._forked():
+            self._id, self._session = 0, None
+            self._buffer.clear()
+            return
         if self._id:
             conn = self._topology.connections.get(self._address)
             if conn is not None and not conn.closed:
@@ -159,6 +174,8 @@ class Cursor:
 
     def __del__(self):
         try:
+            if self._forked():
+                return  # the parent's cursor: not the child's to kill
             if self._id:
                 self._topology.kill_queue.append((self._address, *self._ns, self._id))
                 self._id = 0

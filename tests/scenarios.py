@@ -56,6 +56,9 @@ class ScenarioRealClock(_Hooks, Clock):
     def choice(self, items):
         return items[0]
 
+    def random(self):
+        return 0.5  # deterministic ties and jitter, as FakeClock
+
     def shuffle(self, items):
         pass
 

@@ -246,12 +246,14 @@ def _send_unacknowledged(topology, conn, req, cmd, sd, deadline=None):
 
 def execute(topology, req):
     """Run ``req`` with the retry rules (ordinary and overload); return an Outcome."""
-    flush_kill_queue(topology)
-    run = _Run(topology, req)
-    outer, topology.deadline = topology.deadline, run.deadline or topology.deadline
-    try:
-        return run.run()
-    finally:
-        topology.deadline = outer
-        run.release()
+    with topology.operation():
+        topology.check_fork()  # before the kill queue or a cursor's socket is touched
+        flush_kill_queue(topology)
+        run = _Run(topology, req)
+        outer, topology.deadline = topology.deadline, run.deadline or topology.deadline
+        try:
+            return run.run()
+        finally:
+            topology.deadline = outer
+            run.release()
 

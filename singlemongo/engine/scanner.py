@@ -12,7 +12,9 @@ from .check import end_unapplied
 from ..sdam.server_type import ServerType as S
 
 # A scan checks each server at most once; this bound only guards against a bug looping.
-MAX_CHECKS_PER_SCAN = 10_000
+MAX_CHECKS_PER_SCAN = 100_000
+# At most this many sockets are open at once in a wave (the rest wait for the next wave).
+WAVE_LIMIT = 64
 
 
 def in_cooldown(sd, scan_start, cooldown_s=COOLDOWN_MS / 1000.0):
@@ -56,18 +58,21 @@ class Scanner:
         self.history = deque(maxlen=256)
 
     def scan(self):
+        from .scan_plan import ScanPlan  # it builds on in_cooldown, defined here
         topo = self.topology
         checked, prefetched = set(), {}
         scan_number = topo.scan_count + 1
         scan_start = topo.clock.monotonic()
+        plan = ScanPlan(topo.description, scan_start, topo.clock.random)
         for _ in range(MAX_CHECKS_PER_SCAN):
-            address = plan_next_check(topo.description, checked, scan_start, topo.clock.choice)
+            address = plan.next(topo.description, checked)
             if address is None:
                 break
             if address not in prefetched and topo.scan_executor == "concurrent":
                 prefetched.update(self._wave(checked | set(prefetched), scan_start))
             checked.add(address)
             sd = topo.check_server(address, prefetched.pop(address, None))
+            plan.announced(topo.description, sd)
             self.history.append((scan_number, address, sd.server_type if sd else None,
                                  sd.error if sd else "removed during the scan"))
         for address, outcome in prefetched.items():  # removed by an earlier reply
@@ -76,12 +81,12 @@ class Scanner:
         return checked
 
     def _wave(self, skip, scan_start):
-        """Check at once every server the planner may ask for next (see wave.py)."""
+        """Check at once up to WAVE_LIMIT servers the planner may ask for next (see wave.py)."""
         from .wave import run_wave, waveable
         topo = self.topology
         wave = [sd.address for sd in topo.description.servers.values()
                 if sd.address not in skip and not in_cooldown(sd, scan_start)
-                and waveable(topo, sd.address)]
+                and waveable(topo, sd.address)][:WAVE_LIMIT]
         if len(wave) < 2:
             return {}
         for address in wave:

@@ -2,6 +2,8 @@
 each server's generation. Every change of the description goes through ``apply``, which
 publishes the SDAM events the change implies.
 """
+import _thread
+import contextlib
 import itertools
 import os
 from collections import defaultdict
@@ -10,7 +12,7 @@ from . import check, selection_loop
 from ..clock import DEFAULT_CLOCK, Deadline
 from ..wire.connection import Connection, open_socket
 from ..wire.messages import DEFAULT_MAX_BSON_SIZE, DEFAULT_MAX_MESSAGE_SIZE
-from ..errors import ConfigurationError, ConnectionFailure
+from ..errors import ConfigurationError, ConnectionFailure, InvalidOperation
 from ..monitoring.events import EventBus
 from .handshake import handshake_command, uses_op_msg_hello
 from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED, TokenBucket
@@ -71,6 +73,8 @@ class Topology:
         self.token_bucket = TokenBucket()
         self._tls_context = None
         self.deadline = None  # the current operation's timeoutMS, while one runs
+        self._in_use = _thread.allocate_lock()  # held by the thread running an operation
+        self._owner = None
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -236,9 +240,33 @@ class Topology:
         self.token_bucket = TokenBucket()
         self.pid = os.getpid()
 
-    def select_server(self, criteria, deprioritized=(), operation="command", operation_id=None):
+    def check_fork(self):
+        """In a forked child, before anything touches a socket: forget the parent's state."""
         if self.pid != os.getpid():
             self.forget_after_fork()
+
+    @contextlib.contextmanager
+    def operation(self):
+        """One thread at a time: a second thread using the client while an operation is in
+        flight gets InvalidOperation (its replies would interleave with the first's)."""
+        me = _thread.get_ident()  # identification only: the driver starts no thread
+        if self._owner == me:
+            yield  # an operation within an operation, on the same thread
+            return
+        if not self._in_use.acquire(False):
+            raise InvalidOperation(
+                "this MongoClient is in use by another thread (an operation is in flight "
+                "there). singlemongo clients are single-threaded: use singlemongo.get_client(uri)"
+                " in each thread (one client per process and thread), or a MongoClient per thread")
+        self._owner = me
+        try:
+            yield
+        finally:
+            self._owner = None
+            self._in_use.release()
+
+    def select_server(self, criteria, deprioritized=(), operation="command", operation_id=None):
+        self.check_fork()
         self.open()
         return selection_loop.select_server(self, criteria, deprioritized, operation,
                                             operation_id)

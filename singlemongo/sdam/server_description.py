@@ -75,6 +75,7 @@ _INT_FIELDS = ("minWireVersion", "maxWireVersion", "setVersion", "logicalSession
 _LIMIT_FIELDS = ("maxBsonObjectSize", "maxMessageSizeBytes", "maxWriteBatchSize")
 _STR_FIELDS = ("setName", "me", "primary", "msg")
 _LIST_FIELDS = ("hosts", "passives", "arbiters")
+MAX_MEMBERS = 50  # MongoDB's limit on replica set members
 
 
 def _check_types(hello):
@@ -98,6 +99,10 @@ def _check_types(hello):
         if value is not None and (not isinstance(value, list)
                                   or not all(isinstance(h, str) for h in value)):
             raise TypeError(f"{name} must be a list of host strings")
+    announced = sum(len(hello.get(name) or ()) for name in _LIST_FIELDS)
+    if announced > MAX_MEMBERS:
+        raise TypeError(f"it announces {announced} hosts; a replica set has at most "
+                        f"{MAX_MEMBERS} members")
     tags = hello.get("tags")
     if tags is not None and (not isinstance(tags, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in tags.items())):

@@ -152,6 +152,7 @@ class _Deployment:
             state["handshake"] = cmd
         reply = self._base_hello(server, cmd, state)
         reply.update(self.hello(server, cmd))
+        reply.update(server.hello_extra)
         wanted = [c for c in cmd.get("compression", ()) if c in self.compressors]
         if wanted:
             reply["compression"] = wanted

@@ -54,6 +54,7 @@ class SimServer:
         self.unanswered = []  # commands sent with moreToCome (no reply expected)
         self.accepts_op_query = True
         self.limits = {}  # maxBsonObjectSize... overrides in this server's hello
+        self.hello_extra = {}  # fields merged into this server's hello (hostile servers)
         self._listener = None
         self._thread = None
         self._running = False
@@ -106,6 +107,7 @@ class SimServer:
         """Up, with no faults, latency, hooks or counters (for reuse between tests)."""
         self.clear_faults()
         self.limits = {}
+        self.hello_extra = {}
         self.latency_s = 0.0
         self.before_reply = None
         self.connections = 0

@@ -9,7 +9,7 @@ import socket
 
 from . import messages as wire
 from ..clock import DEFAULT_CLOCK, Deadline
-from ..errors import ConnectionFailure, NetworkTimeout, ProtocolError
+from ..errors import ConnectionFailure, InvalidOperation, NetworkTimeout, ProtocolError
 from ..sdam.server_description import format_address
 
 _connection_ids = itertools.count(1)
@@ -191,11 +191,17 @@ class Connection:
             remaining -= len(chunk)
         return b"".join(chunks)
 
-    def round_trip(self, request_id, message, timeout):
-        """Send one message and read its reply document, all within ``timeout``."""
+    def _usable(self):
+        if self.pid != os.getpid():  # the last line of defence: the engine checks first
+            raise InvalidOperation(f"connection to {format_address(self.address)} belongs to "
+                                   f"process {self.pid}; a forked process never uses it")
         if self.closed:
             raise ConnectionFailure(f"connection to {format_address(self.address)} is closed",
                                     self.address)
+
+    def round_trip(self, request_id, message, timeout):
+        """Send one message and read its reply document, all within ``timeout``."""
+        self._usable()
         deadline = self.deadline(timeout)
         try:
             self._send(message, deadline)
@@ -227,9 +233,7 @@ class Connection:
 
     def send_only(self, db, cmd, sequences=(), timeout=None):
         """Send with moreToCome: the server does not answer, so nothing is waited for."""
-        if self.closed:
-            raise ConnectionFailure(f"connection to {format_address(self.address)} is closed",
-                                    self.address)
+        self._usable()
         body = dict(cmd)
         body["$db"] = db
         message = wire.encode_op_msg(next_request_id(), body, sequences, flags=wire.MORE_TO_COME)

@@ -1,0 +1,80 @@
+"""Large host lists (issue 12): planning is n log n, a wave holds a bounded number of sockets,
+and a server cannot announce more hosts than a replica set can have."""
+import random
+
+import pytest
+
+from singlemongo import errors
+from singlemongo.client import MongoClient
+from singlemongo.clock import FakeClock
+from singlemongo.engine import wave
+from singlemongo.engine.scan_plan import ScanPlan
+from singlemongo.engine.scanner import WAVE_LIMIT, plan_next_check
+from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription
+
+
+def test_a_hello_announcing_ten_thousand_hosts_marks_the_server_unknown(mongo_replica_set):
+    """A replica set has at most 50 members: a hello announcing 10,000 hosts is refused, that
+    server is Unknown with a clear error. Before, the client tried to check all 10,000 (one
+    find_one took 72 s and exhausted file descriptors)."""
+    primary = mongo_replica_set.servers[0]
+    primary.hello_extra = {"hosts": [f"host{i}.example:27017" for i in range(10_000)]}
+    client = MongoClient(mongo_replica_set.uri, clock=FakeClock())
+    client.test.c.find_one({}, read_preference="secondaryPreferred")
+    sd = client.topology_description.servers[primary.address]
+    # Unknown, then a PossiblePrimary when a secondary names it (SDAM); the reason stays.
+    assert sd.server_type in (ServerType.UNKNOWN, ServerType.POSSIBLE_PRIMARY)
+    assert "10000 hosts" in sd.error
+    assert len(client.topology_description.servers) == 3
+    client.close()
+
+
+def test_a_wave_holds_a_bounded_number_of_sockets(monkeypatch):
+    """A scan of 2,000 seeds opens at most WAVE_LIMIT sockets at once. Before, one wave opened
+    a socket per server: 10,000 seeds exhausted the process's file descriptors."""
+    most = [0]
+
+    class Counting(wave.selectors.DefaultSelector):
+        def register(self, fileobj, events, data=None):
+            key = super().register(fileobj, events, data)
+            most[0] = max(most[0], len(self.get_map()))
+            return key
+    monkeypatch.setattr(wave.selectors, "DefaultSelector", Counting)
+    seeds = ",".join(f"127.0.0.1:{port}" for port in range(2, 2002))  # refused at once
+    checks = []
+    client = MongoClient(f"mongodb://{seeds}/", clock=FakeClock(), event_listeners=[
+        lambda e: checks.append(e) if type(e).__name__ == "ServerHeartbeatStartedEvent" else None])
+    with pytest.raises(errors.ServerSelectionError):
+        client.admin.command("ping")
+    assert 0 < most[0] <= WAVE_LIMIT
+    assert client._topology.scan_count == 1 and len(checks) == 2000
+
+
+def _random_td(rng, n):
+    types = [ServerType.UNKNOWN, ServerType.RS_SECONDARY, ServerType.RS_ARBITER,
+             ServerType.RS_GHOST, ServerType.POSSIBLE_PRIMARY, ServerType.RS_OTHER]
+    servers = {}
+    for i in range(n):
+        address = (f"h{i}", 27017)
+        kind = rng.choice(types)
+        checked = None if rng.random() < 0.3 else float(rng.randint(0, 20))
+        servers[address] = ServerDescription(address, kind, last_update_time=checked,
+                                             error_is_network=kind is ServerType.UNKNOWN)
+    return TopologyDescription.from_servers(
+        __import__("singlemongo.sdam", fromlist=["TopologyType"]).TopologyType.REPLICA_SET_NO_PRIMARY,
+        servers.values(), "rs", tuple(servers))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_heap_plan_checks_in_the_pure_planners_order(seed):
+    """ScanPlan (n log n) picks what plan_next_check (the spec's pseudocode, O(n) a step) picks,
+    step by step, as the scan marks servers checked."""
+    rng = random.Random(seed)
+    td = _random_td(rng, rng.randint(1, 40))
+    plan, checked = ScanPlan(td, 25.0, random_key=lambda: 0.5), set()
+    for _ in range(len(td.servers) + 1):
+        expected = plan_next_check(td, checked, 25.0)
+        assert plan.next(td, checked) == expected
+        if expected is None:
+            break
+        checked.add(expected)
