@@ -19,7 +19,7 @@ from .auth import AuthenticationFailed
 from .client import MongoClient
 from .errors import (ConfigurationError, ConnectionFailure, InvalidDocument, OperationFailure,
                      ServerSelectionError, SingleMongoError)
-from .sdam.server_description import format_address
+from .sdam.address import format_address
 
 EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_CONNECT, EXIT_SERVER, EXIT_AUTH = 0, 2, 3, 4, 5, 6
 # Most specific first: AuthenticationFailed is an OperationFailure.

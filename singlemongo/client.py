@@ -2,6 +2,7 @@
 import os
 
 from .options.client_options import client_options
+from .options.redact import SecretText
 from .clock import DEFAULT_CLOCK
 from .database import Database
 from .errors import ConnectionFailure
@@ -42,6 +43,7 @@ class MongoClient:
     def __init__(self, uri="mongodb://localhost", *, clock=None, resolver=None,
                  event_listeners=(), scan_executor="concurrent", server_selector=None,
                  **options):
+        uri = SecretText(uri) if isinstance(uri, str) else uri  # frames below can raise
         self.options = client_options(uri, **options)
         _warn_if_insecure(self.options)
         self._topology = Topology(self.options, clock or DEFAULT_CLOCK, event_listeners, resolver,

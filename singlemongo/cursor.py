@@ -11,7 +11,7 @@ from bson import Int64
 from .monitoring import command_monitoring
 from .errors import ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure
 from .engine.operation import Request, execute
-from .sdam.server_description import format_address
+from .sdam.address import format_address
 
 
 class Cursor:

@@ -3,7 +3,7 @@ what the scanner did, then a stepdown and the rescan that finds the new primary.
 """
 from .client import MongoClient
 from .errors import OperationFailure
-from .sdam.server_description import format_address
+from .sdam.address import format_address
 from .testing import ReplicaSet, hellos
 
 

@@ -156,3 +156,115 @@ def test_documents_of_every_bson_type_round_trip(deployment, doc):
     finally:
         coll.delete_many({})
         client.close()
+
+
+# ----- hostile servers: hellos, error replies and SCRAM messages (issue 12) --------------------
+
+HOSTS = st.one_of(
+    st.text(max_size=12),
+    st.builds(lambda h, p: f"{h}:{p}", st.text(min_size=1, max_size=70),
+              st.integers(-5, 100_000)),
+    st.sampled_from(["/tmp/x.sock", "a" * 64 + ".example:1", "[::1]:2", "[::1", "[]:1",
+                     "h:", ":1", "h:+1", "h:0x10", "h\x00:1", "ü" * 70 + ":1", "a..b:1"]))
+HOSTILE = st.one_of(
+    VALUES, st.integers(-2 ** 63, 2 ** 63 - 1), st.lists(HOSTS, max_size=4),
+    st.builds(Timestamp, st.integers(0, 2 ** 31), st.integers(0, 2 ** 31)),
+    st.dictionaries(st.sampled_from(["processId", "counter", "clusterTime", "lastWriteDate"]),
+                    VALUES, max_size=2))
+HOSTILE_HELLO_KEYS = HELLO_KEYS + ["maxBsonObjectSize", "maxMessageSizeBytes",
+                                   "maxWriteBatchSize", "$clusterTime", "compression",
+                                   "helloOk", "connectionId", "saslSupportedMechs"]
+
+
+@given(st.dictionaries(st.sampled_from(["hosts", "passives", "arbiters", "me", "primary"]),
+                       st.one_of(HOSTS, st.lists(HOSTS, max_size=4)), max_size=3),
+       st.booleans())
+def test_announced_hosts_are_valid_addresses_or_the_server_is_unknown(fields, primary):
+    """Hosts a server announces become addresses a socket can use (a port in 1-65535, no
+    UNIX socket path, a name getaddrinfo can encode), or the server is Unknown and says why."""
+    hello = dict(fields, ok=1, setName="rs", isWritablePrimary=primary, secondary=not primary)
+    sd = ServerDescription.from_hello(A, hello)
+    if sd.server_type is ServerType.UNKNOWN:
+        assert sd.error and len(sd.error) < 500
+        return
+    for host, port in sd.hosts + sd.passives + sd.arbiters + tuple(
+            a for a in (sd.me, sd.primary) if a):
+        assert 0 < port < 65536 and "/" not in host
+        if not host.replace(":", "").isalnum():
+            host.encode("idna") if not host.isascii() else None  # UnicodeError would fail here
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+          max_examples=30)
+@given(st.dictionaries(st.sampled_from(HOSTILE_HELLO_KEYS), HOSTILE, min_size=1, max_size=4))
+def test_a_hostile_hello_gives_only_the_drivers_errors(deployment, extra):
+    """Whatever a server puts in its hello, operations raise the driver's typed errors only,
+    and the client keeps working once the server behaves."""
+    from singlemongo.errors import SingleMongoError
+    server = deployment.servers[0]
+    server.hello_extra = extra
+    client = MongoClient(deployment.uri, clock=FakeClock())
+    try:
+        for _ in range(2):
+            try:
+                client.test.c.find_one()
+            except SingleMongoError:
+                pass
+        server.hello_extra = {}
+        client.close()
+        client = MongoClient(deployment.uri, clock=FakeClock())
+        assert client.test.c.find_one() is None
+    finally:
+        server.hello_extra = {}
+        client.close()
+
+
+ERROR_FIELDS = st.fixed_dictionaries({"ok": st.sampled_from([0, 0.0, False, 1])}, optional={
+    "code": HOSTILE, "errmsg": HOSTILE, "codeName": HOSTILE, "errorLabels": HOSTILE,
+    "topologyVersion": HOSTILE,
+    "writeConcernError": st.one_of(HOSTILE, st.fixed_dictionaries({}, optional={
+        "code": HOSTILE, "errmsg": HOSTILE, "errorLabels": HOSTILE})),
+    "writeErrors": st.one_of(HOSTILE, st.lists(st.fixed_dictionaries({}, optional={
+        "index": HOSTILE, "code": HOSTILE, "errmsg": HOSTILE}), max_size=3))})
+
+
+@given(ERROR_FIELDS)
+def test_any_error_reply_gives_a_typed_error_and_an_sdam_decision(reply):
+    """An error reply of any shape becomes an OperationFailure (or is a success), and the SDAM
+    error handling decides on it without raising."""
+    from singlemongo.engine.replies import error_from_reply, failed, sanitize
+    from singlemongo.errors import OperationFailure
+    from singlemongo.sdam import ApplicationError, ErrorKind, classify_reply
+    from singlemongo.sdam.error_handling import handle_application_error
+    reply = sanitize(reply)
+    if not failed(reply):
+        return  # a success: the driver reads no error fields
+    error = error_from_reply(reply, A)
+    assert isinstance(error, OperationFailure) and isinstance(error.error_labels, tuple)
+    str(error)
+    kind = classify_reply(reply) or ErrorKind.OTHER
+    td = TopologyDescription.initial([A], replica_set="rs").update(ServerDescription.from_hello(
+        A, {"ok": 1, "setName": "rs", "isWritablePrimary": True, "hosts": ["a:27017"],
+            "maxWireVersion": 21}))
+    handle_application_error(td, ApplicationError(
+        A, kind, 0, True, 21, str(reply.get("errmsg", "")), reply.get("topologyVersion"),
+        tuple(reply.get("errorLabels", ()))), 0)
+
+
+@given(st.one_of(st.none(), st.integers(), st.text(max_size=40), st.binary(max_size=60),
+                 st.builds(lambda r, s, i: f"r={r},s={s},i={i}".encode(),
+                           st.sampled_from(["abc", "abcdef", "x"]),
+                           st.sampled_from(["c2FsdA==", "not base64!", ""]),
+                           st.sampled_from(["4096", "1", "-1", "x", "99999999999", ""]))))
+def test_any_server_first_message_is_answered_or_refused_with_authentication_failed(payload):
+    """A SCRAM server-first message of any shape gives the client-final message or
+    AuthenticationFailed, never KeyError, ValueError or UnicodeError."""
+    from singlemongo.auth import AuthenticationFailed
+    from singlemongo.auth.scram import Conversation
+    conversation = Conversation("SCRAM-SHA-256", "alice", "abc")
+    try:
+        final = conversation.final_message(payload, "pw")
+        assert b",p=" in bytes(final)
+        conversation.verify_server_final(payload)
+    except AuthenticationFailed:
+        pass

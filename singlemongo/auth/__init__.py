@@ -76,11 +76,11 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
             "autoAuthorize": 1, "options": {"skipEmptyExchange": True}}, timeout_s),
             credentials, mechanism)
     conversation.cache = cache
-    final = conversation.final_message(first["payload"], credentials.password or "")
+    final = conversation.final_message(first.get("payload"), credentials.password or "")
     reply = _check(conn.command(source, {"saslContinue": 1, "conversationId":
                                          first.get("conversationId", 1), "payload": final},
                                 timeout_s), credentials, mechanism)
-    conversation.verify_server_final(reply["payload"])
+    conversation.verify_server_final(reply.get("payload"))
     for _ in range(2):  # servers without skipEmptyExchange want one more, empty, step
         if reply.get("done"):
             break

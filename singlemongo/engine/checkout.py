@@ -1,7 +1,8 @@
 """A selected server and its ready connection: selection, the idle-socket check, and
 authentication on the connections actually used for operations."""
 from ..errors import ConnectionFailure, OperationFailure, ServerSelectionError
-from ..sdam.server_description import ServerDescription, format_address
+from ..sdam.server_description import ServerDescription
+from ..sdam.address import format_address
 
 
 def idle_check(topology, conn):

@@ -18,7 +18,7 @@ from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
                            decide, labels_of)
 from .checkout import checkout
 from .handshake import read_preference_for_op_msg
-from .replies import error_from_reply, failed, is_retryable
+from .replies import error_from_reply, failed, is_retryable, sanitize
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
 
@@ -89,6 +89,7 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None):
         return None, exc
     conn.last_used = topology.clock.monotonic()
     topology.sessions.advance_cluster_time(reply)
+    reply = sanitize(reply)
     if failed(reply):
         topology.handle_operation_error(conn, reply=reply)
         return reply, error_from_reply(reply, conn.address)

@@ -2,7 +2,7 @@
 retryable reads and writes specs allow a retry after it."""
 from ..errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, ExecutionTimeout,
                       OperationFailure, WriteConcernError)
-from ..sdam.server_description import format_address
+from ..sdam.address import format_address
 
 # Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.
 RETRYABLE_CODES = frozenset({11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262})
@@ -12,6 +12,56 @@ ERROR_CLASSES = {43: CursorNotFound, 50: ExecutionTimeout, 11000: DuplicateKeyEr
 
 def failed(reply):
     return reply.get("ok") in (0, 0.0, False) or "writeConcernError" in reply
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_topology_version(value):
+    return isinstance(value, dict) and type(value.get("processId")).__name__ == "ObjectId" \
+        and _is_int(value.get("counter"))
+
+
+# The error fields the driver reads, and what each must be; a field of another type is
+# dropped (errmsg is kept as text) so that a lying server gives a typed error, not a TypeError.
+_ERROR_FIELDS = {
+    "code": _is_int,
+    "codeName": lambda v: isinstance(v, str),
+    "errorLabels": lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v),
+    "topologyVersion": _is_topology_version,
+}
+
+
+def _sane_fields(doc):
+    doc = dict(doc)
+    for name, valid in _ERROR_FIELDS.items():
+        if name in doc and not valid(doc[name]):
+            del doc[name]
+    if "errmsg" in doc and not isinstance(doc["errmsg"], str):
+        doc["errmsg"] = repr(doc["errmsg"])[:200]
+    return doc
+
+
+def sanitize(reply):
+    """A failed reply whose error fields have the types the driver reads; writeErrors it cannot
+    read are an OperationFailure rather than a write reported as done."""
+    if not (failed(reply) or "writeErrors" in reply):
+        return reply
+    reply = _sane_fields(reply)
+    if "writeConcernError" in reply:
+        wce = reply["writeConcernError"]
+        reply["writeConcernError"] = _sane_fields(wce) if isinstance(wce, dict) else {
+            "errmsg": f"malformed writeConcernError {wce!r:.200}"}
+    if "writeErrors" in reply:
+        errors = reply["writeErrors"]
+        if not isinstance(errors, list) or not all(
+                isinstance(e, dict) and _is_int(e.get("index")) and e["index"] >= 0
+                for e in errors):
+            return {"ok": 0, "errmsg": f"the server replied with malformed writeErrors "
+                                       f"{errors!r:.200}: the writes' outcome is unknown"}
+        reply["writeErrors"] = [_sane_fields(e) for e in errors]
+    return reply
 
 
 def error_from_reply(reply, address):

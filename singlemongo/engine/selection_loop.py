@@ -9,7 +9,7 @@ one blocking scan. Every loop here is bounded by a count, so frozen time cannot 
 from ..monitoring import log
 from ..constants import MIN_HEARTBEAT_FREQUENCY_MS
 from ..errors import IncompatibleWireVersionError, ServerSelectionError
-from ..sdam.server_description import format_address
+from ..sdam.address import format_address
 from ..sdam.server_type import ServerType, TopologyType
 from ..selection.selector import READ, WRITE, SelectionSettings, select
 

@@ -9,6 +9,7 @@ import atexit
 import weakref
 
 from bson import Binary
+from bson.timestamp import Timestamp
 
 from ..sdam.server_type import TopologyType
 
@@ -62,9 +63,12 @@ class SessionPool:
         return ids
 
     def advance_cluster_time(self, reply):
+        """Gossip the newest $clusterTime (sessions spec, "Gossipping the cluster time"); one
+        that is not {clusterTime: Timestamp, ...} is ignored, never sent back to a server."""
         new = reply.get("$clusterTime")
-        if new and (self.cluster_time is None or
-                    new["clusterTime"] > self.cluster_time["clusterTime"]):
+        if not isinstance(new, dict) or not isinstance(new.get("clusterTime"), Timestamp):
+            return
+        if self.cluster_time is None or new["clusterTime"] > self.cluster_time["clusterTime"]:
             self.cluster_time = new
 
 

@@ -21,7 +21,8 @@ from .sessions import SessionPool
 from ..sdam import monitoring as m
 from ..sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
                                   handle_application_error)
-from ..sdam.server_description import ServerDescription, average_rtt, format_address
+from ..sdam.server_description import ServerDescription, average_rtt
+from ..sdam.address import format_address
 from ..sdam.server_type import ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
 

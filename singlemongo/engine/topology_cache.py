@@ -16,7 +16,8 @@ from bson import ObjectId
 
 from ..errors import SingleMongoWarning
 from ..records import replace
-from ..sdam.server_description import ServerDescription, format_address, parse_address
+from ..sdam.server_description import ServerDescription
+from ..sdam.address import format_address, parse_address
 from ..sdam.server_type import ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
 

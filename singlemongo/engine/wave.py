@@ -12,7 +12,7 @@ import selectors
 import socket
 
 from ..errors import ConnectionFailure, NetworkTimeout, ProtocolError
-from ..sdam.server_description import format_address
+from ..sdam.address import format_address
 from ..wire import messages as wire
 from ..wire.connection import next_request_id
 from .check import Outcome

@@ -6,7 +6,7 @@ from ..records import dataclass
 from typing import Any
 
 from . import log
-from ..sdam.server_description import format_address
+from ..sdam.address import format_address
 
 SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
                        "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"})

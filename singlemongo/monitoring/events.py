@@ -6,7 +6,7 @@ and heartbeat events are also logged under ``singlemongo.topology`` with the spe
 
 from . import log
 from ..sdam import monitoring as m
-from ..sdam.server_description import format_address
+from ..sdam.address import format_address
 
 
 

@@ -15,7 +15,7 @@ from ..errors import ConfigurationError, SingleMongoWarning
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
 from .credentials import Credentials, credentials
-from .redact import redact_value
+from .redact import SecretText, redact_value
 from ..selection.read_preference import ReadPreference
 from .uri import parse_uri
 
@@ -61,6 +61,7 @@ class ClientOptions:
 
 def client_options(uri, **kwargs):
     """Parse and validate; no DNS (``mongodb+srv`` seeds come later from ``srv.py``)."""
+    uri = SecretText(uri) if isinstance(uri, str) else uri  # frames below can raise
     parsed = parse_uri(uri)
     found = _read_uri_options(parsed.raw_options)
     values = defaults()

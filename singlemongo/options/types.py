@@ -5,6 +5,8 @@ and returns the typed value, or raises ValueError saying what was expected.
 """
 import re
 
+from .redact import SecretText
+
 _INT = re.compile(r"^[+-]?\d+$")
 _INT32_MAX = 2 ** 31 - 1
 _INT64_MAX = 2 ** 63 - 1
@@ -55,6 +57,11 @@ def non_empty_string(value):
     if not string(value):
         raise ValueError("expected a non-empty string")
     return value
+
+
+def secret(validate):
+    """A password-like option: kept as a SecretText, so its repr is redacted everywhere."""
+    return lambda value: SecretText(validate(value))
 
 
 def one_of(*choices):

@@ -9,8 +9,9 @@ from typing import Optional, Tuple
 from .percent import unquote
 
 from ..constants import DEFAULT_PORT
+from ..sdam.address import host_name_problem
 from ..errors import InvalidURI
-from .redact import redact_uri
+from .redact import SecretText, redact_uri
 
 SCHEME = "mongodb://"
 SRV_SCHEME = "mongodb+srv://"
@@ -47,17 +48,43 @@ class ParsedURI:
 
 
 def parse_uri(uri):
-    """Split a connection string into its parts; raise InvalidURI naming the problem."""
+    """Split a connection string into its parts; raise InvalidURI naming the problem.
+
+    The password never reaches a message: every message shows the redacted connection string,
+    and when the user information cannot be told apart from the rest (an unencoded '/' or '?'
+    in the password) no fragment of the string is quoted at all. The error is raised here,
+    outside the parser's frames, whose locals hold pieces of the string."""
     if not isinstance(uri, str):
         raise InvalidURI(f"connection string must be a str, not {type(uri).__name__}")
+    uri = SecretText(uri)
+    problem = None
+    try:
+        return _parse(uri)
+    except InvalidURI as exc:
+        problem = str(exc) if _unambiguous(uri) else (
+            f"invalid connection string {redact_uri(uri)!r}: it cannot be parsed. If the "
+            f"username or password contains '@', ':', '/', '?' or '%', percent-encode it "
+            f"(urllib.parse.quote_plus)")
+    raise InvalidURI(problem)
+
+
+def _unambiguous(uri):
+    """No '@', or the last '@' of the authority separates user information from hosts."""
+    rest = uri.partition("://")[2]
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    return "@" not in uri or "@" in rest[:cut]
+
+
+def _parse(uri):
     if uri.startswith(SCHEME):
         scheme = SCHEME
     elif uri.startswith(SRV_SCHEME):
         scheme = SRV_SCHEME
     else:
+        hint = " (it starts with whitespace)" if uri[:1].isspace() else ""
         raise InvalidURI(
             f"invalid connection string {redact_uri(uri)!r}: it must begin with "
-            f"'mongodb://' or 'mongodb+srv://'")
+            f"'mongodb://' or 'mongodb+srv://'{hint}")
     rest = uri[len(scheme):]
     cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
     authority, tail = rest[:cut], rest[cut:]
@@ -91,7 +118,7 @@ def _parse_userinfo(userinfo, uri):
     user, colon, pwd = userinfo.partition(":")
     if not user:
         raise InvalidURI(f"invalid user information in {where!r}: the username is empty")
-    return unquote(user), (unquote(pwd) if colon else None)
+    return unquote(user), (SecretText(unquote(SecretText(pwd))) if colon else None)
 
 
 def _parse_host(text, uri):
@@ -121,6 +148,9 @@ def _parse_host(text, uri):
     host = decoded.partition(":")[0].lower()
     is_ipv4 = _IPV4.match(host) and all(int(octet) <= 255 for octet in host.split("."))
     kind = "ipv4" if is_ipv4 else "hostname"
+    problem = host_name_problem(host) if kind == "hostname" else None
+    if problem:
+        raise InvalidURI(f"invalid host {text!r}: {problem}")
     return Host(host, _parse_port(port, text) if colon else DEFAULT_PORT, kind)
 
 

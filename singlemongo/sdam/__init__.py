@@ -1,6 +1,7 @@
 """Server discovery and monitoring: the pure core (no sockets, no clock)."""
 from .server_type import ServerType, TopologyType
-from .server_description import ServerDescription, parse_address, format_address, average_rtt
+from .server_description import ServerDescription, average_rtt
+from .address import parse_address, format_address
 from .topology_description import TopologyDescription
 from .error_handling import (ApplicationError, ErrorDecision, ErrorKind, classify_code,
                              classify_reply, handle_application_error)

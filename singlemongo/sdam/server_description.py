@@ -3,32 +3,9 @@ import datetime
 from ..records import dataclass, field, replace
 from typing import Any, Mapping, Optional, Tuple
 
-from ..constants import DEFAULT_PORT, RTT_ALPHA
+from ..constants import RTT_ALPHA
+from .address import Address, parse_announced
 from .server_type import ServerType
-
-Address = Tuple[str, Optional[int]]
-
-
-def parse_address(text, default_port=DEFAULT_PORT):
-    """'Host:27017' -> ('host', 27017); '[::1]:27018' -> ('::1', 27018). Hosts are lower-cased."""
-    text = str(text)
-    if text.endswith(".sock"):
-        return (text, None)
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        return (host.lower(), int(rest[1:]) if rest.startswith(":") else default_port)
-    host, colon, port = text.rpartition(":")
-    if not colon or not port.isdigit():
-        return (text.lower(), default_port)
-    return (host.lower(), int(port))
-
-
-def format_address(address):
-    host, port = address
-    if port is None:
-        return host
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
 
 def average_rtt(previous, sample):
     """Exponentially weighted moving average (server selection, alpha 0.2)."""
@@ -120,7 +97,7 @@ def _check_types(hello):
 
 
 def _addresses(values):
-    return tuple(parse_address(a) for a in (values or ()))
+    return tuple(parse_announced(a) for a in (values or ()))
 
 
 def _millis(value):
@@ -190,11 +167,11 @@ class ServerDescription:
             last_write_date=_millis(last_write.get("lastWriteDate")), last_update_time=now,
             min_wire_version=hello.get("minWireVersion", 0),
             max_wire_version=hello.get("maxWireVersion", 0),
-            me=parse_address(me) if me else None, hosts=_addresses(hello.get("hosts")),
+            me=parse_announced(me) if me else None, hosts=_addresses(hello.get("hosts")),
             passives=_addresses(hello.get("passives")), arbiters=_addresses(hello.get("arbiters")),
             tags=dict(hello.get("tags") or {}), set_name=hello.get("setName"),
             election_id=hello.get("electionId"), set_version=hello.get("setVersion"),
-            primary=parse_address(primary) if primary else None,
+            primary=parse_announced(primary) if primary else None,
             logical_session_timeout_minutes=hello.get("logicalSessionTimeoutMinutes"),
             topology_version=hello.get("topologyVersion"), iscryptd=hello.get("iscryptd"),
             service_id=hello.get("serviceId"), hello=hello)

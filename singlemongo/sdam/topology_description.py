@@ -9,8 +9,8 @@ from typing import Any, Mapping, Optional, Tuple
 
 from ..constants import (MAX_SUPPORTED_WIRE_VERSION, MIN_SUPPORTED_SERVER_VERSION,
                          MIN_SUPPORTED_WIRE_VERSION)
-from .server_description import (Address, ServerDescription, compare_topology_version,
-                                 format_address)
+from .server_description import Address, ServerDescription, compare_topology_version
+from .address import format_address
 from .server_type import DATA_BEARING, ServerType, TopologyType
 from .transitions import TRANSITIONS, Working
 

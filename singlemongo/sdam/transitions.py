@@ -6,7 +6,8 @@ ServerDescription; ``TopologyDescription.update`` runs the actions the table lis
 from ..records import dataclass
 from typing import Any, Optional
 
-from .server_description import ServerDescription, format_address
+from .server_description import ServerDescription
+from .address import format_address
 from .server_type import ServerType as S, TopologyType as T
 
 

@@ -10,7 +10,8 @@ import socket
 from . import messages as wire
 from ..clock import DEFAULT_CLOCK, Deadline
 from ..errors import ConnectionFailure, InvalidOperation, NetworkTimeout, ProtocolError
-from ..sdam.server_description import format_address
+from ..options.redact import SecretBytes
+from ..sdam.address import format_address
 
 _connection_ids = itertools.count(1)
 
@@ -227,6 +228,8 @@ class Connection:
         body = dict(cmd)
         body["$db"] = db
         message = wire.encode_op_msg(request_id, body, sequences)
+        if any(isinstance(v, SecretBytes) for v in body.values()):
+            message = SecretBytes(message)  # a SCRAM proof: the frames below can raise
         if self.compressor and next(iter(cmd), "").lower() not in wire.UNCOMPRESSIBLE:
             message = wire.compress_message(message, self.compressor, self.zlib_level)
         return self.round_trip(request_id, message, timeout)

@@ -1,0 +1,77 @@
+"""Server addresses: parsing, formatting, and the host-name rules that URI hosts and hosts a
+server announces both obey (RFC 1035 lengths, ports 1-65535)."""
+from typing import Optional, Tuple
+
+from ..constants import DEFAULT_PORT
+
+Address = Tuple[str, Optional[int]]
+MAX_HOST_NAME = 253  # RFC 1035: a name of at most 253 characters in dotted form
+MAX_LABEL = 63  # ... made of labels of 1 to 63 octets
+
+
+def parse_address(text, default_port=DEFAULT_PORT):
+    """'Host:27017' -> ('host', 27017); '[::1]:27018' -> ('::1', 27018). Hosts are lower-cased."""
+    text = str(text)
+    if text.endswith(".sock"):
+        return (text, None)
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        return (host.lower(), int(rest[1:]) if rest.startswith(":") else default_port)
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit():
+        return (text.lower(), default_port)
+    return (host.lower(), int(port))
+
+
+def format_address(address):
+    host, port = address
+    if port is None:
+        return host
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def host_name_problem(host):
+    """Why ``host`` (a name or IPv4 address, not a literal or a socket path) cannot be a host
+    name, or None. getaddrinfo would otherwise fail with a UnicodeError on every operation."""
+    if not host:
+        return "the host name is empty"
+    if any(c.isspace() or ord(c) < 32 or c in "/\\@" for c in host):
+        return "a host name has no spaces, control characters, '/', '\\' or '@'"
+    name = host[:-1] if host.endswith(".") else host
+    try:
+        encoded = name.encode("idna") if not name.isascii() else name.encode()
+    except UnicodeError as exc:
+        return f"it is not a valid internationalized name ({exc})"
+    if len(encoded) > MAX_HOST_NAME:
+        return f"a host name has at most {MAX_HOST_NAME} characters, not {len(encoded)}"
+    if any(not 1 <= len(label) <= MAX_LABEL for label in encoded.split(b".")):
+        return f"each dot-separated label of a host name has 1 to {MAX_LABEL} characters"
+    return None
+
+
+def parse_announced(text):
+    """The address a server announces (hosts, passives, arbiters, me, primary), validated like a
+    host in a connection string; ValueError names the problem. A server never makes the client
+    open a UNIX domain socket: only a connection string configures one."""
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"an announced host must be a non-empty string, not {text!r}")
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    if "/" in text or text.endswith(".sock"):
+        raise ValueError(f"announced host {shown!r} is a UNIX domain socket path; only the "
+                         f"connection string can name one")
+    if text.startswith("["):
+        literal, _, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ("" if not rest else None)
+        if not literal or ":" not in literal or port is None:
+            raise ValueError(f"announced host {shown!r} is not a valid [IPv6]:port address")
+    else:
+        literal, colon, port = text.rpartition(":")
+        if not colon:
+            literal, port = text, ""
+        problem = host_name_problem(literal)
+        if problem:
+            raise ValueError(f"announced host {shown!r} is invalid: {problem}")
+    if port and not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise ValueError(f"announced host {shown!r} has an invalid port: a port is an integer "
+                         f"from 1 to 65535")
+    return (literal.lower(), int(port) if port else DEFAULT_PORT)

@@ -1,0 +1,132 @@
+"""A server that lies (issue 12): compression bombs, hellos and error replies with wrong types
+or absurd values, a SCRAM reply without a payload. The driver answers with its own typed
+errors or marks that server Unknown, never AttributeError, TypeError, KeyError or
+UnicodeError, and never connects where the server points it but the user did not."""
+import socket
+import struct
+import tracemalloc
+import zlib
+
+import pytest
+
+from singlemongo import errors
+from singlemongo.client import MongoClient
+from singlemongo.clock import FakeClock
+from singlemongo.sdam import ServerType
+from singlemongo.testing import ReplicaSet
+from singlemongo.wire import messages as wire
+
+
+def _compressed_reply(request_id, inflated, announced):
+    body = wire.encode_op_msg(0, {"ok": 1})[16:] if inflated is None else inflated
+    payload = zlib.compress(body, 9)
+    data = struct.pack("<iiB", wire.OP_MSG, announced, 2) + payload
+    return wire.HEADER.pack(16 + len(data), request_id + 1, request_id, wire.OP_COMPRESSED) + data
+
+
+def test_a_compressed_reply_without_negotiation_is_refused(mongo_standalone, fake_clock):
+    """A compressed reply is accepted only after compression was negotiated (here the client
+    offered none). Before, the driver inflated whatever came, even the first handshake's."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    client.admin.command("ping")
+    server.fail("find", action="raw-reply", times=None,  # the retry gets it too
+                raw=lambda request_id: _compressed_reply(request_id, None, 21))
+    with pytest.raises(errors.ConnectionFailure, match="compression was not negotiated"):
+        client.test.c.find_one()
+
+
+def test_a_compression_bomb_is_refused_before_it_fills_memory(mongo_standalone, fake_clock):
+    """A reply that inflates past the size it announces is refused after that many bytes.
+    Before, a 1 MB reply inflated to 2 GiB of memory."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock, compressors="zlib")
+    client.admin.command("ping")
+    bomb = _compressed_reply(0, b"\0" * 100_000_000, 1000)[16:]
+    server.fail("find", action="raw-reply", times=None, raw=lambda request_id: wire.HEADER.pack(
+        16 + len(bomb), request_id + 1, request_id, wire.OP_COMPRESSED) + bomb)
+    tracemalloc.start()
+    with pytest.raises(errors.ConnectionFailure, match="inflates past"):
+        client.test.c.find_one()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20_000_000  # not the 100 MB it would inflate to
+
+
+HOSTILE_HELLOS = {
+    "topologyVersion of the wrong type": {"topologyVersion": "x"},
+    "a size limit as a string": {"maxBsonObjectSize": "16MB"},
+    "a port outside 1-65535": {"hosts": ["127.0.0.1:70000"]},
+    "a UNIX socket host": {"hosts": ["/tmp/singlemongo-evil.sock"]},
+    "a DNS label over 63 characters": {"hosts": ["a" * 64 + ".example:27017"]},
+    "an empty host": {"hosts": [""]},
+    "a setName that is a number": {"setName": 5},
+    "me that is a number": {"me": 5},
+    "an electionId string": {"electionId": "x"},
+    "a lastWriteDate string": {"lastWrite": {"lastWriteDate": "yesterday"}},
+    "tags with numbers": {"tags": {"dc": 1}},
+    "a session timeout string": {"logicalSessionTimeoutMinutes": "30"},
+    "a wire version string": {"maxWireVersion": "21"},
+    "compression as a string": {"compression": "zlib"},
+    "helloOk as a string": {"helloOk": "yes"},
+    "a clusterTime string": {"$clusterTime": "x"},
+    "a clusterTime without a Timestamp": {"$clusterTime": {"clusterTime": 5}},
+    "a connectionId string": {"connectionId": "x"},
+    "msg as a number": {"msg": 5},
+}
+
+
+@pytest.mark.parametrize("extra", HOSTILE_HELLOS.values(), ids=HOSTILE_HELLOS.keys())
+def test_a_hostile_hello_gives_typed_errors_only(mongo_replica_set, monkeypatch, extra):
+    """Each hostile hello field gives the driver's typed error or marks that server Unknown with
+    a clear error; later operations raise nothing else either. Before, several gave
+    AttributeError, TypeError, KeyError or UnicodeError on every later operation, and a host
+    ending in .sock made the client open a local UNIX socket."""
+    unix = []
+    real_socket = socket.socket
+
+    def watched(family=socket.AF_INET, *args, **kwargs):
+        if family == socket.AF_UNIX:
+            unix.append(family)
+        return real_socket(family, *args, **kwargs)
+    monkeypatch.setattr(socket, "socket", watched)
+    primary = mongo_replica_set.servers[0]
+    primary.hello_extra = extra
+    client = MongoClient(mongo_replica_set.uri, clock=FakeClock())
+    for _ in range(2):
+        try:
+            client.test.c.insert_one({"x": 1})
+            client.test.c.find_one()
+        except errors.SingleMongoError as exc:
+            assert "Traceback" not in str(exc)
+    sd = client.topology_description.servers.get(primary.address)
+    if sd is not None and sd.server_type in (ServerType.UNKNOWN, ServerType.POSSIBLE_PRIMARY):
+        assert sd.error and len(sd.error) < 500
+    assert unix == []
+    assert all(a[1] is not None and 0 < a[1] < 65536 for a in client.topology_description.servers)
+    client.close()
+
+
+def test_an_error_reply_with_wrong_types_is_an_operation_failure(mongo_replica_set, make_client):
+    """An error reply whose code, message, labels and topologyVersion have the wrong types is a
+    typed OperationFailure, and the client carries on. Before: TypeError."""
+    coll = make_client(mongo_replica_set).test.c
+    coll.insert_one({"x": 1})
+    mongo_replica_set.servers[0].fail("find", extra={
+        "code": "x", "errmsg": 5, "codeName": 7, "errorLabels": "abc", "topologyVersion": "x"})
+    with pytest.raises(errors.OperationFailure) as info:
+        coll.find_one()
+    assert info.value.error_labels == ()
+    assert coll.find_one()["x"] == 1
+
+
+def test_a_scram_reply_without_payload_is_an_authentication_failure():
+    """A SCRAM reply without a payload is AuthenticationFailed. Before: KeyError('payload')."""
+    from singlemongo.auth import AuthenticationFailed
+    with ReplicaSet(1, users={"alice": "pw"}) as rs:
+        uri = f"mongodb://alice:pw@{rs.servers[0].address_text}/?replicaSet=rs"
+        client = MongoClient(uri, clock=FakeClock())
+        rs.servers[0].fail("saslContinue", extra={"ok": 1, "done": False, "code": None})
+        with pytest.raises(AuthenticationFailed, match="payload"):
+            client.test.c.find_one()
+        client.close()
