@@ -1,5 +1,7 @@
 """The opt-in topology cache: a warm cache makes a one-off query cost one connection."""
 import json
+import os
+import stat
 import warnings
 
 import pytest
@@ -19,6 +21,12 @@ def rs():
 
 def _client(rs, path, clock=None):
     return MongoClient(rs.uri, topologyCacheFile=str(path), clock=clock or FakeClock())
+
+
+def _write(path, text, mode=0o600):
+    """A cache file as this user's process would leave it (umask-independent)."""
+    path.write_text(text)
+    os.chmod(path, mode)
 
 
 def _warm(rs, path):
@@ -59,7 +67,7 @@ def test_surprise_marks_stale_and_scans(rs, tmp_path):
 ])
 def test_bad_caches_are_ignored_with_a_warning(rs, tmp_path, content, why):
     path = tmp_path / "topology.json"
-    path.write_text(content)
+    _write(path, content)
     with pytest.warns(SingleMongoWarning, match=why):
         client = _client(rs, path)
         assert client.t.c.find_one() == {"_id": 1}
@@ -70,7 +78,7 @@ def test_corrupt_cache_for_this_deployment_is_ignored(rs, tmp_path):
     path = tmp_path / "topology.json"
     data = _warm(rs, path)
     data["servers"][0]["type"] = "NotAType"
-    path.write_text(json.dumps(data))
+    _write(path, json.dumps(data))
     with pytest.warns(SingleMongoWarning, match="corrupt"):
         _client(rs, path).t.c.find_one()
 
@@ -90,3 +98,135 @@ def test_unwritable_cache_warns_but_works(rs, tmp_path):
     with pytest.warns(SingleMongoWarning):
         client = _client(rs, path)
         assert client.t.c.find_one() == {"_id": 1}
+
+
+# ----- a cache nobody else can plant (issue 12) ---------------------------------------------
+
+@pytest.fixture
+def evil():
+    """Another user's server, where a planted cache would send the victim."""
+    with ReplicaSet(1) as deployment:
+        yield deployment
+
+
+def _planted(rs, evil, path):
+    """A fresh, well-formed cache for ``rs`` whose primary is ``evil``'s server."""
+    data = _warm(rs, path)
+    primary = next(d for d in data["servers"] if d["type"] == "RSPrimary")
+    primary["address"] = evil.servers[0].address_text
+    return json.dumps(data)
+
+
+def _assert_not_redirected(rs, evil, path, why):
+    with pytest.warns(SingleMongoWarning, match=why):
+        client = _client(rs, path)
+        client.t.c.insert_one({"_id": "victim"})
+    client.close()
+    assert evil.total_connections() == 0
+    assert {"_id": "victim"} in rs.store.documents("t", "c")
+
+
+def test_a_cache_owned_by_another_user_is_ignored(rs, evil, tmp_path, monkeypatch):
+    """Rule: a cache is used only when owned by the current user. Before, a planted file
+    redirected the victim's insert (and its SCRAM exchange) to another user's server."""
+    path = tmp_path / "topology.json"
+    text = _planted(rs, evil, path)
+    _write(path, text)
+    if os.geteuid() == 0:
+        os.chown(path, 65534, 65534)
+    else:  # the file is ours, so this process pretends to be someone else
+        monkeypatch.setattr(os, "getuid", lambda: os.geteuid() + 1)
+    _assert_not_redirected(rs, evil, path, "not private to this user: it is owned by uid")
+
+
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o666], ids=["0620", "0602", "0666"])
+def test_a_cache_writable_by_group_or_others_is_ignored(rs, evil, tmp_path, mode):
+    """Rule: a cache writable by group or others is never trusted."""
+    path = tmp_path / "topology.json"
+    _write(path, _planted(rs, evil, path), mode)
+    _assert_not_redirected(rs, evil, path, "writable by group or others")
+
+
+def test_a_symlinked_cache_is_ignored(rs, evil, tmp_path):
+    """Rule: a cache that is a symbolic link is never followed."""
+    path = tmp_path / "topology.json"
+    target = tmp_path / "elsewhere.json"
+    _write(target, _planted(rs, evil, path))
+    path.unlink()
+    path.symlink_to(target)
+    _assert_not_redirected(rs, evil, path, "symbolic link")
+
+
+def test_a_bare_name_lives_in_a_private_directory(rs, tmp_path, monkeypatch):
+    """Rule: the default location is private: a bare name is written under XDG_CACHE_HOME in
+    a 0700 directory with mode 0600, and read back from there."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with pytest.warns(SingleMongoWarning, match="does not exist"):
+        _client(rs, "app").t.c.find_one()
+    path = tmp_path / "xdg" / "singlemongo" / "app.json"
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    before = rs.total_connections()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _client(rs, "app").t.c.find_one() == {"_id": 1}
+    assert rs.total_connections() - before == 1
+
+
+def test_a_shared_private_directory_is_refused(rs, tmp_path, monkeypatch):
+    """Rule: the private directory must be private: one writable by others is not written to."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "xdg" / "singlemongo").mkdir(parents=True)
+    os.chmod(tmp_path / "xdg" / "singlemongo", 0o777)
+    with pytest.warns(SingleMongoWarning, match="cannot write.*writable by group or others"):
+        _client(rs, "app").t.c.find_one()
+    assert not (tmp_path / "xdg" / "singlemongo" / "app.json").exists()
+
+
+BAD_FIELDS = {
+    "rtt as a string": ("servers", 0, "rtt", "fast"),
+    "hosts as a string": ("servers", 0, "hosts", "a:1"),
+    "tags with a number": ("servers", 0, "tags", {"dc": 1}),
+    "address as a number": ("servers", 0, "address", 5),
+    "a bad electionId": ("servers", 0, "electionId", "zz"),
+    "a UNIX socket host": ("servers", 0, "hosts", ["/tmp/evil.sock"]),
+    "a port out of range": ("servers", 0, "hosts", ["a:70000"]),
+    "a label over 63 characters": ("servers", 0, "hosts", ["a" * 64 + ".x:1"]),
+    "a UNIX socket address": ("servers", 0, "address", "/tmp/evil.sock"),
+    "servers as an object": (None, None, "servers", {}),
+    "writtenAt as a string": (None, None, "writtenAt", "now"),
+    "setName as a list": (None, None, "setName", ["rs"]),
+}
+
+
+@pytest.mark.parametrize("where", BAD_FIELDS.values(), ids=BAD_FIELDS.keys())
+def test_a_cache_with_wrong_field_types_is_ignored_with_a_warning(rs, tmp_path, where):
+    """Rule: every field has its type and hosts are validated like URI hosts; anything else is
+    the documented "corrupt" warning and a scan. Before: a TypeError at the first operation,
+    or a connection to whatever the file named."""
+    path = tmp_path / "topology.json"
+    data = _warm(rs, path)
+    key, index, name, value = where
+    (data[key][index] if key else data)[name] = value
+    _write(path, json.dumps(data))
+    with pytest.warns(SingleMongoWarning, match="corrupt"):
+        client = _client(rs, path)
+        assert client.t.c.find_one() == {"_id": 1}
+    assert client._topology.scan_count == 1
+
+
+def test_a_cache_holding_a_json_array_is_ignored(rs, tmp_path):
+    path = tmp_path / "topology.json"
+    _write(path, "[1, 2]")
+    with pytest.warns(SingleMongoWarning, match="JSON list"):
+        assert _client(rs, path).t.c.find_one() == {"_id": 1}
+
+
+def test_a_failed_write_leaves_no_temporary_file(rs, tmp_path):
+    """Rule: a failed write removes its temporary file. Before: one was left per failure."""
+    path = tmp_path / "topology.json"
+    path.mkdir()  # os.replace onto a directory fails after the temporary file is written
+    with pytest.warns(SingleMongoWarning, match="cannot write"):
+        _client(rs, path).t.c.find_one()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["topology.json"]
+    assert list(path.iterdir()) == []

@@ -1,27 +1,32 @@
-"""An opt-in topology cache shared by processes (option ``topologyCacheFile``).
+"""An opt-in topology cache shared by one user's processes (option ``topologyCacheFile``).
 
 After a scan the topology description is written atomically (temporary file, then
 ``os.replace``) with wall-clock check times. A later process reads it at its first operation
 and, while it is younger than heartbeatFrequencyMS, selects from it and connects only to the
 server it selected; that connection's handshake still checks the server, and any surprise
-marks the topology stale and scans. A missing, corrupt, foreign or unreadable cache is
-ignored with a SingleMongoWarning; a cache older than heartbeatFrequencyMS is never used.
+marks the topology stale and scans.
+
+The cache decides where operations (and SCRAM conversations) go, so it is read only from a
+file private to the user (``private_files.py``), and every field is checked: hosts like hosts
+in a connection string. A missing, corrupt, foreign, unsafe or unreadable cache is ignored
+with a SingleMongoWarning; a cache older than heartbeatFrequencyMS is never used.
 """
 import json
-import os
-import tempfile
+import re
 import warnings
 
 from bson import ObjectId
 
 from ..errors import SingleMongoWarning
 from ..records import replace
-from ..sdam.server_description import ServerDescription
-from ..sdam.address import format_address, parse_address
+from ..sdam.address import format_address, parse_announced
+from ..sdam.server_description import MAX_MEMBERS, ServerDescription
 from ..sdam.server_type import ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
+from .private_files import UntrustedFile, read_private, resolve, write_private
 
 VERSION = 1
+_OBJECT_ID = re.compile(r"^[0-9a-f]{24}$")
 
 
 def cache_key(options):
@@ -47,66 +52,122 @@ def _server_doc(sd, now_mono, now_wall):
             "checkedAt": None if checked is None else now_wall - (now_mono - checked)}
 
 
-def save(path, options, td, clock):
+def save(name, options, td, clock):
     data = {"version": VERSION, "key": cache_key(options), "writtenAt": clock.wall(),
             "topologyType": td.topology_type.value, "setName": td.set_name,
             "maxSetVersion": td.max_set_version,
             "maxElectionId": str(td.max_election_id) if td.max_election_id else None,
             "servers": [_server_doc(sd, clock.monotonic(), clock.wall())
                         for sd in td.servers.values()]}
-    directory = os.path.dirname(os.path.abspath(path))
+    path = resolve(name)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".singlemongo-topology-", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(tmp, path)
-    except OSError as exc:
+        write_private(path, json.dumps(data), private_directory=path != name)
+    except (OSError, UntrustedFile, TypeError, ValueError) as exc:
         warnings.warn(f"cannot write topology cache {path!r}: {exc}", SingleMongoWarning,
                       stacklevel=2)
 
 
-def _server(doc, now_mono, now_wall):
-    checked = doc.get("checkedAt")
-    addr = lambda a: parse_address(a) if a else None
+# ----- reading: every field has the type it must have, or the cache is corrupt ----------------
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+
+
+def _optional(check):
+    return lambda v: v is None or check(v)
+
+
+_SERVER_FIELDS = {
+    "address": lambda v: isinstance(v, str), "type": lambda v: v in ServerType._value2member_map_,
+    "setName": _optional(lambda v: isinstance(v, str)), "setVersion": _optional(_is_int),
+    "electionId": _optional(lambda v: isinstance(v, str) and bool(_OBJECT_ID.match(v))),
+    "hosts": lambda v: isinstance(v, list), "passives": lambda v: isinstance(v, list),
+    "arbiters": lambda v: isinstance(v, list),
+    "primary": _optional(lambda v: isinstance(v, str)), "me": _optional(lambda v: isinstance(v, str)),
+    "tags": lambda v: isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(x, str) for k, x in v.items()),
+    "rtt": _optional(lambda v: _is_number(v) and v >= 0),
+    "minWireVersion": _optional(_is_int), "maxWireVersion": _optional(_is_int),
+    "lastWriteDate": _optional(_is_number), "logicalSessionTimeoutMinutes": _optional(_is_int),
+    "checkedAt": _optional(_is_number),
+}
+_TOP_FIELDS = {
+    "writtenAt": _is_number, "topologyType": lambda v: v in TopologyType._value2member_map_,
+    "setName": _optional(lambda v: isinstance(v, str)), "maxSetVersion": _optional(_is_int),
+    "maxElectionId": _optional(lambda v: isinstance(v, str) and bool(_OBJECT_ID.match(v))),
+    "servers": lambda v: isinstance(v, list) and len(v) <= 2 * MAX_MEMBERS and all(
+        isinstance(d, dict) for d in v),
+}
+
+
+def _check_fields(doc, fields, where):
+    for name, valid in fields.items():
+        if not valid(doc.get(name)):
+            raise ValueError(f"{where}{name} is {doc.get(name)!r:.60}")
+
+
+def _server(doc, options, now_mono, now_wall):
+    _check_fields(doc, _SERVER_FIELDS, "server ")
+    # Addresses are validated like hosts in a connection string; only a configured seed may
+    # be a UNIX domain socket.
+    seeds = {format_address(s): s for s in options.seeds}
+    address = seeds.get(doc["address"]) or parse_announced(doc["address"])
+    addresses = lambda name: tuple(map(parse_announced, doc[name]))
+    optional = lambda a: parse_announced(a) if a else None
+    checked = doc["checkedAt"]
     return ServerDescription(
-        parse_address(doc["address"]), ServerType(doc["type"]),
-        round_trip_time=doc.get("rtt"), last_write_date=doc.get("lastWriteDate"),
+        address, ServerType(doc["type"]),
+        round_trip_time=doc["rtt"], last_write_date=doc["lastWriteDate"],
         last_update_time=None if checked is None else now_mono - (now_wall - checked),
-        min_wire_version=doc.get("minWireVersion"), max_wire_version=doc.get("maxWireVersion"),
-        me=addr(doc.get("me")), hosts=tuple(map(parse_address, doc.get("hosts", ()))),
-        passives=tuple(map(parse_address, doc.get("passives", ()))),
-        arbiters=tuple(map(parse_address, doc.get("arbiters", ()))),
-        tags=dict(doc.get("tags") or {}), set_name=doc.get("setName"),
-        election_id=ObjectId(doc["electionId"]) if doc.get("electionId") else None,
-        set_version=doc.get("setVersion"), primary=addr(doc.get("primary")),
-        logical_session_timeout_minutes=doc.get("logicalSessionTimeoutMinutes"))
+        min_wire_version=doc["minWireVersion"], max_wire_version=doc["maxWireVersion"],
+        me=optional(doc["me"]), hosts=addresses("hosts"), passives=addresses("passives"),
+        arbiters=addresses("arbiters"), tags=dict(doc["tags"]), set_name=doc["setName"],
+        election_id=ObjectId(doc["electionId"]) if doc["electionId"] else None,
+        set_version=doc["setVersion"], primary=optional(doc["primary"]),
+        logical_session_timeout_minutes=doc["logicalSessionTimeoutMinutes"])
 
 
-def load(path, options, clock):
+def _read(path):
+    """The cache's document; raises for absent, unsafe, unreadable or non-JSON files."""
+    data = json.loads(read_private(path))
+    if not isinstance(data, dict):
+        raise ValueError(f"it holds a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def load(name, options, clock):
     """(TopologyDescription, age in seconds) from the cache, or None (with a warning)."""
+    path = resolve(name)
+
     def ignore(why):
         warnings.warn(f"topology cache {path!r} ignored: {why}; scanning instead",
                       SingleMongoWarning, stacklevel=3)
 
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = _read(path)
     except FileNotFoundError:
         return ignore("it does not exist (yet)")
+    except UntrustedFile as exc:
+        return ignore(f"it is not private to this user: {exc}")
     except (OSError, ValueError) as exc:
         return ignore(f"cannot read it ({exc})")
+    if data.get("version") != VERSION or data.get("key") != cache_key(options):
+        return ignore("it describes another deployment or format")
     try:
-        if data.get("version") != VERSION or data.get("key") != cache_key(options):
-            return ignore("it describes another deployment or format")
-        age = clock.wall() - float(data["writtenAt"])
+        _check_fields(data, _TOP_FIELDS, "")
+        age = clock.wall() - data["writtenAt"]
         if not 0 <= age < options.heartbeat_frequency_ms / 1000.0:
             return None  # too old to trust: an ordinary scan refreshes it
         now_mono, now_wall = clock.monotonic(), clock.wall()
-        servers = [_server(d, now_mono, now_wall) for d in data["servers"]]
+        servers = [_server(d, options, now_mono, now_wall) for d in data["servers"]]
         td = TopologyDescription.from_servers(TopologyType(data["topologyType"]), servers,
-                                              data.get("setName"), options.seeds)
-        election = data.get("maxElectionId")
-        return replace(td, max_set_version=data.get("maxSetVersion"),
+                                              data["setName"], options.seeds)
+        election = data["maxElectionId"]
+        return replace(td, max_set_version=data["maxSetVersion"],
                        max_election_id=ObjectId(election) if election else None), age
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        return ignore(f"it is corrupt ({type(exc).__name__}: {exc})")
+    except (KeyError, TypeError, ValueError) as exc:
+        return ignore(f"it is corrupt ({exc})")

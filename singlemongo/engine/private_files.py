@@ -1,0 +1,89 @@
+"""Files only the current user controls: the topology cache is trusted with where a one-off
+insert, and its SCRAM exchange, are sent, so a file another user could have planted or
+changed is never read.
+
+A file is trusted when it is a regular file (not a symlink: opened with O_NOFOLLOW), owned by
+the current user, and not writable by group or others. A bare name (no directory) lives in
+the user's private cache directory, ``$XDG_CACHE_HOME/singlemongo`` (``~/.cache/singlemongo``),
+created with mode 0700; files are written with mode 0600, atomically, and a failed write
+leaves no temporary file behind.
+"""
+import os
+import stat
+import tempfile
+
+PRIVATE_DIR_MODE = 0o700
+
+
+class UntrustedFile(Exception):
+    """The file exists but must not be trusted (the message says why)."""
+
+
+def resolve(name, environ=None):
+    """The path for a configured name: a bare name goes to the private cache directory."""
+    if os.sep in name or (os.altsep and os.altsep in name):
+        return os.path.abspath(os.path.expanduser(name))
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    filename = name if name.endswith(".json") else name + ".json"
+    return os.path.join(base, "singlemongo", filename)
+
+
+def _check(st, what):
+    """Why a stat result is not private to this user, or None."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is not None and st.st_uid != getuid():
+        return f"{what} is owned by uid {st.st_uid}, not by this user (uid {getuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{what} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def read_private(path, limit=1 << 20):
+    """The file's text; FileNotFoundError if absent, UntrustedFile if it cannot be trusted."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        if os.path.islink(path):
+            raise UntrustedFile("it is a symbolic link") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UntrustedFile("it is not a regular file")
+        problem = _check(st, "it")
+        if problem:
+            raise UntrustedFile(problem)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise UntrustedFile(f"it is larger than {limit} bytes")
+    return data.decode("utf-8", "replace")
+
+
+def _private_directory(directory, create):
+    if create:
+        os.makedirs(directory, mode=PRIVATE_DIR_MODE, exist_ok=True)
+    problem = _check(os.stat(directory), f"directory {directory!r}")
+    if problem:
+        raise UntrustedFile(problem)
+
+
+def write_private(path, text, private_directory=False):
+    """Write ``text`` atomically with mode 0600; the temporary file never outlives a failure."""
+    directory = os.path.dirname(path)
+    if private_directory:
+        _private_directory(directory, create=True)
+    fd, tmp = tempfile.mkstemp(prefix=".singlemongo-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
