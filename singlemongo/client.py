@@ -1,5 +1,6 @@
 """MongoClient: the face. Constructing one does no I/O; the first operation scans."""
 import os
+import weakref
 
 from .options.client_options import client_options
 from .options.redact import SecretText
@@ -49,7 +50,13 @@ class MongoClient:
         self._topology = Topology(self.options, clock or DEFAULT_CLOCK, event_listeners, resolver,
                                   scan_executor, server_selector)
         self._closed = False
+        self._start()
+
+    def _start(self):
         register_for_exit(self)
+        # A client dropped without close() frees its sockets as soon as it is unreachable
+        # (reference counting; nothing here is in a cycle), not at the next cyclic collection.
+        weakref.finalize(self, self._topology.release).atexit = False
 
     @classmethod
     def from_options(cls, options, *, clock=None, resolver=None, event_listeners=()):
@@ -58,7 +65,7 @@ class MongoClient:
         client.options = options
         client._topology = Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
         client._closed = False
-        register_for_exit(client)
+        client._start()
         return client
 
     def __repr__(self):

@@ -19,7 +19,9 @@ def _key(uri, options):
     parsed = client_options(uri, **options)
     creds = parsed.credentials
     return (os.getpid(), _thread.get_ident(), parsed.seeds, parsed.srv_host, parsed.database,
-            tuple(sorted((k, repr(v)) for k, v in parsed.specified_options().items())),
+            # Secrets stay SecretText (equal by value, redacted repr), never their repr.
+            tuple(sorted((k, v if isinstance(v, str) else repr(v))
+                         for k, v in parsed.specified_options().items())),
             (creds.username, creds.password, creds.source, creds.mechanism) if creds else None)
 
 

@@ -102,6 +102,7 @@ class Cursor:
         return self._pid != os.getpid()
 
     def _connection(self):
+        self._topology.check_open()
         conn = self._topology.connections.get(self._address)
         if conn is None or conn.closed:
             self._id = 0

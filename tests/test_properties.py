@@ -11,7 +11,7 @@ from urllib.parse import quote
 import bson
 import pytest
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from singlemongo.wire import messages as wire
@@ -19,7 +19,7 @@ from singlemongo.client import MongoClient
 from singlemongo.options.client_options import client_options
 from singlemongo.clock import FakeClock
 from singlemongo.wire.connection import Connection
-from singlemongo.errors import ConfigurationError, ConnectionFailure, ProtocolError
+from singlemongo.errors import ConfigurationError, ConnectionFailure, ProtocolError, WriteError
 from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription
 from singlemongo.testing import Standalone
 
@@ -145,11 +145,16 @@ def deployment():
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(doc=DOCS)
+@example(doc={"_id": Code("x")})  # the simulator's engine could not hash a Code _id
 def test_documents_of_every_bson_type_round_trip(deployment, doc):
     client = MongoClient(deployment.uri, clock=FakeClock())
     coll = client.test.types
     try:
         doc = dict(doc)
+        if isinstance(doc.get("_id"), (Regex, list)):  # MongoDB refuses these _id types
+            with pytest.raises(WriteError, match="_id"):
+                coll.insert_one(doc)
+            return
         inserted = coll.insert_one(doc).inserted_id
         back = coll.find_one({"_id": inserted})
         assert bson.encode(back) == bson.encode(doc)

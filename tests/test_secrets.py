@@ -209,3 +209,18 @@ def test_a_successful_login_still_works_with_secrets_kept_redacted(deployment):
     assert client.test.c.find_one() is None
     assert PASSWORD not in repr(client) and PASSWORD not in repr(client.options)
     client.close()
+
+
+def test_get_client_tells_clients_apart_by_secret_options():
+    """Redacted reprs must not merge cache keys: two different proxy passwords are two
+    clients (the key compares the values, whose repr is redacted)."""
+    from singlemongo import client_cache, get_client
+    a = get_client("mongodb://h1", proxyHost="p", proxyUsername="u", proxyPassword="pw-1-Qx7")
+    b = get_client("mongodb://h1", proxyHost="p", proxyUsername="u", proxyPassword="pw-2-Qx7")
+    assert a is not b
+    assert a is get_client("mongodb://h1", proxyHost="p", proxyUsername="u", proxyPassword="pw-1-Qx7")
+    assert "Qx7" not in repr(client_cache._key("mongodb://h1", {"proxyPassword": "pw-1-Qx7",
+                                                               "proxyHost": "p",
+                                                               "proxyUsername": "u"}))
+    a.close()
+    b.close()

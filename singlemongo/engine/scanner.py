@@ -5,6 +5,7 @@ executor: it checks one server at a time in the planner's order until every serv
 those discovered during the scan, has been checked once. A scan ends on its explicit
 checked-in-this-scan set, never by waiting for the clock to move.
 """
+import weakref
 from collections import deque
 
 from ..constants import COOLDOWN_MS
@@ -52,7 +53,9 @@ class Scanner:
     """Runs scans for a topology; records what it did for ``--explain`` and the demo."""
 
     def __init__(self, topology):
-        self.topology = topology
+        # A proxy, not a reference: a dropped client's topology is freed by reference counting
+        # (its sockets closed at once), not by the cyclic garbage collector some time later.
+        self.topology = weakref.proxy(topology)
         # (scan number, address, server type, error) of the latest checks; bounded so a
         # long-lived client does not grow.
         self.history = deque(maxlen=256)

@@ -76,6 +76,7 @@ class Topology:
         self.deadline = None  # the current operation's timeoutMS, while one runs
         self._in_use = _thread.allocate_lock()  # held by the thread running an operation
         self._owner = None
+        self.closed = False
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -193,20 +194,22 @@ class Topology:
         deadline = self.handshake_deadline(timeout_s)
         command, conversation = self.handshake_document()
         context = self.tls_context() if self.options.tls else None
-        conn = self.new_connection(address, open_socket(address, self.options,
-                                                        _positive(deadline.remaining()), context),
-                                   conversation)
+        sock = open_socket(address, self.options, _positive(deadline.remaining()), context,
+                           self.clock)
+        conn = self.new_connection(address, sock, conversation)
         start = now()
         try:
             if uses_op_msg_hello(self.options):
                 reply = conn.command("admin", command, deadline)
             else:
                 reply = conn.legacy_command("admin", command, deadline)
-        except ConnectionFailure as exc:
+            conn = self.handshaken(conn, reply)
+        except BaseException as exc:  # a signal included: the half-open connection goes
             conn.close()
-            exc.in_handshake = True  # connected, then lost during the hello
+            if isinstance(exc, ConnectionFailure):
+                exc.in_handshake = True  # connected, then lost during the hello
             raise
-        return self.handshaken(conn, reply), reply, now() - start
+        return conn, reply, now() - start
 
     def heartbeat_started(self, address):
         if self.events.active:
@@ -250,6 +253,7 @@ class Topology:
     def operation(self):
         """One thread at a time: a second thread using the client while an operation is in
         flight gets InvalidOperation (its replies would interleave with the first's)."""
+        self.check_open()
         me = _thread.get_ident()  # identification only: the driver starts no thread
         if self._owner == me:
             yield  # an operation within an operation, on the same thread
@@ -266,7 +270,14 @@ class Topology:
             self._owner = None
             self._in_use.release()
 
+    def check_open(self):
+        if self.closed:
+            raise InvalidOperation("Cannot use MongoClient after close: a closed client never "
+                                   "reconnects; create a new MongoClient (or call "
+                                   "singlemongo.get_client again)")
+
     def select_server(self, criteria, deprioritized=(), operation="command", operation_id=None):
+        self.check_open()
         self.check_fork()
         self.open()
         return selection_loop.select_server(self, criteria, deprioritized, operation,
@@ -367,7 +378,18 @@ class Topology:
             self.stale = True
         return decision
 
+    def release(self):
+        """Free the sockets of a client dropped without close() (its finalizer): no events,
+        no endSessions, nothing sent; in a forked child only the child's descriptors close."""
+        if self.pid != os.getpid():
+            self.forget_after_fork()
+            return
+        for conn in self.connections.values():
+            conn.close()
+        self.connections = {}
+
     def close(self):
+        self.closed = True
         for address in list(self.connections):
             self.close_connection(address)
         if self._description is not None:

@@ -53,13 +53,16 @@ def _start(topology, address):
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     family, kind, proto, _, sockaddr = infos[0]
     sock = socket.socket(family, kind, proto)
-    sock.setblocking(False)
-    error = sock.connect_ex(sockaddr)
-    if error not in _IN_PROGRESS:
+    try:
+        sock.setblocking(False)
+        error = sock.connect_ex(sockaddr)
+        if error not in _IN_PROGRESS:
+            raise ConnectionFailure(f"could not connect to {format_address(address)}: "
+                                    f"{errno.errorcode.get(error, error)}", address)
+        message = wire.encode_op_query(request_id, "admin.$cmd", cmd)
+    except BaseException:
         sock.close()
-        raise ConnectionFailure(f"could not connect to {format_address(address)}: "
-                                f"{errno.errorcode.get(error, error)}", address)
-    message = wire.encode_op_query(request_id, "admin.$cmd", cmd)
+        raise
     check = _Check(address, sock, None, message, request_id, conversation)
     check.other_addresses = len(infos) > 1
     return check
@@ -162,11 +165,7 @@ def _finish(topology, check, reply, now):
 
 
 def _fail(topology, check, exc, now):
-    if check.conn is not None:
-        topology.connections.pop(check.address, None)
-        check.conn.close()
-    else:
-        check.sock.close()
+    _discard(topology, check)
     if not isinstance(exc, ConnectionFailure):
         exc = ConnectionFailure(f"check of {format_address(check.address)} failed: {exc}",
                                 check.address)
@@ -176,29 +175,55 @@ def _fail(topology, check, exc, now):
 def run_wave(topology, addresses):
     """{address: Outcome} for the addresses checked concurrently. A name whose first address
     failed to connect is left out: the sequential check then tries every address of the name,
-    as a connection always does."""
+    as a connection always does. Whatever interrupts the wave (a signal, KeyboardInterrupt)
+    closes every socket it has open, half-read connections included."""
     results, pending = {}, {}
-    clock = topology.clock
     sel = selectors.DefaultSelector()
-    for address in addresses:
-        try:
-            check = _start(topology, address)
-        except (OSError, ConnectionFailure) as exc:
-            results[address] = Outcome(error=exc if isinstance(exc, ConnectionFailure) else
-                                       ConnectionFailure(f"could not connect to "
-                                                         f"{format_address(address)}: {exc}",
-                                                         address))
-            continue
-        pending[check.address] = check
-        sel.register(check.sock, WRITE, check)
-    deadline = topology.handshake_deadline()  # one for the whole wave
+    try:
+        for address in addresses:
+            try:
+                check = _start(topology, address)
+            except (OSError, ConnectionFailure) as exc:
+                results[address] = Outcome(error=exc if isinstance(exc, ConnectionFailure) else
+                                           ConnectionFailure(f"could not connect to "
+                                                             f"{format_address(address)}: {exc}",
+                                                             address))
+                continue
+            pending[check.address] = check
+            sel.register(check.sock, WRITE, check)
+        deadline = topology.handshake_deadline()  # one for the whole wave
+        _drive(topology, sel, pending, results, deadline)
+        for check in list(pending.values()):
+            sel.unregister(check.sock)
+            del pending[check.address]
+            results[check.address] = _fail(topology, check, NetworkTimeout(
+                f"check of {format_address(check.address)} timed out after {deadline.what}",
+                check.address), topology.clock.monotonic())
+    finally:
+        for check in pending.values():  # only when interrupted: nothing half-read survives
+            _discard(topology, check)
+        sel.close()
+    return results
+
+
+def _discard(topology, check):
+    if check.conn is not None:
+        if topology.connections.get(check.address) is check.conn:
+            topology.connections.pop(check.address)
+        check.conn.close()
+    else:
+        check.sock.close()
+
+
+def _drive(topology, sel, pending, results, deadline):
+    clock = topology.clock
     for _ in range(64 * max(1, len(pending))):  # bounded: a few events per check
         remaining = deadline.remaining()
         if not pending or (remaining is not None and remaining <= 0):
-            break
+            return
         ready = sel.select(remaining)
         if not ready:
-            break
+            return
         for key, mask in ready:
             check = key.data
             try:
@@ -212,12 +237,5 @@ def run_wave(topology, addresses):
                 continue
             if reply is not None:
                 sel.unregister(check.sock)
-                del pending[check.address]
                 results[check.address] = _finish(topology, check, reply, clock.monotonic())
-    for check in pending.values():
-        sel.unregister(check.sock)
-        results[check.address] = _fail(topology, check, NetworkTimeout(
-            f"check of {format_address(check.address)} timed out after {deadline.what}",
-            check.address), clock.monotonic())
-    sel.close()
-    return results
+                del pending[check.address]

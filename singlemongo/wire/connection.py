@@ -52,20 +52,46 @@ def tls_context(options):
     return ctx
 
 
-def open_socket(address, options, timeout=None, context=None):
+def _connect(family, kind, proto, sockaddr, timeout):
+    """One socket to one address, closed again if anything at all interrupts the connect."""
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.settimeout(timeout)
+        if family != socket.AF_UNIX:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.connect(sockaddr)
+        return sock
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _connect_tcp(host, port, deadline):
+    """Every address of the name in turn (as socket.create_connection), within one deadline."""
+    error = None
+    for family, kind, proto, _, sockaddr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+        remaining = deadline.remaining()
+        if remaining is not None and remaining <= 0:
+            raise socket.timeout("timed out")
+        try:
+            return _connect(family, kind, proto, sockaddr, remaining)
+        except OSError as exc:
+            error = exc
+    raise error or OSError(f"getaddrinfo returned no address for {host}")
+
+
+def open_socket(address, options, timeout=None, context=None, clock=DEFAULT_CLOCK):
     """TCP (every address of the name is tried) or a UNIX socket, then TLS if configured (with
-    ``context``, else one made for ``options``); ``timeout`` (seconds) replaces connectTimeoutMS."""
+    ``context``, else one made for ``options``); ``timeout`` (seconds) replaces connectTimeoutMS.
+    Whatever interrupts it (a signal, KeyboardInterrupt) closes the socket it opened."""
     host, port = address
     timeout = timeout if timeout is not None else _seconds(options.connect_timeout_ms)
     where = format_address(address)
     try:
         if port is None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(timeout)
-            sock.connect(host)
+            sock = _connect(socket.AF_UNIX, socket.SOCK_STREAM, 0, host, timeout)
         else:
-            sock = socket.create_connection((host, port), timeout=timeout)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock = _connect_tcp(host, port, Deadline(clock, timeout, "connectTimeoutMS"))
     except socket.timeout:
         raise NetworkTimeout(f"connecting to {where} timed out after "
                              f"{(timeout or 0) * 1000:.0f} ms (connectTimeoutMS)", address) from None
@@ -75,8 +101,10 @@ def open_socket(address, options, timeout=None, context=None):
     if options.tls:
         try:
             sock = (context or tls_context(options)).wrap_socket(sock, server_hostname=host)
-        except OSError as exc:
+        except BaseException as exc:
             sock.close()
+            if not isinstance(exc, OSError):
+                raise
             raise ConnectionFailure(f"TLS handshake with {where} failed: {exc}", address) from None
     return sock
 

@@ -10,10 +10,11 @@ import numbers
 import re
 from collections.abc import Mapping
 
-from bson import Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import Code, Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from mongomock_ng import DuplicateKeyError
 from mongomock_ng import collection as mm_collection
 from mongomock_ng import filtering
+from mongomock_ng import store as mm_store
 from mongomock_ng.helpers import NOTHING, get_value_by_dot, hashdict
 
 from .codes import WriteFailure
@@ -154,7 +155,16 @@ def _add_entries(coll, index, doc, table, by_id):
 
 
 def _key(value):
+    """A hashable stand-in for an _id (or index key): documents, and Code, which bson leaves
+    unhashable (an _id MongoDB accepts, on which the engine raised TypeError)."""
+    if isinstance(value, Code):
+        return ("$code", str.__str__(value), _key(value.scope) if value.scope else None)
     return hashdict(value) if isinstance(value, dict) else value
+
+
+def _keyed(method):
+    """A collection store method that looks documents up by the hashable form of their _id."""
+    return lambda self, key, *rest: method(self, _key(key), *rest)
 
 
 def ensure_uniques(self, new_data):
@@ -211,4 +221,6 @@ def apply():
     table["$mod"] = mod_op
     mm_collection._updaters["$mul"] = mul_updater
     mm_collection.Collection._ensure_uniques = ensure_uniques
+    for name in ("__contains__", "__getitem__", "__setitem__", "__delitem__"):
+        setattr(mm_store.CollectionStore, name, _keyed(getattr(mm_store.CollectionStore, name)))
     filtering._singlemongo_fixed = True

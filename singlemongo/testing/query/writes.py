@@ -5,8 +5,9 @@ Updates are applied document by document (matched here, written by ``_id``), whi
 ``let``, the positional ``$`` and the type checks MongoDB makes before it changes anything.
 """
 import numbers
+import re
 
-from bson import ObjectId
+from bson import ObjectId, Regex
 from mongomock_ng import filtering
 
 from . import checks, conformance
@@ -51,6 +52,8 @@ def insert(store, server, cmd):
             raise WriteFailure(2, "a document to insert must be an object")
         if isinstance(doc.get("_id"), list):
             raise WriteFailure(53, "The '_id' value cannot be of type array")
+        if isinstance(doc.get("_id"), (Regex, re.Pattern)):
+            raise WriteFailure(2, "can't use a regex for _id")
         doc = dict(doc)
         doc.setdefault("_id", ObjectId())
         if cmd.get("bypassDocumentValidation"):
