@@ -14,8 +14,10 @@ $(STAMP): setup.cfg pyproject.toml
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# 5,000 examples per property, and a one-minute soak (signals, resets, hangs).
 fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q tests/test_properties.py
+	HYPOTHESIS_PROFILE=fuzz SINGLEMONGO_SOAK_SECONDS=60 $(PY) -m pytest -q -p no:timeout \
+		tests/test_properties.py tests/test_soak.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -1,6 +1,8 @@
 """Collection: CRUD, aggregation and indexes, each categorised as the server selection spec
 says (writes go to the primary; reads use the read preference of the call, collection,
 database or client, most specific first)."""
+import functools
+
 from bson import ObjectId
 
 from .cursor import Cursor
@@ -61,6 +63,16 @@ def _raise_write_errors(reply, address):
     cls = DuplicateKeyError if first.get("code") == 11000 else WriteError
     raise cls(f"write failed: {first.get('errmsg')} (code {first.get('code')})",
               first.get("code"), dict(first), address)
+
+
+def _one_deadline(method):
+    """timeoutMS covers the whole call: the limits lookup (which may scan and connect) and
+    every command the call sends share one deadline."""
+    @functools.wraps(method)
+    def within_timeout(self, *args, **kwargs):
+        with self.database.client._topology.timeout_scope():
+            return method(self, *args, **kwargs)
+    return within_timeout
 
 
 class Collection:
@@ -203,6 +215,7 @@ class Collection:
 
     # ----- writes ------------------------------------------------------------------------
 
+    @_one_deadline
     def insert_one(self, document):
         check_document(document, "insert_one document", replacement=True)  # before any I/O
         if "_id" not in document:
@@ -228,6 +241,7 @@ class Collection:
         if batch:
             yield batch
 
+    @_one_deadline
     def insert_many(self, documents, ordered=True):
         docs = list(documents)
         if not docs:
@@ -268,6 +282,7 @@ class Collection:
         check_update(update)
         return self._update(filter, update, True, upsert)
 
+    @_one_deadline
     def replace_one(self, filter, replacement, upsert=False):
         check_document(replacement, "replacement", self._limits()[0], replacement=True)
         return self._update(filter, replacement, False, upsert)
@@ -300,6 +315,7 @@ class Collection:
         return self._find_and_modify(filter, projection, sort, update=update, upsert=upsert,
                                      new=bool(return_document))
 
+    @_one_deadline
     def find_one_and_replace(self, filter, replacement, projection=None, sort=None,
                              upsert=False, return_document=ReturnDocument.BEFORE):
         check_document(replacement, "replacement", self._limits()[0], replacement=True)

@@ -77,6 +77,46 @@ def test_timeout_ms_is_one_deadline_for_a_server_that_stops_answering(mongo_repl
     client.close()
 
 
+def test_a_check_cut_short_by_timeout_ms_leaves_the_server_as_it_was(mongo_replica_set):
+    """CSOT "Server Monitoring": checks are not judged by timeoutMS. A scan that the
+    operation's timeoutMS cuts short raises the timeout but leaves each server's description
+    as it was (no Unknown, no 5 s cooldown), and the next operation checks it again. Before:
+    every server the cut scan had not finished was Unknown, so the client refused every
+    operation for the cooldown even once the servers answered again (found by the soak)."""
+    secondary = mongo_replica_set.servers[1]
+    client = MongoClient(mongo_replica_set.uri, timeoutMS=300, heartbeatFrequencyMS=500)
+    client.test.c.find_one()
+    secondary.fail("hello", commands=("hello", "isMaster"), action="hang", times=None)
+    client._topology.stale = True
+    client._topology.last_scan_end -= 1.0  # the next scan is due (minHeartbeatFrequencyMS)
+    with pytest.raises(errors.SingleMongoError) as info:
+        client.test.c.insert_one({"x": 1})
+    assert info.value.timeout
+    sd = client.topology_description.servers[secondary.address]
+    assert sd.server_type is ServerType.RS_SECONDARY and sd.error is None
+    assert client._topology.stale
+    secondary.clear_faults()
+    client.test.c.insert_one({"x": 2})
+    client.close()
+
+
+def test_a_check_that_exceeds_connect_timeout_still_marks_the_server_unknown(mongo_replica_set):
+    """The counterpart: when connectTimeoutMS, not timeoutMS, ends a check, the server is
+    Unknown as the monitoring spec says."""
+    secondary = mongo_replica_set.servers[1]
+    client = MongoClient(mongo_replica_set.uri, timeoutMS=3000, connectTimeoutMS=200,
+                         heartbeatFrequencyMS=500)
+    client.test.c.find_one()
+    secondary.fail("hello", commands=("hello", "isMaster"), action="hang", times=None)
+    client._topology.stale = True
+    client._topology.last_scan_end -= 1.0  # the next scan is due (minHeartbeatFrequencyMS)
+    client.test.c.insert_one({"x": 1})
+    assert client.topology_description.servers[secondary.address].server_type \
+        is ServerType.UNKNOWN
+    secondary.clear_faults()
+    client.close()
+
+
 def test_a_retried_read_stays_within_one_budget(mongo_replica_set):
     """A retry draws from the same timeoutMS. Before, a retried read took twice the budget."""
     client = MongoClient(mongo_replica_set.uri, timeoutMS=400, socketTimeoutMS=300)

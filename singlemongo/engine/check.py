@@ -56,6 +56,8 @@ def check_server(topology, address, outcome=None):
         outcome = hello(topology, address, topology.connections.get(address))
     if outcome.error is None:
         return _succeeded(topology, address, outcome, prior)
+    if _cut_short(topology, outcome):
+        return _unfinished(topology, address, outcome, prior)
     failed(topology, address, outcome)
     if prior is None or not prior.is_known or address not in topology.description.servers:
         return topology.description.servers.get(address)
@@ -63,7 +65,31 @@ def check_server(topology, address, outcome=None):
     outcome = hello(topology, address)  # at once, on a new connection
     if outcome.error is None:
         return _succeeded(topology, address, outcome, prior)
+    if _cut_short(topology, outcome):
+        return _unfinished(topology, address, outcome, prior)
     return failed(topology, address, outcome)
+
+
+def _cut_short(topology, outcome):
+    """A check that timed out because the operation's timeoutMS ran out, not connectTimeoutMS:
+    it says nothing about the server (CSOT, "Server Monitoring": monitoring is not subject
+    to timeoutMS; only a single-threaded client's operation waits for its checks)."""
+    deadline = topology.deadline
+    return deadline is not None and deadline.expired() and getattr(outcome.error, "timeout",
+                                                                   False)
+
+
+def _unfinished(topology, address, outcome, prior):
+    """The heartbeat ends, the half-used connection closes (no pool clear), the server keeps
+    its description and the topology stays stale: the next operation checks it again."""
+    conn = topology.connections.get(address)
+    if conn is not None and conn.closed:
+        topology.connections.pop(address)
+    if topology.events.active:
+        topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration,
+                                                             outcome.error))
+    topology.unfinished.add(address)
+    return prior
 
 
 def _succeeded(topology, address, outcome, prior):

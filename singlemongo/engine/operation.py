@@ -106,9 +106,7 @@ class _Run:
         self.txn_number = None
         self.state = RetryState()
         self.operation_id = command_monitoring.next_operation_id()
-        timeout_ms = topology.options.timeout_ms  # client-side operations timeout
-        self.deadline = Deadline(topology.clock, timeout_ms / 1000.0,
-                                 f"timeoutMS {timeout_ms}") if timeout_ms else None
+        self.deadline = topology.deadline  # timeoutMS (execute opens its scope)
         self.last_error = self.last_server = None
         # Client backpressure: handshakes the server closes share one connectTimeoutMS.
         self.handshake_budget_s = topology.options.connect_timeout_ms / 1000.0 or None
@@ -250,11 +248,10 @@ def execute(topology, req):
     with topology.operation():
         topology.check_fork()  # before the kill queue or a cursor's socket is touched
         flush_kill_queue(topology)
-        run = _Run(topology, req)
-        outer, topology.deadline = topology.deadline, run.deadline or topology.deadline
-        try:
-            return run.run()
-        finally:
-            topology.deadline = outer
-            run.release()
+        with topology.timeout_scope():
+            run = _Run(topology, req)
+            try:
+                return run.run()
+            finally:
+                run.release()
 

@@ -116,15 +116,21 @@ def _select(topo, criteria, deprioritized, log_waiting):
         topo.stale = True  # a heartbeat due, or a clock moved backwards: "long enough ago"
     scanned = False
     max_rounds = 2 if try_once else int(budget.timeout_s / MIN_INTERVAL_S) + 3
+    # tryOnce without timeoutMS has no deadline; with it, timeoutMS is one.
+    limit = budget.deadline if (not try_once or topo.deadline is not None) else None
     for _ in range(max_rounds):
         if topo.stale:
-            if topo.last_scan_end is not None:
-                ready = topo.last_scan_end + MIN_INTERVAL_S
-                if not try_once and ready > budget.deadline:
+            ready = topo.last_scan_end + MIN_INTERVAL_S if topo.last_scan_end is not None \
+                else budget.start
+            if limit is not None and ready > limit:
+                if not try_once or scanned:
                     break
+                # No time to wait for the next scan: select from what is known, once.
+                scanned = True
+            else:
                 budget.sleep_until(ready)
-            topo.scan()
-            scanned = True
+                topo.scan()
+                scanned = True
         td = topo.description
         if not td.compatible:
             topo.stale = True

@@ -77,6 +77,7 @@ class Topology:
         self._in_use = _thread.allocate_lock()  # held by the thread running an operation
         self._owner = None
         self.closed = False
+        self.unfinished = set()  # servers whose check timeoutMS cut short in this scan
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -223,7 +224,8 @@ class Topology:
         if not self.options.load_balanced:  # load balancer spec: never monitor
             self.scanner.scan()
         self.last_scan_end = self.clock.monotonic()
-        self.stale = False
+        self.stale = bool(self.unfinished)  # a server not checked to the end: scan again
+        self.unfinished.clear()
         if self.options.topology_cache_file and not self.options.load_balanced:
             from .topology_cache import save
             save(self.options.topology_cache_file, self.options, self._description, self.clock)
@@ -269,6 +271,21 @@ class Topology:
         finally:
             self._owner = None
             self._in_use.release()
+
+    @contextlib.contextmanager
+    def timeout_scope(self):
+        """The operation's timeoutMS deadline (client-side operations timeout): set by the
+        outermost public call, shared by everything inside it (the limits lookup, each batch
+        of an insert_many, each retry)."""
+        if self.deadline is not None or not self.options.timeout_ms:
+            yield self.deadline
+            return
+        ms = self.options.timeout_ms
+        self.deadline = Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")
+        try:
+            yield self.deadline
+        finally:
+            self.deadline = None
 
     def check_open(self):
         if self.closed:

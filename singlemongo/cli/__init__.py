@@ -1,0 +1,250 @@
+"""`singlemongo` / `python -m singlemongo`: one-off queries from the command line.
+
+Input and output are Extended JSON (relaxed by default, canonical with --canonical); many
+documents are written as JSON Lines. Quiet by default; no telemetry. Exit codes:
+
+  0 success   1 internal error   2 usage or unreadable input   3 configuration (URI,
+  options, DNS)   4 server selection or connection   5 server error   6 authentication
+  130 interrupted (Ctrl-C)   141 the reader of stdout went away (a broken pipe)
+
+No traceback reaches the user: errors are one line on stderr (SINGLEMONGO_DEBUG=1 shows
+the traceback of an internal error).
+"""
+import os
+import sys
+from types import MappingProxyType
+
+from bson import json_util
+from bson.json_util import CANONICAL_JSON_OPTIONS, RELAXED_JSON_OPTIONS
+
+from ..auth import AuthenticationFailed
+from ..client import MongoClient
+from ..errors import (ConfigurationError, ConnectionFailure, InvalidDocument, OperationFailure,
+                      ServerSelectionError, SingleMongoError)
+from ..records import replace
+from ..sdam.address import format_address
+from . import arguments, json_input
+from .json_input import UsageError
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_CONFIG, EXIT_CONNECT = 0, 1, 2, 3, 4
+EXIT_SERVER, EXIT_AUTH, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 5, 6, 130, 141
+# Most specific first: AuthenticationFailed is an OperationFailure.
+EXIT_CODES = ((AuthenticationFailed, EXIT_AUTH), (ConfigurationError, EXIT_CONFIG),
+              (ServerSelectionError, EXIT_CONNECT), (ConnectionFailure, EXIT_CONNECT),
+              (OperationFailure, EXIT_SERVER), (InvalidDocument, EXIT_USAGE),
+              (SingleMongoError, EXIT_SERVER))
+
+
+def _namespace(text):
+    db, dot, coll = text.partition(".")
+    if not dot or not db or not coll:
+        raise UsageError(f"expected DATABASE.COLLECTION, not {text!r}")
+    return db, coll
+
+
+class Output:
+    def __init__(self, stream, canonical):
+        self.stream = stream
+        self.options = CANONICAL_JSON_OPTIONS if canonical else RELAXED_JSON_OPTIONS
+
+    def doc(self, value):
+        self.stream.write(json_util.dumps(value, json_options=self.options) + "\n")
+
+
+def _single_seed(options, address):
+    values = dict(options.values)
+    if not values["loadBalanced"]:
+        values["directConnection"] = True
+    return replace(options, seeds=(address,), srv_host=None, values=MappingProxyType(values))
+
+
+def _ping(args, out):
+    """A health probe on one connection: each seed in turn, directly, until one answers."""
+    base = MongoClient(args.uri)
+    options = base.options
+    if options.is_srv:
+        base._topology.open()  # resolves the seed list; no connection yet
+        options = base._topology.options
+    last = None
+    for address in options.seeds:
+        client = MongoClient.from_options(_single_seed(options, address))
+        try:
+            reply = client.admin.command("ping")
+            sd = client.topology_description.servers[address]
+            out.doc({"ok": reply.get("ok"), "server": format_address(address),
+                     "type": str(sd.server_type),
+                     "rtt_ms": round((sd.round_trip_time or 0) * 1000, 3)})
+            return client
+        except (ServerSelectionError, ConnectionFailure) as exc:
+            last = exc
+            client.close()
+    raise last or ServerSelectionError("the connection string names no seed to ping")
+
+
+def _topology(client, args, out):
+    topology = client._topology
+    topology.open()
+    topology.scan()
+    td = client.topology_description
+    if args.json:
+        out.doc({"topologyType": str(td.topology_type), "setName": td.set_name, "servers": [
+            {"address": format_address(s.address), "type": str(s.server_type),
+             "rtt_ms": round(s.round_trip_time * 1000, 3) if s.round_trip_time else None,
+             "setName": s.set_name, "tags": dict(s.tags), "error": s.error}
+            for s in td.servers.values()]})
+    else:
+        out.stream.write(td.summary() + "\n")
+
+
+def _filter(args):
+    return json_input.loads(args.filter, "--filter") if args.filter is not None else {}
+
+
+def _delete_filter(args):
+    """`delete --many` deletes everything only when told so: --filter, or --all."""
+    if args.all and args.filter is not None:
+        raise UsageError("give either --filter or --all, not both")
+    if args.all and not args.many:
+        raise UsageError("--all deletes every document: it needs --many")
+    if args.many and args.filter is None and not args.all:
+        raise UsageError("delete --many without --filter would delete every document: give "
+                         "--filter, or --all to delete them all")
+    return _filter(args)
+
+
+def _read(coll, args, out):
+    if args.action == "find":
+        sort = json_input.loads(args.sort, "--sort") if args.sort else None
+        projection = json_input.loads(args.projection, "--projection") if args.projection \
+            else None
+        for doc in coll.find(_filter(args), projection, list(sort.items()) if sort else None,
+                             skip=args.skip, limit=args.limit):
+            out.doc(doc)
+    elif args.action == "find-one":
+        out.doc(coll.find_one(_filter(args)))
+    elif args.action == "count":
+        out.doc(coll.count_documents(_filter(args)))
+    elif args.action == "aggregate":
+        pipeline = json_input.loads(args.pipeline, "pipeline", list)
+        if not all(isinstance(stage, dict) for stage in pipeline):
+            raise UsageError("pipeline must be an array of stage objects")
+        for doc in coll.aggregate(pipeline):
+            out.doc(doc)
+
+
+def _write(coll, args, stdin, out):
+    if args.action == "insert":
+        docs = [json_input.loads(d, "document") for d in args.documents] or \
+            json_input.documents(stdin)
+        out.doc({"insertedIds": coll.insert_many(docs).inserted_ids})
+    elif args.action == "update":
+        filt, update = _filter(args), json_input.loads(args.update, "--update", None)
+        if not isinstance(update, (dict, list)):
+            raise UsageError("--update must be an object of update operators, or a pipeline")
+        method = coll.update_many if args.many else coll.update_one
+        r = method(filt, update, upsert=args.upsert)
+        out.doc({"matchedCount": r.matched_count, "modifiedCount": r.modified_count,
+                 "upsertedId": r.upserted_id})
+    elif args.action == "delete":
+        filt = _delete_filter(args)
+        r = (coll.delete_many if args.many else coll.delete_one)(filt)
+        out.doc({"deletedCount": r.deleted_count})
+
+
+def _run(args, out, stdin, opened):
+    """Run the subcommand; ``opened`` receives the client so that main() closes it."""
+    if args.action == "ping":
+        opened.append(_ping(args, out))
+        return
+    client = MongoClient(args.uri)
+    opened.append(client)
+    if args.action == "topology":
+        _topology(client, args, out)
+    elif args.action == "command":
+        out.doc(client[args.database].command(json_input.loads(args.command, "command"),
+                                              read_preference=args.read_preference))
+    else:
+        db, name = _namespace(args.namespace)
+        coll = client[db][name]
+        _read(coll, args, out)
+        _write(coll, args, stdin, out)
+
+
+def _explain(client, err):
+    if client is None:
+        return
+    topology = client._topology
+    err.write(f"explain: {topology.scan_count} scan(s), {topology.connections_opened} "
+              f"connection(s) opened\n")
+    for scan, address, server_type, error in topology.scanner.history:
+        err.write(f"explain: scan {scan}: checked {format_address(address)} -> {server_type}"
+                  + (f" ({error})" if error else "") + "\n")
+    err.write("explain: " + topology.description.summary().replace("\n", "\nexplain: ") + "\n")
+
+
+def _quiet_stdout(stdout):
+    """After a broken pipe: nothing more reaches the closed pipe, not even the interpreter's
+    flush at exit ("Exception ignored ... BrokenPipeError")."""
+    try:
+        fd = stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _fail(stderr, message):
+    try:
+        stderr.write(f"singlemongo: {message}\n")
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def _execute(args, stdout, stderr, stdin):
+    """The subcommand's exit status; every failure is one line on stderr."""
+    opened = []
+    try:
+        _run(args, Output(stdout, args.canonical), stdin, opened)
+        stdout.flush()
+        return EXIT_OK
+    except BrokenPipeError:
+        _quiet_stdout(stdout)
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        _fail(stderr, "interrupted")
+        return EXIT_INTERRUPTED
+    except UsageError as exc:
+        _fail(stderr, exc)
+        return EXIT_USAGE
+    except SingleMongoError as exc:
+        _fail(stderr, f"{type(exc).__name__}: {exc}")
+        return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
+    except Exception as exc:
+        if os.environ.get("SINGLEMONGO_DEBUG"):
+            raise
+        _fail(stderr, f"internal error: {type(exc).__name__}: {json_input.summary(exc)} "
+                      f"(SINGLEMONGO_DEBUG=1 shows the traceback; please report it)")
+        return EXIT_INTERNAL
+    finally:
+        if args.explain:
+            _explain(opened[-1] if opened else None, stderr)
+        for client in opened:
+            client.close()
+
+
+def main(argv=None, stdout=None, stderr=None, stdin=None):
+    """Run the command line; returns the exit status (see the module's docstring)."""
+    stdout, stderr, stdin = stdout or sys.stdout, stderr or sys.stderr, stdin or sys.stdin
+    try:
+        args = arguments.parser(__doc__).parse_args(argv)
+    except arguments.ShowVersion as version:
+        stdout.write(f"{version}\n")
+        return EXIT_OK
+    except SystemExit as exc:
+        return exc.code
+    try:
+        return _execute(args, stdout, stderr, stdin)
+    except KeyboardInterrupt:  # a second Ctrl-C while closing
+        _fail(stderr, "interrupted")
+        return EXIT_INTERRUPTED
