@@ -6,7 +6,7 @@ import functools
 from bson import ObjectId
 
 from .cursor import Cursor
-from .wire.documents import MAX_BSON_SIZE, check_document, check_update
+from .wire.documents import check_document, check_update
 from .errors import (BulkWriteError, DuplicateKeyError, InvalidDocument, OperationFailure,
                      WriteError)
 from .engine.operation import Request, execute

@@ -10,7 +10,6 @@ import pytest
 from singlemongo.testing import LoadBalancer, ReplicaSet, Sharded, Standalone
 
 from .spec_sources import CACHE, trees
-from .unified.skips import REASON_PREFIXES
 
 KINDS = {"single": Standalone, "replicaset": ReplicaSet, "sharded": Sharded,
          "load-balanced": LoadBalancer}

@@ -10,7 +10,7 @@ used to choose the query engine behind it.
 import datetime
 import re
 
-from bson import Int64, ObjectId, Regex
+from bson import Int64, Regex
 
 DT = datetime.datetime(2024, 1, 2, 3, 4, 5)
 

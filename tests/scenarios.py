@@ -2,12 +2,10 @@
 fixtures/README.md): a simulated deployment, a client, and steps with expectations, run once
 under a fake clock and once under freezegun.
 """
-import contextlib
 import json
 import pathlib
 
 import freezegun
-import pytest
 
 from singlemongo import errors
 from singlemongo.client import MongoClient

@@ -3,7 +3,6 @@ pipes exit quietly, Ctrl-C exits 130 with one line, input that is not what a fla
 2 with one line, `delete --many` needs a filter or --all, `--version` exists, and the global
 flags are accepted after the subcommand too."""
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -5,7 +5,7 @@ from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.collection import ReturnDocument
-from singlemongo.testing import ReplicaSet, Standalone
+from singlemongo.testing import Standalone
 
 from .util import eventually
 

@@ -11,7 +11,7 @@ from singlemongo.clock import FakeClock
 from singlemongo.sdam import ServerType, TopologyType
 from singlemongo.sdam import monitoring as m
 from singlemongo.testing import FakeResolver, LoadBalancer, ReplicaSet, Sharded, Standalone
-from singlemongo.engine.topology import LB_NO_SERVICE_ID
+from singlemongo.engine.checkout import LB_NO_SERVICE_ID
 
 
 def _driver_threads():
@@ -40,7 +40,7 @@ def test_constructor_does_no_io():
     resolver = FakeResolver(srv={"_mongodb._tcp.x.example.com": [("a.example.com", 1)]})
     with Standalone() as s:
         client = MongoClient(s.uri)
-        srv_client = MongoClient("mongodb+srv://x.example.com", resolver=resolver)
+        MongoClient("mongodb+srv://x.example.com", resolver=resolver)  # no I/O either
         assert s.total_connections() == 0 and resolver.queries == []
         td = client.topology_description  # readable without I/O
         assert td.topology_type is TopologyType.UNKNOWN

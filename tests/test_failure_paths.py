@@ -10,7 +10,7 @@ from bson import Timestamp
 from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import Clock, FakeClock
-from singlemongo.sdam import ServerType, TopologyType
+from singlemongo.sdam import ServerType
 from singlemongo.sdam import monitoring as m
 from singlemongo.testing import LoadBalancer, ReplicaSet, Standalone
 

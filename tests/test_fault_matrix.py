@@ -7,7 +7,7 @@ from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.errors import DNSError
-from singlemongo.sdam import ServerType, TopologyType
+from singlemongo.sdam import TopologyType
 from singlemongo.testing import FakeResolver, LoadBalancer, ReplicaSet, Sharded, Standalone
 
 LABELS = ("RetryableWriteError",)

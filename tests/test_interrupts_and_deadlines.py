@@ -9,7 +9,7 @@ import pytest
 
 from singlemongo import errors
 from singlemongo.client import MongoClient
-from singlemongo.clock import Clock, FakeClock
+from singlemongo.clock import Clock
 from singlemongo.sdam import ServerType
 
 

@@ -1,8 +1,14 @@
 """A selected server and its ready connection: selection, the idle-socket check, and
 authentication on the connections actually used for operations."""
-from ..errors import ConnectionFailure, OperationFailure, ServerSelectionError
-from ..sdam.server_description import ServerDescription
+from . import check
+from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED
+from ..errors import ConfigurationError, ConnectionFailure, OperationFailure, ServerSelectionError
+from ..sdam.server_description import ServerDescription, average_rtt
 from ..sdam.address import format_address
+from ..sdam.server_type import TopologyType
+
+LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
+                    "does not support this mode.")
 
 
 def idle_check(topology, conn):
@@ -30,7 +36,7 @@ def checkout(topology, criteria, deprioritized=(), operation="command", operatio
     last = None
     for _ in range(2):
         sd = topology.select_server(criteria, deprioritized, operation, operation_id)
-        conn = topology.connection_for(sd, connect_timeout_s)
+        conn = connection_for(topology, sd, connect_timeout_s)
         if conn is not None and idle_check(topology, conn):
             if topology.options.credentials is not None and not conn.authenticated:
                 authenticate(topology, conn)
@@ -47,5 +53,64 @@ def authenticate(topology, conn):
         run(conn, topology.options.credentials, topology.clock, topology.scram_cache,
             topology.handshake_deadline())
     except (ConnectionFailure, OperationFailure) as exc:
-        topology.handshake_failed(conn, exc)
+        handshake_failed(topology, conn, exc)
         raise
+
+
+def connection_for(topology, sd, connect_timeout_s=None):
+    """The server's connection, opened (and handshaken) if needed; ``connect_timeout_s``
+    caps connectTimeoutMS for a new connection."""
+    conn = topology.connections.get(sd.address)
+    if conn is not None and not conn.closed:
+        return conn
+    if topology.description.topology_type is TopologyType.LOAD_BALANCED:
+        conn, reply, _ = topology.connect(sd.address, connect_timeout_s)
+        if reply.get("serviceId") is None:
+            conn.close()
+            raise ConfigurationError(LB_NO_SERVICE_ID)
+        topology.connections[sd.address] = conn
+        return conn
+    if sd.address not in topology.verified:
+        # Selected from a topology cache: this handshake is the first check of the server.
+        checked = topology.check_server(sd.address)
+        conn = topology.connections.get(sd.address)
+        if conn is None or checked.server_type is not sd.server_type:
+            topology.stale = True  # a surprise: rescan before selecting again
+            return None
+        return conn
+    # A connection lost since the last scan: its handshake is a check of the server
+    # (server monitoring: a failed handshake counts as a failed check, Unknown with its
+    # cooldown). Only a connection the server closes or resets before the handshake
+    # completes is what an overloaded server does (client backpressure): labelled for a
+    # backoff retry, and the server stays known.
+    prior = topology.description.servers[sd.address]
+    outcome = check.hello(topology, sd.address, timeout_s=connect_timeout_s)
+    if outcome.error is not None:
+        exc = outcome.error
+        exc.handshake_s = outcome.duration
+        if getattr(exc, "in_handshake", False) and not exc.timeout:
+            exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
+            raise exc
+        check.failed(topology, sd.address, outcome)
+        topology.stale = True
+        return None
+    topology.apply(ServerDescription.from_hello(sd.address, outcome.reply,
+                                            average_rtt(prior.round_trip_time, outcome.duration),
+                                            topology.clock.monotonic()))
+    checked = topology.description.servers.get(sd.address)
+    if checked is None or checked.server_type is not sd.server_type:
+        topology.stale = True
+        return None
+    return topology.connections.get(sd.address)
+
+def handshake_failed(topology, conn, exc):
+    """SDAM "MongoDB Handshake errors": an error while making an application connection
+    (the handshake or authentication) marks the server Unknown and clears its connection,
+    unless the server says it is overloaded (client backpressure)."""
+    if SYSTEM_OVERLOADED in getattr(exc, "error_labels", ()):
+        return
+    topology.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
+    if topology.description.topology_type is not TopologyType.LOAD_BALANCED:
+        topology.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",
+                                     last_update_time=topology.clock.monotonic()))
+        topology.stale = True

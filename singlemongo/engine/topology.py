@@ -15,15 +15,14 @@ from ..wire.messages import DEFAULT_MAX_BSON_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from ..errors import ConfigurationError, ConnectionFailure, InvalidOperation
 from ..monitoring.events import EventBus
 from .handshake import handshake_command, uses_op_msg_hello
-from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED, TokenBucket
+from .backpressure import TokenBucket
 from .scanner import Scanner
 from .sessions import SessionPool
 from ..sdam import monitoring as m
 from ..sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
                                   handle_application_error)
-from ..sdam.server_description import ServerDescription, average_rtt
-from ..sdam.address import format_address
-from ..sdam.server_type import ServerType, TopologyType
+from ..sdam.server_description import ServerDescription
+from ..sdam.server_type import ServerType
 from ..sdam.topology_description import TopologyDescription
 
 _topology_ids = itertools.count(1)
@@ -40,8 +39,6 @@ def limit(hello, name, default):
     value = hello.get(name)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
         else default
-LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
-                    "does not support this mode.")
 
 
 class Topology:
@@ -310,64 +307,6 @@ class Topology:
         return (limit(hello, "maxBsonObjectSize", DEFAULT_MAX_BSON_SIZE),
                 limit(hello, "maxMessageSizeBytes", DEFAULT_MAX_MESSAGE_SIZE),
                 limit(hello, "maxWriteBatchSize", DEFAULT_MAX_WRITE_BATCH))
-
-    def connection_for(self, sd, connect_timeout_s=None):
-        """The server's connection, opened (and handshaken) if needed; ``connect_timeout_s``
-        caps connectTimeoutMS for a new connection."""
-        conn = self.connections.get(sd.address)
-        if conn is not None and not conn.closed:
-            return conn
-        if self._description.topology_type is TopologyType.LOAD_BALANCED:
-            conn, reply, _ = self.connect(sd.address, connect_timeout_s)
-            if reply.get("serviceId") is None:
-                conn.close()
-                raise ConfigurationError(LB_NO_SERVICE_ID)
-            self.connections[sd.address] = conn
-            return conn
-        if sd.address not in self.verified:
-            # Selected from a topology cache: this handshake is the first check of the server.
-            checked = self.check_server(sd.address)
-            conn = self.connections.get(sd.address)
-            if conn is None or checked.server_type is not sd.server_type:
-                self.stale = True  # a surprise: rescan before selecting again
-                return None
-            return conn
-        # A connection lost since the last scan: its handshake is a check of the server
-        # (server monitoring: a failed handshake counts as a failed check, Unknown with its
-        # cooldown). Only a connection the server closes or resets before the handshake
-        # completes is what an overloaded server does (client backpressure): labelled for a
-        # backoff retry, and the server stays known.
-        prior = self._description.servers[sd.address]
-        outcome = check.hello(self, sd.address, timeout_s=connect_timeout_s)
-        if outcome.error is not None:
-            exc = outcome.error
-            exc.handshake_s = outcome.duration
-            if getattr(exc, "in_handshake", False) and not exc.timeout:
-                exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
-                raise exc
-            check.failed(self, sd.address, outcome)
-            self.stale = True
-            return None
-        self.apply(ServerDescription.from_hello(sd.address, outcome.reply,
-                                                average_rtt(prior.round_trip_time, outcome.duration),
-                                                self.clock.monotonic()))
-        checked = self._description.servers.get(sd.address)
-        if checked is None or checked.server_type is not sd.server_type:
-            self.stale = True
-            return None
-        return self.connections.get(sd.address)
-
-    def handshake_failed(self, conn, exc):
-        """SDAM "MongoDB Handshake errors": an error while making an application connection
-        (the handshake or authentication) marks the server Unknown and clears its connection,
-        unless the server says it is overloaded (client backpressure)."""
-        if SYSTEM_OVERLOADED in getattr(exc, "error_labels", ()):
-            return
-        self.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
-        if self._description.topology_type is not TopologyType.LOAD_BALANCED:
-            self.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",
-                                         last_update_time=self.clock.monotonic()))
-            self.stale = True
 
     def handle_operation_error(self, conn, exc=None, reply=None):
         """Apply the SDAM decision for a failed operation on ``conn``."""

@@ -7,7 +7,7 @@ string are dropped with a SingleMongoWarning (connection-string spec); invalid k
 arguments and conflicting options raise ConfigurationError.
 """
 import warnings
-from ..records import dataclass, field, replace
+from ..records import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
 

@@ -4,7 +4,7 @@ from ..records import dataclass, field, replace
 from typing import Any, Mapping, Optional, Tuple
 
 from ..constants import RTT_ALPHA
-from .address import Address, parse_announced
+from .address import Address, format_address, parse_announced
 from .server_type import ServerType
 
 def average_rtt(previous, sample):
