@@ -184,6 +184,7 @@ HOSTILE_HELLO_KEYS = HELLO_KEYS + ["maxBsonObjectSize", "maxMessageSizeBytes",
 @given(st.dictionaries(st.sampled_from(["hosts", "passives", "arbiters", "me", "primary"]),
                        st.one_of(HOSTS, st.lists(HOSTS, max_size=4)), max_size=3),
        st.booleans())
+@example(fields={"hosts": ["[\x80:"]}, primary=False)  # make fuzz: a bracket took any literal
 def test_announced_hosts_are_valid_addresses_or_the_server_is_unknown(fields, primary):
     """Hosts a server announces become addresses a socket can use (a port in 1-65535, no
     UNIX socket path, a name getaddrinfo can encode), or the server is Unknown and says why."""

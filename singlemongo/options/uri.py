@@ -9,7 +9,7 @@ from typing import Optional, Tuple
 from .percent import unquote
 
 from ..constants import DEFAULT_PORT
-from ..sdam.address import host_name_problem
+from ..sdam.address import host_name_problem, is_ipv6
 from ..errors import InvalidURI
 from .redact import SecretText, redact_uri
 
@@ -129,6 +129,8 @@ def _parse_host(text, uri):
         if end < 0:
             raise InvalidURI(f"unterminated IPv6 literal {text!r} in connection string")
         host, rest = text[1:end], text[end + 1:]
+        if not is_ipv6(host):
+            raise InvalidURI(f"invalid IPv6 literal [{host}] in connection string")
         if rest and not rest.startswith(":"):
             raise InvalidURI(f"unexpected {rest!r} after IPv6 literal [{host}]")
         return Host(host.lower(), _parse_port(rest[1:], text) if rest else DEFAULT_PORT,

@@ -1,5 +1,6 @@
 """Server addresses: parsing, formatting, and the host-name rules that URI hosts and hosts a
 server announces both obey (RFC 1035 lengths, ports 1-65535)."""
+import ipaddress
 from typing import Optional, Tuple
 
 from ..constants import DEFAULT_PORT
@@ -49,6 +50,14 @@ def host_name_problem(host):
     return None
 
 
+def is_ipv6(literal):
+    """An IPv6 address (with an optional ASCII zone id), as written between brackets."""
+    try:
+        return literal.isascii() and ipaddress.ip_address(literal).version == 6
+    except ValueError:
+        return False
+
+
 def parse_announced(text):
     """The address a server announces (hosts, passives, arbiters, me, primary), validated like a
     host in a connection string; ValueError names the problem. A server never makes the client
@@ -62,7 +71,7 @@ def parse_announced(text):
     if text.startswith("["):
         literal, _, rest = text[1:].partition("]")
         port = rest[1:] if rest.startswith(":") else ("" if not rest else None)
-        if not literal or ":" not in literal or port is None:
+        if port is None or not is_ipv6(literal):
             raise ValueError(f"announced host {shown!r} is not a valid [IPv6]:port address")
     else:
         literal, colon, port = text.rpartition(":")
