@@ -10,7 +10,7 @@ used to choose the query engine behind it.
 import datetime
 import re
 
-from bson import Int64, Regex
+from bson import Decimal128, Int64, Regex
 
 DT = datetime.datetime(2024, 1, 2, 3, 4, 5)
 
@@ -279,6 +279,13 @@ INDEXES_AND_ERRORS = [
     Case("duplicate key on a unique index: 11000 with keyPattern and keyValue", [{"_id": 1, "e": "a"}],
          lambda c: c.insert_one({"_id": 2, "e": "a"}),
          Err(11000, keyPattern={"e": 1}, keyValue={"e": "a"}), indexes=[([("e", 1)], {"unique": True})]),
+    # _id values compare as BSON values: a Decimal128 equals the same int (unique _id index).
+    Case("duplicate numeric _id across types: 11000", [{"_id": 0}],
+         lambda c: c.insert_one({"_id": Decimal128("0.000")}), Err(11000)),
+    Case("a document _id holding an array", [],
+         lambda c: [c.insert_one({"_id": {"a": [1, Decimal128("2")]}}).inserted_id,
+                    c.find_one({"_id": {"a": [1, Decimal128("2")]}})["_id"]],
+         [{"a": [1, Decimal128("2")]}] * 2),
     Case("duplicate _id: 11000", [{"_id": 1}], lambda c: c.insert_one({"_id": 1}),
          Err(11000, keyPattern={"_id": 1}, keyValue={"_id": 1})),
     Case("unique index over existing duplicates is refused", [{"_id": 1, "e": "a"}, {"_id": 2, "e": "a"}],

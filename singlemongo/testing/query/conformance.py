@@ -15,7 +15,7 @@ from mongomock_ng import DuplicateKeyError
 from mongomock_ng import collection as mm_collection
 from mongomock_ng import filtering
 from mongomock_ng import store as mm_store
-from mongomock_ng.helpers import NOTHING, get_value_by_dot, hashdict
+from mongomock_ng.helpers import NOTHING, get_value_by_dot
 
 from .codes import WriteFailure
 
@@ -155,11 +155,22 @@ def _add_entries(coll, index, doc, table, by_id):
 
 
 def _key(value):
-    """A hashable stand-in for an _id (or index key): documents, and Code, which bson leaves
-    unhashable (an _id MongoDB accepts, on which the engine raised TypeError)."""
+    """A hashable stand-in for an _id (or index key) that compares as MongoDB does: documents,
+    Code and Decimal128 (which bson leaves unhashable; a Decimal128 equals the same number of
+    another type, as in MongoDB), and anything else unhashable by its type and repr."""
     if isinstance(value, Code):
         return ("$code", str.__str__(value), _key(value.scope) if value.scope else None)
-    return hashdict(value) if isinstance(value, dict) else value
+    if isinstance(value, dict):
+        return ("$doc",) + tuple((k, _key(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ("$array",) + tuple(_key(v) for v in value)
+    if isinstance(value, Decimal128):
+        value = value.to_decimal()
+    try:
+        hash(value)
+    except TypeError:
+        return ("$unhashable", type(value).__name__, repr(value))
+    return value
 
 
 def _keyed(method):
@@ -195,7 +206,7 @@ def insert_document(coll, doc):
     if coll._store.options.get("validator"):
         coll.insert_one(doc)
         return
-    key = _key(doc["_id"])
+    key = doc["_id"]  # the store's methods key it (see apply)
     if key in coll._store:
         raise DuplicateKeyError("E11000 Duplicate Key Error", 11000,
                                 {"keyPattern": {"_id": 1}, "keyValue": {"_id": doc["_id"]}})
