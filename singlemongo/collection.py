@@ -261,10 +261,10 @@ class Collection:
             if errors and ordered:
                 break
         if errors:
-            raise BulkWriteError(f"insert_many: {len(errors)} write error(s), {inserted} of "
+            raise BulkWriteError({"writeErrors": errors, "nInserted": inserted},
+                                 f"insert_many: {len(errors)} write error(s), {inserted} of "
                                  f"{len(docs)} documents inserted; first: "
-                                 f"{errors[0].get('errmsg')}", errors[0].get("code"),
-                                 {"writeErrors": errors, "nInserted": inserted})
+                                 f"{errors[0].get('errmsg')}")
         return InsertManyResult([d["_id"] for d in docs], self._acknowledged)
 
     def _update(self, filter, update, multi, upsert):

@@ -1,18 +1,57 @@
-"""Exceptions and warnings raised by singlemongo.
+"""Exceptions and warnings raised by singlemongo, in PyMongo's hierarchy and with its names,
+so that existing ``except`` clauses keep working:
 
-Every error message names what was tried and the offending value; passwords are redacted by
-the code that builds the message (see ``singlemongo.redact``), never here.
+    PyMongoError (alias SingleMongoError)
+      ConnectionFailure
+        AutoReconnect
+          NetworkTimeout, NotPrimaryError, ServerSelectionTimeoutError (alias
+          ServerSelectionError)
+        ProtocolError (a ConnectionFailure here: the connection that carried it is closed)
+      ConfigurationError (also a ValueError)
+        InvalidURI, DNSError, IncompatibleWireVersionError
+      OperationFailure
+        WriteError > DuplicateKeyError, WriteConcernError > WTimeoutError, BulkWriteError,
+        CursorNotFound, ExecutionTimeout
+      InvalidOperation, InvalidName, CollectionInvalid
+    InvalidDocument (a bson.errors.InvalidDocument and a PyMongoError) > DocumentTooLarge
+
+Every message names what was tried and the offending value; passwords are redacted by the
+code that builds the message (see ``options/redact.py``), never here.
 """
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+from bson.errors import InvalidDocument as _BSONInvalidDocument
+
+_Address = Any
 
 
-class SingleMongoError(Exception):
+class PyMongoError(Exception):
     """Base class of every error singlemongo raises. ``timeout`` is True when a timeout caused
-    it (client-side operations timeout: timeoutMS, a socket or selection timeout, MaxTimeMSExpired)."""
+    it (client-side operations timeout: timeoutMS, a socket or selection timeout,
+    MaxTimeMSExpired)."""
 
-    timeout = False
+    timeout: bool = False
+
+    def __init__(self, message: str = "", error_labels: Optional[Iterable[str]] = None) -> None:
+        super().__init__(message)
+        self._message = message
+        self.error_labels: tuple[str, ...] = tuple(error_labels or ())
+
+    def has_error_label(self, label: str) -> bool:
+        """True if the server (or the driver) labelled this error ``label``."""
+        return label in self.error_labels
 
 
-class ConfigurationError(SingleMongoError, ValueError):
+SingleMongoError = PyMongoError
+
+
+class SingleMongoWarning(UserWarning):
+    """Something in the configuration was ignored; the message says what and why."""
+
+
+class ConfigurationError(PyMongoError, ValueError):
     """A connection string, option or read preference is invalid."""
 
 
@@ -20,65 +59,100 @@ class InvalidURI(ConfigurationError):
     """The connection string cannot be parsed."""
 
 
-class SingleMongoWarning(UserWarning):
-    """Something in the configuration was ignored; the message says what and why."""
+class DNSError(ConfigurationError):
+    """A mongodb+srv lookup failed or returned records the rules forbid."""
 
 
-class ServerSelectionError(SingleMongoError):
-    """No suitable server could be selected; the message describes every server tried."""
+class IncompatibleWireVersionError(ConfigurationError):
+    """A server's wire version range does not overlap the driver's (PyMongo raises a
+    ConfigurationError for this too)."""
 
 
-class IncompatibleWireVersionError(ServerSelectionError):
-    """A server's wire version range does not overlap the driver's."""
+class ConnectionFailure(PyMongoError):
+    """A network error talking to a server. ``address`` is the server's, if known."""
 
-
-class ConnectionFailure(SingleMongoError):
-    """A network error talking to a server."""
-
-    def __init__(self, message, address=None, timeout=False, labels=()):
-        super().__init__(message)
+    def __init__(self, message: str = "", address: _Address = None, timeout: bool = False,
+                 labels: Iterable[str] = (),
+                 errors: Union[Mapping[str, Any], Sequence[Any], None] = None) -> None:
+        super().__init__(message, labels)
         self.address = address
         self.timeout = timeout
-        self.error_labels = tuple(labels)
-
-    def has_error_label(self, label):
-        return label in self.error_labels
+        self.errors = errors
+        self.details = errors
 
 
-class NetworkTimeout(ConnectionFailure):
+class AutoReconnect(ConnectionFailure):
+    """The operation failed on the network (or the server is not primary any more); a later
+    attempt, after the driver rediscovers the deployment, may succeed."""
+
+
+class NetworkTimeout(AutoReconnect):
     """A socket operation timed out."""
 
-    def __init__(self, message, address=None, labels=()):
-        super().__init__(message, address=address, timeout=True, labels=labels)
+    def __init__(self, message: str = "", address: _Address = None,
+                 labels: Iterable[str] = (),
+                 errors: Union[Mapping[str, Any], Sequence[Any], None] = None) -> None:
+        super().__init__(message, address=address, timeout=True, labels=labels, errors=errors)
+
+
+class NotPrimaryError(AutoReconnect):
+    """The server is not (or no longer) the primary, or is recovering or shutting down
+    (10107, 13435, 10058, 11600, 11602, 13436, 189, 91). ``details`` is its reply."""
+
+    def __init__(self, message: str = "", errors: Optional[Mapping[str, Any]] = None,
+                 address: _Address = None) -> None:
+        details = dict(errors or {})
+        super().__init__(message, address=address, labels=details.get("errorLabels") or (),
+                         errors=details)
+
+    @property
+    def code(self) -> Optional[int]:
+        """The server's error code."""
+        code = (self.details or {}).get("code")
+        return code if isinstance(code, int) else None
+
+
+class ServerSelectionTimeoutError(AutoReconnect):
+    """No suitable server could be selected; the message describes every server tried, the
+    topology type, the time used against the budget and a hint."""
+
+
+ServerSelectionError = ServerSelectionTimeoutError
 
 
 class ProtocolError(ConnectionFailure):
     """A reply did not follow the wire protocol; the connection that carried it is closed."""
 
 
-class DNSError(ConfigurationError):
-    """A mongodb+srv lookup failed or returned records the rules forbid."""
+class WaitQueueTimeoutError(ConnectionFailure):
+    """Kept for PyMongo compatibility: with one socket per server nothing ever waits in a
+    queue, so singlemongo never raises it."""
 
 
-class OperationFailure(SingleMongoError):
-    """The server answered a command with an error."""
+class OperationFailure(PyMongoError):
+    """The server answered a command with an error: ``code``, ``code_name``, ``details`` (the
+    reply) and ``error_labels``."""
 
-    def __init__(self, message, code=None, details=None, address=None):
-        super().__init__(message)
+    def __init__(self, error: str, code: Optional[int] = None,
+                 details: Optional[Mapping[str, Any]] = None, address: _Address = None,
+                 max_wire_version: Optional[int] = None) -> None:
+        details = details if details is not None else {}
+        labels = details.get("errorLabels") if isinstance(details, Mapping) else None
+        super().__init__(error, labels if isinstance(labels, (list, tuple)) else ())
         self.code = code
-        self.details = details or {}
+        self.details = details
         self.address = address
+        self.max_wire_version = max_wire_version
 
     @property
-    def code_name(self):
-        return self.details.get("codeName")
+    def code_name(self) -> Optional[str]:
+        """The server's name for the code (``codeName``), if it sent one."""
+        name = self.details.get("codeName") if isinstance(self.details, Mapping) else None
+        return name if isinstance(name, str) else None
 
     @property
-    def error_labels(self):
-        return tuple(self.details.get("errorLabels", ()))
-
-    def has_error_label(self, label):
-        return label in self.error_labels
+    def timeout(self) -> bool:  # type: ignore[override]
+        return self.code == 50
 
 
 class WriteError(OperationFailure):
@@ -93,23 +167,52 @@ class WriteConcernError(OperationFailure):
     """The write happened but its write concern was not satisfied."""
 
 
+class WTimeoutError(WriteConcernError):
+    """The write concern timed out (wtimeout)."""
+
+
 class BulkWriteError(OperationFailure):
-    """A batch of writes failed; ``details`` has writeErrors, nInserted and friends."""
+    """A bulk write (or insert_many) failed; ``details`` has writeErrors, writeConcernErrors,
+    nInserted, nUpserted, nMatched, nModified, nRemoved and upserted, as in PyMongo."""
+
+    def __init__(self, results: Mapping[str, Any], message: str = "batch op errors occurred",
+                 address: _Address = None) -> None:
+        super().__init__(message, 65, results, address)
 
 
 class ExecutionTimeout(OperationFailure):
     """The server stopped the operation at its time limit (code 50, MaxTimeMSExpired)."""
-
-    timeout = True
 
 
 class CursorNotFound(OperationFailure):
     """The cursor is gone on the server, or the connection that opened it was lost."""
 
 
-class InvalidOperation(SingleMongoError):
-    """The operation cannot be performed in this state (a closed client or cursor)."""
+class InvalidOperation(PyMongoError):
+    """The operation cannot be performed in this state (a closed client, a used cursor)."""
 
 
-class InvalidDocument(SingleMongoError, ValueError):
-    """A document cannot be sent: too large, a bad key, or not a mapping."""
+class InvalidName(PyMongoError):
+    """A database or collection name is not valid."""
+
+
+class CollectionInvalid(PyMongoError):
+    """A collection cannot be created (it exists) or validated."""
+
+
+class InvalidDocument(_BSONInvalidDocument, PyMongoError):
+    """A document cannot be sent: too large, a bad key, or not a mapping. It is also a
+    ``bson.errors.InvalidDocument``, as PyMongo's are."""
+
+    def __init__(self, message: str, document: Any = None) -> None:
+        PyMongoError.__init__(self, message)
+        self._document = document
+
+    @property
+    def document(self) -> Any:
+        """The document that could not be sent, if known."""
+        return self._document
+
+
+class DocumentTooLarge(InvalidDocument):
+    """A document (or a command) is larger than the server accepts (maxBsonObjectSize)."""

@@ -147,7 +147,7 @@ def test_no_writes_performed_raises_the_earlier_error():
                            labels=("RetryableWriteError",))
         rs.servers[0].fail("insert", code=91, errmsg="second",
                            labels=("RetryableWriteError", "NoWritesPerformed"))
-        with pytest.raises(errors.OperationFailure, match="first: shutting down"):
+        with pytest.raises(errors.NotPrimaryError, match="first: shutting down"):
             client.test.c.insert_one({})
 
 

@@ -216,7 +216,7 @@ def test_retryable_read_retries_once(rs):
     rs.servers[0].fail("find", code=11602, errmsg="interrupted")
     assert client.test.c.find_one({"a": 1})["a"] == 1
     rs.servers[0].fail("find", code=11602, times=2)
-    with pytest.raises(errors.OperationFailure, match="11602"):
+    with pytest.raises(errors.NotPrimaryError, match="11602"):
         client.test.c.find_one()
 
 

@@ -27,7 +27,7 @@ def test_no_thread_is_ever_started():
         client.admin.command("ping")
         rs.step_down()
         rs.elect(1)
-        with pytest.raises(errors.OperationFailure):
+        with pytest.raises(errors.NotPrimaryError):  # an AutoReconnect, as in PyMongo
             client.admin.command({"insert": "c", "documents": [{}]})
         rs.servers[2].stop()
         clock.advance(61)

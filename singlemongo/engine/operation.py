@@ -18,7 +18,7 @@ from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
                            decide, labels_of)
 from .checkout import checkout
 from .handshake import read_preference_for_op_msg
-from .replies import error_from_reply, failed, is_retryable, sanitize
+from .replies import error_from_reply, failed, from_server, is_retryable, sanitize
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
 
@@ -164,7 +164,7 @@ class _Run:
                     None, None, 0)
         reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id,
                              self.deadline)
-        if can_retry_write and isinstance(error, ConnectionFailure):
+        if can_retry_write and isinstance(error, ConnectionFailure) and not from_server(error):
             # Retryable writes: a network error of a retryable write is labelled for the user.
             error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
         retry_kind = "write" if can_retry_write else (

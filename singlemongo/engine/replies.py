@@ -1,13 +1,17 @@
 """Reading a reply: whether it failed, the typed error it stands for, and whether the
 retryable reads and writes specs allow a retry after it."""
 from ..errors import (ConnectionFailure, CursorNotFound, DuplicateKeyError, ExecutionTimeout,
-                      OperationFailure, WriteConcernError)
+                      NotPrimaryError, OperationFailure, WriteConcernError, WTimeoutError)
 from ..sdam.address import format_address
 
 # Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.
 RETRYABLE_CODES = frozenset({11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262})
 RETRYABLE_READ_CODES = RETRYABLE_CODES | {134}
 ERROR_CLASSES = {43: CursorNotFound, 50: ExecutionTimeout, 11000: DuplicateKeyError}
+# Errors that mean "not the primary (any more)": NotPrimaryError, an AutoReconnect, as PyMongo
+# raises them, so that ``except ConnectionFailure`` catches a stepdown.
+NOT_PRIMARY_CODES = frozenset({10107, 13435, 10058, 11600, 11602, 13436, 189, 91})
+NOT_PRIMARY_MESSAGES = ("not master", "node is recovering")
 
 
 def failed(reply):
@@ -64,29 +68,45 @@ def sanitize(reply):
     return reply
 
 
+def is_not_primary(code, message):
+    if code is not None:
+        return code in NOT_PRIMARY_CODES
+    return any(needle in (message or "") for needle in NOT_PRIMARY_MESSAGES)
+
+
 def error_from_reply(reply, address):
+    """The typed error a failed reply stands for (the reply is its ``details``)."""
     if reply.get("ok") in (0, 0.0, False):
         code = reply.get("code")
-        cls = ERROR_CLASSES.get(code, OperationFailure)
-        return cls(f"command failed on {format_address(address)}: "
+        message = (f"command failed on {format_address(address)}: "
                    f"{reply.get('errmsg', 'unknown error')} (code {code}"
-                   f"{', ' + reply['codeName'] if reply.get('codeName') else ''})",
-                   code, reply, address)
+                   f"{', ' + reply['codeName'] if reply.get('codeName') else ''})")
+        if is_not_primary(code, reply.get("errmsg")):
+            return NotPrimaryError(message, reply, address)
+        return ERROR_CLASSES.get(code, OperationFailure)(message, code, reply, address)
     wce = reply["writeConcernError"]
     details = dict(reply)
     if "errorLabels" in wce:
         details["errorLabels"] = list(wce["errorLabels"]) + list(reply.get("errorLabels", ()))
-    return WriteConcernError(f"write concern error on {format_address(address)}: "
-                             f"{wce.get('errmsg', '')} (code {wce.get('code')})",
-                             wce.get("code"), details, address)
+    timed_out = (wce.get("errInfo") or {}).get("wtimeout") if isinstance(
+        wce.get("errInfo"), dict) else False
+    return (WTimeoutError if timed_out else WriteConcernError)(
+        f"write concern error on {format_address(address)}: {wce.get('errmsg', '')} "
+        f"(code {wce.get('code')})", wce.get("code"), details, address)
+
+
+def from_server(error):
+    """True for an error the server replied with (its code and labels decide retries), as
+    opposed to a network error."""
+    return isinstance(error, (OperationFailure, NotPrimaryError))
 
 
 def is_retryable(error, kind, max_wire_version):
     if kind is None:
         return False
-    if isinstance(error, ConnectionFailure):
+    if isinstance(error, ConnectionFailure) and not isinstance(error, NotPrimaryError):
         return True
-    if not isinstance(error, OperationFailure):
+    if not from_server(error):
         return False
     if kind == "write":
         if error.has_error_label("RetryableWriteError"):
