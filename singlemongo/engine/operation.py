@@ -35,6 +35,8 @@ class Request:
     keep_session: bool = False  # an implicit session outlives the call (a cursor owns it)
     pinned: Any = None  # the connection a cursor is bound to: no selection, same server
     unacknowledged: bool = False  # w: 0: sent with moreToCome, no reply, never retried
+    codec: Any = None  # the user's CodecOptions: encodes the command, decodes the reply
+    user_fields: Any = None  # where the user's documents are in the reply (selective decoding)
 
 
 @dataclass
@@ -81,7 +83,8 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None):
         deadline = Deadline(topology.clock, ms / 1000.0 if ms else None, f"socketTimeoutMS {ms}")
     try:
         reply = command_monitoring.run(topology.events, topology.clock, conn, req.db, cmd,
-                                       deadline, req.sequences, operation_id)
+                                       deadline, req.sequences, operation_id, req.codec,
+                                       req.user_fields)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         if session is not None:
@@ -235,7 +238,8 @@ def _send_unacknowledged(topology, conn, req, cmd, sd, deadline=None):
     """Write concern w: 0: OP_MSG with moreToCome; nothing is read, nothing retried."""
     try:
         conn.send_only(req.db, cmd, req.sequences,
-                       deadline or topology.options.socket_timeout_ms / 1000.0 or None)
+                       deadline or topology.options.socket_timeout_ms / 1000.0 or None,
+                       req.codec)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         raise

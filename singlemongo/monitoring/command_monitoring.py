@@ -76,11 +76,12 @@ def _where(f):
             f"{f['operationId']}")
 
 
-def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=None):
+def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=None,
+        codec=None, user_fields=None):
     """``conn.command`` with events and log messages; the fast path when nobody listens."""
     logging_on = log.enabled(log.COMMAND)
     if not bus.listeners and not logging_on:
-        return conn.command(db, cmd, timeout_s, sequences)
+        return conn.command(db, cmd, timeout_s, sequences, codec, user_fields)
     name = next(iter(cmd))
     operation_id = operation_id or next_operation_id()
     request_id = conn.peek_request_id()
@@ -98,7 +99,7 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
                  command=log.document(shown), topology_id=bus.topology_id, **f)
     start = clock.monotonic()
     try:
-        reply = conn.command(db, cmd, timeout_s, sequences)
+        reply = conn.command(db, cmd, timeout_s, sequences, codec, user_fields)
     except Exception as exc:
         # "Security": only a server's error is redacted; a network error carries nothing of
         # the server's, and the exception is shown whole.

@@ -27,6 +27,9 @@ TLS_CONFLICTS = (
     ("tlsAllowInvalidCertificates", "tlsDisableOCSPEndpointCheck"),
     ("tlsAllowInvalidCertificates", "tlsDisableCertificateRevocationCheck"),
     ("tlsDisableOCSPEndpointCheck", "tlsDisableCertificateRevocationCheck"))
+# bson.binary.UuidRepresentation's values, by uuidRepresentation name.
+UUID_REPRESENTATION_CODES = {"unspecified": 0, "standard": 4, "pythonLegacy": 3,
+                             "javaLegacy": 5, "csharpLegacy": 6}
 # Initial DNS Seedlist Discovery, "TXT records".
 TXT_ALLOWED = frozenset({"authSource", "replicaSet", "loadBalanced"})
 @dataclass(frozen=True)
@@ -57,6 +60,20 @@ class ClientOptions:
     def specified_options(self):
         """The options that were given explicitly, by canonical name."""
         return {k: v for k, v in self.values.items() if k in self.specified}
+
+    def codec_options(self):
+        """The CodecOptions replies are decoded with (and documents encoded with): PyMongo's
+        defaults, naive UTC datetimes included, unless the keywords say otherwise."""
+        from bson.codec_options import CodecOptions, DatetimeConversion
+        v = self.values
+        kwargs = {"document_class": v["document_class"], "tz_aware": v["tz_aware"],
+                  "uuid_representation": UUID_REPRESENTATION_CODES[v["uuidRepresentation"]],
+                  "unicode_decode_error_handler": v["unicode_decode_error_handler"],
+                  "tzinfo": v["tzinfo"],
+                  "datetime_conversion": v["datetime_conversion"] or DatetimeConversion.DATETIME}
+        if v["type_registry"] is not None:
+            kwargs["type_registry"] = v["type_registry"]
+        return CodecOptions(**kwargs)
 
 
 def client_options(uri, **kwargs):
@@ -91,7 +108,9 @@ def client_options(uri, **kwargs):
         database=parsed.database)
     for message in found.warnings:
         warnings.warn(message, SingleMongoWarning, stacklevel=2)
-    return _finish(options, parsed.username, parsed.password, found.tls_values,
+    username = values["username"] if "username" in specified else parsed.username
+    password = values["password"] if "password" in specified else parsed.password
+    return _finish(options, username, password, found.tls_values,
                    "authMechanismProperties" in found.invalid)
 
 
@@ -139,6 +158,10 @@ def _read_uri_options(pairs):
             found.warnings.append(f"deprecated option {key!r} ignored: {name} is also given")
             continue
         opt = OPTIONS[name]
+        if opt.keyword_only:
+            found.warnings.append(f"{key!r} is a MongoClient keyword, not a connection string "
+                                  f"option; ignored")
+            continue
         if raw == "" and name == "authSource":  # auth spec: an empty authSource is an error
             raise ConfigurationError("authSource must not be empty in the connection string")
         if raw == "" and not opt.is_list:

@@ -7,7 +7,7 @@ _SECRET_OPTIONS = re.compile(
     r"((?:^|[?&;])(?:proxyPassword|tlsCertificateKeyFilePassword|password)=)[^&;]*",
     re.IGNORECASE)
 SECRET_OPTION_NAMES = frozenset(
-    {"proxypassword", "tlscertificatekeyfilepassword", "authmechanismproperties"})
+    {"proxypassword", "tlscertificatekeyfilepassword", "authmechanismproperties", "password"})
 REDACTED = "<redacted>"
 
 

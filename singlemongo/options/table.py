@@ -13,6 +13,7 @@ AUTH_MECHANISMS = ("SCRAM-SHA-1", "SCRAM-SHA-256", "MONGODB-X509", "GSSAPI", "PL
 READ_PREFERENCE_MODES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred",
                          "nearest")
 COMPRESSORS = ("snappy", "zlib", "zstd")
+UUID_REPRESENTATIONS = ("unspecified", "standard", "pythonLegacy", "javaLegacy", "csharpLegacy")
 PROXY_OPTIONS = ("proxyHost", "proxyPort", "proxyUsername", "proxyPassword")
 
 
@@ -23,6 +24,7 @@ class Option:
     validate: Callable[[Any], Any]
     default: Any = None
     is_list: bool = False
+    keyword_only: bool = False  # PyMongo's MongoClient keywords: not in a connection string
 
 
 _TABLE = (
@@ -82,7 +84,22 @@ _TABLE = (
     Option("w", "w", T.write_concern_w),
     Option("waitQueueTimeoutMS", "wait_queue_timeout_ms", T.integer(1)),
     Option("wTimeoutMS", "wtimeout_ms", T.INT64),
+    Option("uuidRepresentation", "uuid_representation",
+           T.one_of(*UUID_REPRESENTATIONS), "unspecified"),
     Option("zlibCompressionLevel", "zlib_compression_level", T.integer(-1, 9), -1),
+    # The face's keywords (PyMongo's MongoClient): codecs, identity, the Stable API.
+    Option("document_class", "document_class", T.document_class, dict, keyword_only=True),
+    Option("tz_aware", "tz_aware", T.boolean, False, keyword_only=True),
+    Option("tzinfo", "tzinfo", T.tzinfo, keyword_only=True),
+    Option("type_registry", "type_registry", T.type_registry, keyword_only=True),
+    Option("unicode_decode_error_handler", "unicode_decode_error_handler",
+           T.one_of("strict", "replace", "backslashreplace", "surrogateescape", "ignore"),
+           "strict"),
+    Option("datetime_conversion", "datetime_conversion", T.datetime_conversion),
+    Option("connect", "connect", T.boolean, keyword_only=True),
+    Option("username", "username", T.non_empty_string, keyword_only=True),
+    Option("password", "password", T.secret(T.string), keyword_only=True),
+    Option("server_api", "server_api", T.server_api, keyword_only=True),
 )
 
 OPTIONS = {opt.name: opt for opt in _TABLE}

@@ -129,3 +129,47 @@ def tag_sets(value):
     if isinstance(value, (list, tuple)):
         return [tag_set(v) for v in value]
     return [tag_set(value)]
+
+
+# ----- keyword-only options of the face (PyMongo's MongoClient keywords) --------------------
+
+def document_class(value):
+    """A Mapping subclass (dict, SON, OrderedDict, RawBSONDocument, ...)."""
+    from collections.abc import Mapping as _Mapping
+    from bson.raw_bson import RawBSONDocument
+    if isinstance(value, type) and (issubclass(value, _Mapping) or value is RawBSONDocument):
+        return value
+    raise ValueError("expected a Mapping subclass such as dict, bson.son.SON or "
+                     "bson.raw_bson.RawBSONDocument")
+
+
+def tzinfo(value):
+    import datetime
+    if value is None or isinstance(value, datetime.tzinfo):
+        return value
+    raise ValueError("expected a datetime.tzinfo")
+
+
+def type_registry(value):
+    from bson.codec_options import TypeRegistry
+    if value is None or isinstance(value, TypeRegistry):
+        return value
+    raise ValueError("expected a bson.codec_options.TypeRegistry")
+
+
+def datetime_conversion(value):
+    from bson.codec_options import DatetimeConversion
+    if isinstance(value, DatetimeConversion):
+        return value
+    if isinstance(value, str) and value.upper() in DatetimeConversion.__members__:
+        return DatetimeConversion[value.upper()]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return DatetimeConversion(value)
+    raise ValueError(f"expected one of {', '.join(DatetimeConversion.__members__)}")
+
+
+def server_api(value):
+    from ..server_api import ServerApi
+    if value is None or isinstance(value, ServerApi):
+        return value
+    raise ValueError("expected a ServerApi")

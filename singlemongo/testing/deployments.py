@@ -17,6 +17,7 @@ from .server import SimServer
 from .query import Store
 
 MAX_WIRE_VERSION = 21
+SERVER_VERSION = (7, 0, 0)  # what wire version 21 is (buildInfo says so)
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "create", "drop",
                             "createindexes", "dropindexes", "dropdatabase"})
 READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors", "getmore",
@@ -144,6 +145,10 @@ class _Deployment:
         handler = self.commands.get(name)
         if handler is not None:
             return handler(server, cmd, state)
+        if lname == "buildinfo":  # after self.commands: a test may answer it its own way
+            return {"version": ".".join(map(str, SERVER_VERSION)),
+                    "versionArray": [*SERVER_VERSION, 0], "gitVersion": "singlemongo-simulated",
+                    "bits": 64, "maxBsonObjectSize": 16 * 1024 * 1024, "ok": 1}
         return {"ok": 0, "errmsg": f"no such command: '{name}'", "code": 59,
                 "codeName": "CommandNotFound"}
 

@@ -228,8 +228,9 @@ class Connection:
             raise ConnectionFailure(f"connection to {format_address(self.address)} is closed",
                                     self.address)
 
-    def round_trip(self, request_id, message, timeout):
-        """Send one message and read its reply document, all within ``timeout``."""
+    def round_trip(self, request_id, message, timeout, codec=None, user_fields=None):
+        """Send one message and read its reply document, all within ``timeout``; ``codec``
+        (the user's CodecOptions) decodes it, else the driver's own."""
         self._usable()
         deadline = self.deadline(timeout)
         try:
@@ -238,7 +239,8 @@ class Connection:
                                        self.max_message_size, request_id)
             body = self._recv_exactly(header.length - wire.HEADER.size, deadline)
             return wire.decode_reply(header, body, self.max_message_size,
-                                     compressed=self.compressor is not None)
+                                     compressed=self.compressor is not None,
+                                     codec=codec or wire.CODEC, user_fields=user_fields)
         except ProtocolError as exc:
             raise self._fail(ProtocolError, str(exc)) from None
         except BaseException:  # a signal, KeyboardInterrupt, a bug: never reuse this socket
@@ -250,24 +252,26 @@ class Connection:
         """The request id the next command will use (for command monitoring)."""
         return (_request_ids.last + 1) & 0x7FFFFFFF
 
-    def command(self, db, cmd, timeout=None, sequences=()):
-        """Run ``cmd`` (OP_MSG); ``timeout`` is a Deadline or seconds for the whole round trip."""
+    def command(self, db, cmd, timeout=None, sequences=(), codec=None, user_fields=None):
+        """Run ``cmd`` (OP_MSG); ``timeout`` is a Deadline or seconds for the whole round trip.
+        ``codec`` (the user's CodecOptions) encodes the command and decodes the reply."""
         request_id = next_request_id()
         body = dict(cmd)
         body["$db"] = db
-        message = wire.encode_op_msg(request_id, body, sequences)
+        message = wire.encode_op_msg(request_id, body, sequences, codec=codec or wire.CODEC)
         if any(isinstance(v, SecretBytes) for v in body.values()):
             message = SecretBytes(message)  # a SCRAM proof: the frames below can raise
         if self.compressor and next(iter(cmd), "").lower() not in wire.UNCOMPRESSIBLE:
             message = wire.compress_message(message, self.compressor, self.zlib_level)
-        return self.round_trip(request_id, message, timeout)
+        return self.round_trip(request_id, message, timeout, codec, user_fields)
 
-    def send_only(self, db, cmd, sequences=(), timeout=None):
+    def send_only(self, db, cmd, sequences=(), timeout=None, codec=None):
         """Send with moreToCome: the server does not answer, so nothing is waited for."""
         self._usable()
         body = dict(cmd)
         body["$db"] = db
-        message = wire.encode_op_msg(next_request_id(), body, sequences, flags=wire.MORE_TO_COME)
+        message = wire.encode_op_msg(next_request_id(), body, sequences, flags=wire.MORE_TO_COME,
+                                     codec=codec or wire.CODEC)
         try:
             self._send(message, self.deadline(timeout))
         except BaseException:

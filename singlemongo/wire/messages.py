@@ -84,9 +84,14 @@ def check_header(raw, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, expect_response
     return header
 
 
-def _decode_doc(data, where, codec=CODEC):
+def _decode_doc(data, where, codec=CODEC, user_fields=None):
+    """One document. With a codec of the user's, ``user_fields`` names where the user's
+    documents are ({"cursor": {"firstBatch": 1}}): a type registry's decoders apply there
+    only, as in PyMongo (bson's selective decoding); everything else is decoded whole."""
     try:
-        return bson.decode(data, codec_options=codec)
+        if codec is CODEC or not codec.type_registry._decoder_map:
+            return bson.decode(data, codec_options=codec)
+        return bson._decode_all_selective(data, codec, user_fields)[0]
     except Exception as exc:  # bson raises several types for malformed input
         raise ProtocolError(f"invalid BSON in {where}: {exc}") from None
 
@@ -100,7 +105,7 @@ def _doc_length(body, offset, where):
     return length
 
 
-def decode_op_msg(body, codec=CODEC):
+def decode_op_msg(body, codec=CODEC, user_fields=None):
     """The body of an OP_MSG (after the header): (flags, kind 0 document, {identifier: docs})."""
     if len(body) < 5:
         raise ProtocolError("truncated OP_MSG")
@@ -116,7 +121,8 @@ def decode_op_msg(body, codec=CODEC):
             length = _doc_length(body[:end], offset, "OP_MSG section")
             if document is not None:
                 raise ProtocolError("OP_MSG has two kind 0 sections")
-            document = _decode_doc(body[offset:offset + length], "OP_MSG section", codec)
+            document = _decode_doc(body[offset:offset + length], "OP_MSG section", codec,
+                                   user_fields)
             offset += length
         elif kind == 1:
             size = _doc_length(body[:end], offset, "OP_MSG document sequence")
@@ -166,7 +172,8 @@ def decode_op_query(body, codec=CODEC):
     return flags, namespace, _decode_doc(body[offset:offset + length], "OP_QUERY", codec)
 
 
-def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compressed=False):
+def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compressed=False,
+                 codec=CODEC, user_fields=None):
     """The reply document; an OP_COMPRESSED reply only where compression was negotiated."""
     if header.op_code == OP_COMPRESSED:
         if not compressed:
@@ -175,7 +182,7 @@ def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compre
         op_code, body = decompress_body(body, max_message_size)
         header = Header(HEADER.size + len(body), header.request_id, header.response_to, op_code)
     if header.op_code == OP_MSG:
-        return decode_op_msg(body)[1]
+        return decode_op_msg(body, codec, user_fields)[1]
     if header.op_code == OP_REPLY:
         return decode_op_reply(body)
     raise ProtocolError(f"unexpected reply opCode {header.op_code}")

@@ -1,16 +1,13 @@
 """The deployments unified tests run against, and which of them a test's runOnRequirements
 accept. Each test runs once, on the first accepted topology in PREFERENCE."""
-from singlemongo.testing.deployments import MAX_WIRE_VERSION
+from singlemongo.testing.deployments import SERVER_VERSION
 
 from .skips import REQUIREMENTS, Skip
 
-# The simulated servers report maxWireVersion 21: MongoDB 7.0.
-SERVER_VERSION = (7, 0, 0)
 PREFERENCE = ("replicaset", "sharded", "single", "load-balanced")
 FIXTURES = {"single": "mongo_standalone_session", "replicaset": "mongo_replica_set_session",
             "sharded": "mongo_sharded_session", "load-balanced": "mongo_load_balanced_session"}
 SCHEMA_MAJOR = 1
-assert MAX_WIRE_VERSION == 21, "SERVER_VERSION must follow the simulated wire version"
 
 
 def version(text):

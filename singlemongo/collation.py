@@ -1,0 +1,80 @@
+"""Collation (as ``pymongo.collation``): language-specific string comparison."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Union
+
+
+class CollationStrength:
+    PRIMARY = 1
+    SECONDARY = 2
+    TERTIARY = 3
+    QUATERNARY = 4
+    IDENTICAL = 5
+
+
+class CollationCaseFirst:
+    UPPER = "upper"
+    LOWER = "lower"
+    OFF = "off"
+
+
+class CollationAlternate:
+    NON_IGNORABLE = "non-ignorable"
+    SHIFTED = "shifted"
+
+
+class CollationMaxVariable:
+    PUNCT = "punct"
+    SPACE = "space"
+
+
+class Collation:
+    """``Collation(locale, caseLevel=None, caseFirst=None, strength=None, numericOrdering=None,
+    alternate=None, maxVariable=None, normalization=None, backwards=None, **kwargs)``; the
+    ``document`` is sent as the command's ``collation``."""
+
+    __slots__ = ("_document",)
+
+    def __init__(self, locale: str, caseLevel: Optional[bool] = None,
+                 caseFirst: Optional[str] = None, strength: Optional[int] = None,
+                 numericOrdering: Optional[bool] = None, alternate: Optional[str] = None,
+                 maxVariable: Optional[str] = None, normalization: Optional[bool] = None,
+                 backwards: Optional[bool] = None, **kwargs: Any) -> None:
+        if not isinstance(locale, str):
+            raise TypeError(f"locale must be a string, not {locale!r}")
+        doc: dict[str, Any] = {"locale": locale}
+        for name, value in (("caseLevel", caseLevel), ("caseFirst", caseFirst),
+                            ("strength", strength), ("numericOrdering", numericOrdering),
+                            ("alternate", alternate), ("maxVariable", maxVariable),
+                            ("normalization", normalization), ("backwards", backwards)):
+            if value is not None:
+                doc[name] = value
+        doc.update(kwargs)
+        self._document = doc
+
+    @property
+    def document(self) -> dict[str, Any]:
+        return dict(self._document)
+
+    def __repr__(self) -> str:
+        return "Collation({})".format(", ".join(f"{k}={v!r}" for k, v in self._document.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Collation):
+            return self._document == other._document
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted((k, repr(v)) for k, v in self._document.items())))
+
+
+def validate_collation(value: Union[Collation, Mapping[str, Any], None]
+                       ) -> Optional[dict[str, Any]]:
+    """The ``collation`` document for a Collation or a mapping; TypeError for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, Collation):
+        return value.document
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"collation must be a Collation or a mapping, not {value!r}")

@@ -1,0 +1,218 @@
+"""Running one scenario with both drivers and comparing what happened.
+
+A scenario is ``S(name, run, seed=...)``: ``run(coll, m)`` gets the driver's collection
+``sbs.c`` (seeded with ``seed``) and ``m``, the driver's names (``m.InsertOne``,
+``m.errors``, ``m.client(**options)`` for a second client on the same deployment...). It
+returns anything; both drivers' returns are normalised and compared, and so are the errors
+(class name and code), the collection's contents afterwards and the commands each driver sent.
+
+Command comparison ignores what the single-threaded design, or the two drivers' different
+bookkeeping, changes and what says nothing about the operation: session ids (``lsid``),
+``$clusterTime``, ``$db``, handshakes and monitoring (hello), ``endSessions``, and the
+commands' order only where a scenario says so. Everything else must be equal.
+"""
+import datetime
+import types
+import uuid
+from collections.abc import Mapping
+
+import bson
+import pymongo
+from bson import ObjectId
+from bson.raw_bson import RawBSONDocument
+
+import singlemongo
+
+IGNORED_FIELDS = frozenset({"lsid", "$clusterTime", "$db"})
+# Reply fields whose values are the server's clock: never the same twice.
+CLOCK_FIELDS = frozenset({"$clusterTime", "operationTime", "localTime"})
+IGNORED_COMMANDS = frozenset({"hello", "ismaster", "isMaster", "endSessions", "ping",
+                              "saslStart", "saslContinue", "buildinfo", "buildInfo"})
+RESULT_ATTRIBUTES = ("acknowledged", "inserted_id", "inserted_ids", "matched_count",
+                     "modified_count", "upserted_id", "deleted_count", "did_upsert",
+                     "inserted_count", "upserted_count", "upserted_ids", "raw_result",
+                     "bulk_api_result")
+
+
+class S:
+    """One scenario."""
+
+    def __init__(self, name, run, seed=(), compare_commands=True, unordered_commands=False,
+                 note=None):
+        self.name, self.run, self.seed = name, run, list(seed)
+        self.compare_commands, self.unordered_commands = compare_commands, unordered_commands
+        self.note = note
+
+    def __repr__(self):
+        return self.name
+
+
+class _Ids:
+    """ObjectIds and UUIDs made during a run differ between drivers: each becomes its order of
+    appearance, so equal structure still compares equal."""
+
+    def __init__(self):
+        self.seen = {}
+
+    def __call__(self, value):
+        key = repr(value)
+        if key not in self.seen:
+            self.seen[key] = f"<{type(value).__name__} #{len(self.seen) + 1}>"
+        return self.seen[key]
+
+
+def normalise(value, ids):
+    """Plain, comparable data: result objects become their public attributes, documents dicts
+    (with their class name), generated ids placeholders; exceptions are handled by run()."""
+    if isinstance(value, (ObjectId, uuid.UUID)) or (
+            isinstance(value, bson.Binary) and value.subtype in (3, 4)):
+        return ids(value)
+    if isinstance(value, RawBSONDocument):
+        return {"<raw>": normalise(bson.decode(value.raw), ids)}
+    if isinstance(value, Mapping):
+        body = {str(k): normalise(v, ids) for k, v in value.items() if k not in CLOCK_FIELDS}
+        kind = type(value).__name__
+        return body if kind in ("dict", "SON") else {f"<{kind}>": body}
+    if isinstance(value, (list, tuple)):
+        return [normalise(v, ids) for v in value]
+    if isinstance(value, datetime.datetime):
+        return ("datetime", value.isoformat(), value.tzinfo is not None)
+    if isinstance(value, (str, int, float, bool, type(None), bytes)) or type(value).__module__ \
+            .startswith("bson"):
+        return value
+    if type(value).__name__.endswith("Result"):
+        return {"<result>": type(value).__name__, **{a: _attr(value, a, ids) for a in
+                                                     RESULT_ATTRIBUTES if hasattr_safe(value, a)}}
+    if type(value).__name__ in ("Cursor", "CommandCursor"):
+        return {"<cursor>": type(value).__name__}
+    return {"<object>": type(value).__name__, "repr": repr(value)}
+
+
+def hasattr_safe(obj, name):
+    try:
+        getattr(obj, name)
+        return True
+    except AttributeError:
+        return False
+    except Exception:  # a property that raises (an unacknowledged count): it exists
+        return True
+
+
+def _attr(obj, name, ids):
+    try:
+        return normalise(getattr(obj, name), ids)
+    except Exception as exc:
+        return {"<raises>": type(exc).__name__}
+
+
+def error_signature(exc):
+    code = getattr(exc, "code", None)
+    if code is None and isinstance(getattr(exc, "details", None), Mapping):
+        code = exc.details.get("code")
+    return {"<error>": type(exc).__name__, "code": code}
+
+
+class _Recorder:
+    """Commands started, as (name, normalised body), for either driver's listener API."""
+
+    def __init__(self):
+        self.commands = []
+
+    # PyMongo's CommandListener protocol
+    def started(self, event):
+        self.record(event.command_name, event.command)
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+    # singlemongo's callable protocol
+    def __call__(self, event):
+        if type(event).__name__ == "CommandStartedEvent":
+            self.record(event.command_name, event.command)
+
+    def record(self, name, command):
+        if name in IGNORED_COMMANDS:
+            return
+        self.commands.append((name, {k: v for k, v in command.items()
+                                     if k not in IGNORED_FIELDS}))
+
+
+class _PyMongoListener(_Recorder, pymongo.monitoring.CommandListener):
+    pass
+
+
+def _names(driver, uri, recorder, clients):
+    lib = pymongo if driver == "pymongo" else singlemongo
+    ns = types.SimpleNamespace(driver=driver, errors=lib.errors, uri=uri)
+    for name in ("InsertOne", "UpdateOne", "UpdateMany", "ReplaceOne", "DeleteOne",
+                 "DeleteMany", "IndexModel", "ASCENDING", "DESCENDING", "TEXT", "HASHED",
+                 "GEO2D", "GEOSPHERE", "ReturnDocument", "ReadPreference", "WriteConcern",
+                 "MongoClient"):
+        setattr(ns, name, getattr(lib, name, None))
+    if driver == "pymongo":
+        from pymongo.collation import Collation
+        from pymongo.read_concern import ReadConcern
+        from pymongo.server_api import ServerApi
+        from pymongo import read_preferences as rp
+    else:
+        from singlemongo.collation import Collation
+        from singlemongo.read_concern import ReadConcern
+        from singlemongo.server_api import ServerApi
+        from singlemongo import read_preferences as rp
+    ns.Collation, ns.ReadConcern, ns.ServerApi, ns.read_preferences = (
+        Collation, ReadConcern, ServerApi, rp)
+
+    def client(uri=uri, **options):
+        made = make_client(driver, uri, recorder, **options)
+        clients.append(made)
+        return made
+    ns.client = client
+    return ns
+
+
+def make_client(driver, uri, recorder, **options):
+    if driver == "pymongo":
+        return pymongo.MongoClient(uri, event_listeners=[_PyMongoListener()] if recorder is None
+                                   else [_as_pymongo(recorder)], serverMonitoringMode="poll",
+                                   serverSelectionTimeoutMS=5000, **options)
+    return singlemongo.MongoClient(uri, event_listeners=[recorder] if recorder else [], **options)
+
+
+def _as_pymongo(recorder):
+    listener = _PyMongoListener()
+    listener.commands = recorder.commands
+    return listener
+
+
+def run(driver, scenario, deployment):
+    """What happened when ``driver`` ran ``scenario``: the normalised return or error, the
+    collection's contents afterwards, and the commands sent."""
+    deployment.store.reset()
+    if scenario.seed:
+        deployment.store.seed("sbs", "c", [dict(d) for d in scenario.seed])
+    recorder = _Recorder()
+    clients = []
+    ids = _Ids()
+    client = make_client(driver, deployment.uri, recorder)
+    clients.append(client)
+    try:
+        coll = client.sbs.c
+        try:
+            outcome = normalise(scenario.run(coll, _names(driver, deployment.uri, recorder,
+                                                           clients)), ids)
+        except (pymongo.errors.PyMongoError, singlemongo.errors.PyMongoError,
+                bson.errors.BSONError, TypeError, ValueError, KeyError, AttributeError,
+                IndexError, StopIteration) as exc:
+            outcome = error_signature(exc)
+        after = normalise(sorted(deployment.store.documents("sbs", "c"),
+                                 key=lambda d: repr(d.get("_id"))), ids)
+    finally:
+        for c in clients:
+            c.close()
+    commands = normalise(recorder.commands, ids) if scenario.compare_commands else None
+    if commands is not None and scenario.unordered_commands:
+        commands = sorted(commands, key=repr)
+    return {"outcome": outcome, "after": after, "commands": commands}
