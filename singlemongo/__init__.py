@@ -1,33 +1,82 @@
-"""singlemongo: a MongoDB driver for short-lived, single-threaded Python programs.
+"""singlemongo: a MongoDB driver for short-lived, single-threaded Python programs, with
+PyMongo's API.
 
 Names are imported on first use (PEP 562), so ``import singlemongo`` costs almost nothing
 and a one-off query loads only what it runs.
 """
+from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+version = __version__
+version_tuple = tuple(int(part) for part in __version__.split("."))
+
+# Index and sort directions and index types (as pymongo's top level).
+ASCENDING = 1
+DESCENDING = -1
+GEO2D = "2d"
+GEOSPHERE = "2dsphere"
+HASHED = "hashed"
+TEXT = "text"
+MIN_SUPPORTED_WIRE_VERSION = 8
+MAX_SUPPORTED_WIRE_VERSION = 25
 
 _LAZY = {
-    "MongoClient": "client", "get_client": "client_cache", "ClientOptions": "options.client_options",
-    "ReadPreference": "selection.read_preference",
-    "ConfigurationError": "errors", "ConnectionFailure": "errors", "InvalidURI": "errors",
+    "MongoClient": "client", "get_client": "client_cache",
+    "ClientOptions": "options.client_options", "client_options": "options.client_options",
+    "ReadPreference": "read_preferences", "WriteConcern": "write_concern",
+    "ReadConcern": "read_concern", "ServerApi": "server_api", "ServerApiVersion": "server_api",
+    "Collation": "collation", "CursorType": "cursor", "ReturnDocument": "collection",
+    "InsertOne": "operations", "UpdateOne": "operations", "UpdateMany": "operations",
+    "ReplaceOne": "operations", "DeleteOne": "operations", "DeleteMany": "operations",
+    "IndexModel": "operations",
+    "PyMongoError": "errors", "SingleMongoError": "errors", "SingleMongoWarning": "errors",
+    "ConfigurationError": "errors", "ConnectionFailure": "errors", "AutoReconnect": "errors",
+    "NotPrimaryError": "errors", "NetworkTimeout": "errors", "InvalidURI": "errors",
     "OperationFailure": "errors", "ServerSelectionError": "errors",
-    "SingleMongoError": "errors", "SingleMongoWarning": "errors", "DuplicateKeyError": "errors",
-    "BulkWriteError": "errors", "WriteError": "errors", "NetworkTimeout": "errors",
-    "InvalidDocument": "errors",
+    "ServerSelectionTimeoutError": "errors", "DuplicateKeyError": "errors",
+    "BulkWriteError": "errors", "WriteError": "errors", "WriteConcernError": "errors",
+    "ExecutionTimeout": "errors", "CursorNotFound": "errors", "InvalidOperation": "errors",
+    "InvalidName": "errors", "InvalidDocument": "errors", "DocumentTooLarge": "errors",
 }
+_MODULES = ("errors", "monitoring", "operations", "results", "read_preferences",
+            "write_concern", "read_concern", "collation", "server_api", "cursor",
+            "command_cursor", "collection", "database", "client", "typings", "testing")
 
-__all__ = ["__version__", *_LAZY]
+__all__ = ["__version__", "version", "version_tuple", "ASCENDING", "DESCENDING", "GEO2D",
+           "GEOSPHERE", "HASHED", "TEXT", *_LAZY]
+
+if TYPE_CHECKING:
+    from .client import MongoClient
+    from .client_cache import get_client
+    from .collation import Collation
+    from .collection import ReturnDocument
+    from .cursor import CursorType
+    from .errors import (AutoReconnect, BulkWriteError, ConfigurationError, ConnectionFailure,
+                         CursorNotFound, DocumentTooLarge, DuplicateKeyError, ExecutionTimeout,
+                         InvalidDocument, InvalidName, InvalidOperation, InvalidURI,
+                         NetworkTimeout, NotPrimaryError, OperationFailure, PyMongoError,
+                         ServerSelectionError, ServerSelectionTimeoutError, SingleMongoError,
+                         SingleMongoWarning, WriteConcernError, WriteError)
+    from .operations import (DeleteMany, DeleteOne, IndexModel, InsertOne, ReplaceOne,
+                             UpdateMany, UpdateOne)
+    from .options.client_options import ClientOptions, client_options
+    from .read_concern import ReadConcern
+    from .read_preferences import ReadPreference
+    from .server_api import ServerApi, ServerApiVersion
+    from .write_concern import WriteConcern
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
+    import importlib
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'singlemongo' has no attribute {name!r}")
-    import importlib
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(__all__)

@@ -1,24 +1,42 @@
-"""MongoClient: the face. Constructing one does no I/O; the first operation scans."""
+"""MongoClient (as ``pymongo.MongoClient``): the face. Constructing one does no I/O; the first
+operation scans the deployment inline. Its real properties are never shadowed by databases:
+``client.address`` is the server's address, ``client.shop`` the database ``shop``."""
+from __future__ import annotations
+
 import os
 import weakref
+from types import TracebackType
+from typing import Any, Generic, NoReturn, Optional, Sequence, Union, overload
 
-from .options.client_options import client_options
-from .options.redact import SecretText
+from bson.codec_options import CodecOptions
+
 from .clock import DEFAULT_CLOCK
+from .command_cursor import CommandCursor
+from .common import BaseObject, validate_database_name
 from .database import Database
-from .errors import ConnectionFailure
+from .engine.handshake import api_fields
+from .engine.operation import flush_kill_queue
 from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
 from .engine.topology import Topology
-
+from .errors import ConfigurationError, ConnectionFailure, InvalidOperation
+from .options.client_options import ClientOptions, client_options
+from .options.redact import SecretText
+from .read_concern import ReadConcern
+from .sdam.server_type import ServerType, TopologyType
+from .selection.read_preference import ReadPreference as _Core
+from .selection.selector import WRITE, Criteria
+from .typings import _Address, _DocumentType
+from .write_concern import WriteConcern
 
 _INSECURE = (("tls_insecure", "tlsInsecure"),
              ("tls_allow_invalid_certificates", "tlsAllowInvalidCertificates"),
              ("tls_allow_invalid_hostnames", "tlsAllowInvalidHostnames"),
              ("tls_disable_ocsp_endpoint_check", "tlsDisableOCSPEndpointCheck"),
              ("tls_disable_certificate_revocation_check", "tlsDisableCertificateRevocationCheck"))
+_SCHEMES = ("mongodb://", "mongodb+srv://")
 
 
-def _warn_if_insecure(options):
+def _warn_if_insecure(options: ClientOptions) -> None:
     if not options.tls:
         return
     relaxed = [name for attr, name in _INSECURE if getattr(options, attr)]
@@ -30,80 +48,286 @@ def _warn_if_insecure(options):
                       SingleMongoWarning, stacklevel=3)
 
 
-class MongoClient:
+def _seed_text(host: str, port: int) -> str:
+    """``host`` as it goes in a connection string's host list (``host`` gets ``port``)."""
+    if host.endswith(".sock"):
+        from urllib.parse import quote_plus
+        return quote_plus(host)
+    if host.startswith("["):
+        return host if "]:" in host else f"{host}:{port}"
+    if host.count(":") > 1:  # a bare IPv6 address
+        return f"[{host}]:{port}"
+    return host if ":" in host else f"{host}:{port}"
+
+
+def connection_string(host: Union[str, Sequence[str], None], port: Optional[int]) -> str:
+    """One connection string for PyMongo's ``host`` and ``port`` arguments: a connection
+    string, a ``host[:port]``, or a list of either."""
+    host = "localhost" if host is None else host
+    hosts = [host] if isinstance(host, str) else list(host)
+    if not hosts or not all(isinstance(h, str) for h in hosts):
+        raise TypeError(f"host must be a string or a list of strings, not {host!r}")
+    if isinstance(port, bool) or (port is not None and not isinstance(port, int)):
+        raise TypeError(f"port must be an integer, not {port!r}")
+    uris = [h for h in hosts if h.startswith(_SCHEMES)]
+    if uris:
+        if len(hosts) > 1:
+            raise ConfigurationError("give one connection string with every host in it, not a "
+                                     "list of several")
+        return uris[0]
+    return "mongodb://" + ",".join(_seed_text(h, port or 27017) for h in hosts)
+
+
+class MongoClient(BaseObject, Generic[_DocumentType]):
     """A client for one deployment.
 
-    ``MongoClient(uri, **options)`` takes every connection-string option as a keyword too
-    (``heartbeatFrequencyMS=...`` or ``heartbeat_frequency_ms=...``); keywords override the
-    URI. ``clock`` (time, sleep, randomness), ``resolver`` (mongodb+srv lookups) and
-    ``event_listeners`` are for tests and observability; ``scan_executor="sequential"``
-    checks servers one at a time instead of in concurrent waves (for debugging);
-    ``server_selector`` takes the list of suitable ServerDescriptions and returns those to keep.
+    ``MongoClient(host=None, port=None, document_class=dict, tz_aware=False, connect=None,
+    **options)`` as in PyMongo: ``host`` is a connection string, a ``host[:port]`` or a list
+    of them; every connection-string option is a keyword too (``heartbeatFrequencyMS=...`` or
+    ``heartbeat_frequency_ms=...``) and keywords override the URI; ``username=``,
+    ``password=``, ``authSource=``, ``server_api=ServerApi("1")``, ``event_listeners=[...]``.
+    ``connect`` is accepted and ignored: singlemongo never connects before the first
+    operation. For tests and observability: ``clock`` (time, sleep, randomness),
+    ``resolver`` (mongodb+srv lookups), ``scan_executor="sequential"`` and
+    ``server_selector`` (takes the suitable ServerDescriptions, returns those to keep).
+    Raises ConfigurationError (InvalidURI) for a bad connection string or option.
     """
 
-    def __init__(self, uri="mongodb://localhost", *, clock=None, resolver=None,
-                 event_listeners=(), scan_executor="concurrent", server_selector=None,
-                 **options):
-        uri = SecretText(uri) if isinstance(uri, str) else uri  # frames below can raise
-        self.options = client_options(uri, **options)
-        _warn_if_insecure(self.options)
-        self._topology = Topology(self.options, clock or DEFAULT_CLOCK, event_listeners, resolver,
-                                  scan_executor, server_selector)
-        self._closed = False
-        self._start()
+    HOST = "localhost"
+    PORT = 27017
 
-    def _start(self):
+    @overload
+    def __init__(self: MongoClient[dict[str, Any]], host: Union[str, Sequence[str], None] = None,
+                 port: Optional[int] = None, document_class: None = None,
+                 tz_aware: Optional[bool] = None, connect: Optional[bool] = None,
+                 **kwargs: Any) -> None: ...
+
+    @overload
+    def __init__(self, host: Union[str, Sequence[str], None] = None, port: Optional[int] = None,
+                 document_class: Optional[type[_DocumentType]] = None,
+                 tz_aware: Optional[bool] = None, connect: Optional[bool] = None,
+                 **kwargs: Any) -> None: ...
+
+    def __init__(self, host: Union[str, Sequence[str], None] = None, port: Optional[int] = None,
+                 document_class: Optional[type[_DocumentType]] = None,
+                 tz_aware: Optional[bool] = None, connect: Optional[bool] = None,
+                 **kwargs: Any) -> None:
+        if isinstance(host, str):  # it may hold a password: frames below can raise
+            host = SecretText(host)
+        elif isinstance(host, (list, tuple)):
+            host = [SecretText(h) if isinstance(h, str) else h for h in host]
+        clock = kwargs.pop("clock", None)
+        resolver = kwargs.pop("resolver", None)
+        listeners = kwargs.pop("event_listeners", None) or ()
+        scan_executor = kwargs.pop("scan_executor", "concurrent")
+        server_selector = kwargs.pop("server_selector", None)
+        for name, value in (("document_class", document_class), ("tz_aware", tz_aware),
+                            ("connect", connect)):
+            if value is not None:
+                kwargs[name] = value
+        uri = SecretText(connection_string(host, port))
+        self._options = client_options(uri, **kwargs)
+        _warn_if_insecure(self._options)
+        self._topology = Topology(self._options, clock or DEFAULT_CLOCK, listeners, resolver,
+                                  scan_executor, server_selector)
+        self._init_settings()
+
+    def _init_settings(self) -> None:
+        o = self._options
+        BaseObject.__init__(self, o.codec_options(), o.read_preference,
+                            WriteConcern(o.w, o.wtimeout_ms, o.journal), ReadConcern(
+                                o.read_concern_level))
+        self._closed = False
         register_for_exit(self)
         # A client dropped without close() frees its sockets as soon as it is unreachable
         # (reference counting; nothing here is in a cycle), not at the next cyclic collection.
         weakref.finalize(self, self._topology.release).atexit = False
 
     @classmethod
-    def from_options(cls, options, *, clock=None, resolver=None, event_listeners=()):
+    def from_options(cls, options: ClientOptions, *, clock: Any = None, resolver: Any = None,
+                     event_listeners: Sequence[Any] = ()) -> MongoClient[dict[str, Any]]:
         """A client from already validated ClientOptions (no parsing, no I/O)."""
-        client = cls.__new__(cls)
-        client.options = options
+        client: MongoClient[dict[str, Any]] = cls.__new__(cls)
+        client._options = options
         client._topology = Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
-        client._closed = False
-        client._start()
+        client._init_settings()
         return client
 
-    def __repr__(self):
-        return f"MongoClient({self.options!r})"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __getitem__(self, name):
-        return Database(self, name)
-
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return Database(self, name)
-
-    def get_database(self, name=None, read_preference=None):
-        return Database(self, name or self.options.database or "test", read_preference)
-
-    def get_default_database(self):
-        return self.get_database()
+    # ----- identity --------------------------------------------------------------------------
 
     @property
-    def topology_description(self):
+    def options(self) -> ClientOptions:
+        """The validated options (passwords redacted in its repr)."""
+        return self._options
+
+    def __repr__(self) -> str:
+        return f"MongoClient({self.__dict__.get('_options')!r})"
+
+    def _eq_props(self) -> tuple[Any, ...]:
+        o = self._options
+        return (tuple(sorted(o.seeds, key=repr)), o.srv_host, o.replica_set)
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, MongoClient):
+            return self._eq_props() == other._eq_props()
+        return NotImplemented
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._eq_props())
+
+    def __enter__(self) -> MongoClient[_DocumentType]:
+        return self
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __getitem__(self, name: str) -> Database[_DocumentType]:
+        return Database(self, name)
+
+    def __getattr__(self, name: str) -> Database[_DocumentType]:
+        """The database ``name`` (only for names that are not the client's own)."""
+        if name.startswith("_"):
+            raise AttributeError(f"MongoClient has no attribute {name!r}. To access the {name} "
+                                 f"database, use client[{name!r}].")
+        return self[name]
+
+    def __iter__(self) -> NoReturn:
+        raise TypeError("'MongoClient' object is not iterable")
+
+    def __next__(self) -> NoReturn:
+        raise TypeError("'MongoClient' object is not iterable")
+
+    next = __next__
+
+    # ----- databases -------------------------------------------------------------------------
+
+    def get_database(self, name: Optional[str] = None,
+                     codec_options: Optional[CodecOptions[Any]] = None,
+                     read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None) -> Database[_DocumentType]:
+        """A database (the connection string's default if ``name`` is None)."""
+        if name is None:
+            name = self._options.database
+            if name is None:
+                raise ConfigurationError("No default database name defined or provided.")
+        return Database(self, name, codec_options, read_preference, write_concern,
+                        read_concern)
+
+    def get_default_database(self, default: Optional[str] = None,
+                             codec_options: Optional[CodecOptions[Any]] = None,
+                             read_preference: Any = None,
+                             write_concern: Optional[WriteConcern] = None,
+                             read_concern: Optional[ReadConcern] = None
+                             ) -> Database[_DocumentType]:
+        """The connection string's database, else ``default``; ConfigurationError if
+        neither is given."""
+        name = self._options.database or default
+        if name is None:
+            raise ConfigurationError("No default database name defined or provided.")
+        return Database(self, name, codec_options, read_preference, write_concern,
+                        read_concern)
+
+    def list_databases(self, session: Any = None, comment: Any = None,
+                       **kwargs: Any) -> CommandCursor[dict[str, Any]]:
+        """A cursor over the databases (name, sizeOnDisk, empty)."""
+        cmd: dict[str, Any] = {"listDatabases": 1}
+        cmd.update(kwargs)
+        if comment is not None:
+            cmd["comment"] = comment
+        admin = self["admin"]
+        reply = admin.command(cmd)
+        return CommandCursor(admin["$cmd"], None, documents=list(reply["databases"]))
+
+    def list_database_names(self, session: Any = None, comment: Any = None) -> list[str]:
+        """The databases' names."""
+        return [doc["name"] for doc in self.list_databases(nameOnly=True, comment=comment)]
+
+    def drop_database(self, name_or_database: Union[str, Database[Any]], session: Any = None,
+                      comment: Any = None) -> None:
+        """Drop a database."""
+        name = name_or_database.name if isinstance(name_or_database, Database) \
+            else name_or_database
+        if not isinstance(name, str):
+            raise TypeError(f"name_or_database must be an instance of str or a Database, not "
+                            f"{type(name).__name__}")
+        validate_database_name(name)
+        cmd: dict[str, Any] = {"dropDatabase": 1, "comment": comment}  # as PyMongo sends it
+        self[name]["$cmd"]._write_command(cmd, retryable=False)
+
+    def server_info(self, session: Any = None) -> dict[str, Any]:
+        """The server's buildInfo (version, versionArray, ...)."""
+        return self["admin"].command("buildinfo", read_preference=_Core())
+
+    # ----- the deployment, as the last scan saw it -------------------------------------------
+
+    @property
+    def topology_description(self) -> Any:
         """The current topology description, read without any I/O."""
         return self._topology.description
 
     @property
-    def read_preference(self):
-        return self.options.read_preference
+    def address(self) -> Optional[_Address]:
+        """(host, port) of the standalone, primary or mongos operations go to (selects a
+        server, scanning if needed); None if there is none."""
+        td = self._topology.description
+        if td.topology_type is TopologyType.SHARDED and len(td.servers) > 1:
+            raise InvalidOperation("Cannot use 'address' property when load balancing among "
+                                   "mongoses, use 'nodes' instead.")
+        sd = self._topology.select_server(Criteria(WRITE))
+        return sd.address  # type: ignore[no-any-return]
 
-    def list_database_names(self):
-        return [d["name"] for d in self.admin.command("listDatabases", nameOnly=True)["databases"]]
+    @property
+    def primary(self) -> Optional[_Address]:
+        """The primary's (host, port), or None (read without I/O)."""
+        for sd in self._topology.description.servers.values():
+            if sd.server_type is ServerType.RS_PRIMARY:
+                return sd.address  # type: ignore[no-any-return]
+        return None
 
-    def _end_sessions(self):
+    def _addresses(self, kind: ServerType) -> set[_Address]:
+        return {sd.address for sd in self._topology.description.servers.values()
+                if sd.server_type is kind}
+
+    @property
+    def secondaries(self) -> set[_Address]:
+        """The secondaries' addresses (read without I/O)."""
+        return self._addresses(ServerType.RS_SECONDARY)
+
+    @property
+    def arbiters(self) -> set[_Address]:
+        """The arbiters' addresses (read without I/O)."""
+        return self._addresses(ServerType.RS_ARBITER)
+
+    @property
+    def nodes(self) -> frozenset[_Address]:
+        """Every known server's address (read without I/O)."""
+        return frozenset(sd.address for sd in self._topology.description.servers.values()
+                         if sd.server_type is not ServerType.UNKNOWN)
+
+    @property
+    def is_primary(self) -> bool:
+        """Whether operations go to a standalone or a primary (selects a server)."""
+        sd = self._topology.select_server(Criteria(WRITE))
+        return sd.server_type in (ServerType.STANDALONE, ServerType.RS_PRIMARY,
+                                  ServerType.LOAD_BALANCER)
+
+    @property
+    def is_mongos(self) -> bool:
+        """Whether operations go to a mongos (selects a server)."""
+        return self._topology.select_server(Criteria(WRITE)).server_type is ServerType.MONGOS
+
+    def watch(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Change streams need a connection held open for as long as the stream lives: not
+        what a single-threaded, short-lived program does."""
+        raise NotImplementedError("singlemongo does not support change streams")
+
+    # ----- closing ---------------------------------------------------------------------------
+
+    def _end_sessions(self) -> None:
         """Send endSessions on a connection already open (never scan or connect to do it)."""
         ids = self._topology.sessions.drain_ids()
         topo = self._topology
@@ -118,18 +342,19 @@ class MongoClient:
             # one-off client costs no round trip.
             for i in range(0, len(ids), END_SESSIONS_BATCH):
                 try:
-                    conn.send_only("admin", {"endSessions": ids[i:i + END_SESSIONS_BATCH]},
-                                   timeout=timeout)
+                    conn.send_only("admin", {"endSessions": ids[i:i + END_SESSIONS_BATCH],
+                                             **api_fields(topo.options)}, timeout=timeout)
                 except ConnectionFailure:
                     return
 
-    def _forget_after_fork(self):
+    def _forget_after_fork(self) -> None:
         self._closed = True
         unregister(self)
         self._topology.forget_after_fork()
 
-    def close(self):
-        """End the client's server sessions and close every connection. Idempotent."""
+    def close(self) -> None:
+        """End the client's server sessions and close every connection. Idempotent; the
+        client cannot be used afterwards (InvalidOperation)."""
         if self._topology.pid != os.getpid():
             self._topology.forget_after_fork()  # never end the parent's sessions from a child
         if self._closed:
@@ -137,6 +362,9 @@ class MongoClient:
         self._closed = True
         unregister(self)
         try:
+            flush_kill_queue(self._topology)  # cursors dropped since the last operation
             self._end_sessions()
         finally:
             self._topology.close()
+
+

@@ -1,353 +1,621 @@
-"""Collection: CRUD, aggregation and indexes, each categorised as the server selection spec
-says (writes go to the primary; reads use the read preference of the call, collection,
-database or client, most specific first)."""
-import functools
+"""Collection (as ``pymongo.collection``): CRUD, aggregation, bulk writes, find-and-modify
+and the collection's administration. Reads use the read preference of the call, else of the
+collection, database or client; writes go to the primary (server selection spec). Indexes
+are in ``indexes.py``, bulk writes in ``bulk.py``."""
+from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Generic, Iterable, NoReturn, Optional, Sequence, Union
+
+import bson
 from bson import ObjectId
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
 
-from .cursor import Cursor
-from .wire.documents import check_document, check_update
-from .errors import (BulkWriteError, DuplicateKeyError, InvalidDocument, OperationFailure,
-                     WriteError)
+from . import bulk as _bulk
+from . import indexes as _indexes
+from .collation import validate_collation
+from .command_cursor import CommandCursor
+from .common import (BaseObject, not_callable, validate_collection_name,
+                     validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
+                     validate_ok_for_update)
+from .cursor import Cursor, find_kwargs, projection_document
 from .engine.operation import Request, execute
-from .results import DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
-from .selection.read_preference import ReadPreference
+from .errors import (DuplicateKeyError, InvalidName, OperationFailure,
+                     WriteConcernError, WriteError, WTimeoutError)
+from .operations import IndexModel, _WriteOp, hint_value, index_document, index_list
+from .read_concern import ReadConcern
+from .read_preferences import to_core
+from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
+                      UpdateResult)
 from .selection.selector import READ, WRITE, Criteria
+from .typings import _DocumentType, _IndexKeyHint, _Pipeline
+from .write_concern import WriteConcern
 
-DEFAULT_MAX_WRITE_BATCH = 100_000
-_MESSAGE_HEADROOM = 16 * 1024
+if TYPE_CHECKING:
+    from .database import Database
+    from .engine.topology import Topology
 
-
-# Legacy query modifiers and the find command fields they stand for (PyMongo's unwrapping).
-LEGACY_MODIFIERS = {"$query": "filter", "$orderby": "sort", "$hint": "hint",
-                    "$comment": "comment", "$maxScan": "maxScan", "$maxTimeMS": "maxTimeMS",
-                    "$max": "max", "$min": "min", "$returnKey": "returnKey",
-                    "$showRecordId": "showRecordId", "$showDiskLoc": "showRecordId",
-                    "$snapshot": "snapshot"}
+_VALUE_FIELD = {"value": 1}  # where findAndModify's document is (selective decoding)
 
 
 class ReturnDocument:
+    """Which document find_one_and_update/replace return: BEFORE (default) or AFTER."""
     BEFORE = False
     AFTER = True
 
 
-def _as_read_preference(value):
-    if value is None or isinstance(value, ReadPreference):
-        return value
-    return ReadPreference(value)
-
-
-def index_keys(keys):
-    if isinstance(keys, str):
-        return {keys: 1}
-    if isinstance(keys, dict):
-        return dict(keys)
-    return {k: d for k, d in keys}
-
-
-def index_name(keys):
-    return "_".join(f"{k}_{d}" for k, d in index_keys(keys).items())
-
-
-def _projection(projection):
-    if isinstance(projection, (list, tuple)):
-        return {p: 1 for p in projection}
-    return dict(projection)
-
-
-def _raise_write_errors(reply, address):
+def _raise_write_error(reply: Mapping[str, Any], address: Any) -> None:
+    """PyMongo's rule for a single write: the last write error, else the write concern
+    error, becomes the exception."""
     errors = reply.get("writeErrors")
-    if not errors:
-        return
-    first = errors[0]
-    cls = DuplicateKeyError if first.get("code") == 11000 else WriteError
-    raise cls(f"write failed: {first.get('errmsg')} (code {first.get('code')})",
-              first.get("code"), dict(first), address)
+    if errors:
+        error = dict(errors[-1])
+        cls = DuplicateKeyError if error.get("code") in (11000, 11001, 12582) else WriteError
+        raise cls(f"{error.get('errmsg')} (code {error.get('code')}"
+                  f"{', ' + error['codeName'] if error.get('codeName') else ''})",
+                  error.get("code"), error, address)
+    wce = reply.get("writeConcernError")
+    if wce:
+        details = dict(wce)
+        cls2 = WTimeoutError if (details.get("errInfo") or {}).get("wtimeout") else \
+            WriteConcernError
+        raise cls2(f"write concern error: {details.get('errmsg')} (code {details.get('code')})",
+                   details.get("code"), details, address)
 
 
-def _one_deadline(method):
-    """timeoutMS covers the whole call: the limits lookup (which may scan and connect) and
-    every command the call sends share one deadline."""
-    @functools.wraps(method)
-    def within_timeout(self, *args, **kwargs):
-        with self.database.client._topology.timeout_scope():
-            return method(self, *args, **kwargs)
-    return within_timeout
+class Collection(BaseObject, Generic[_DocumentType]):
+    """A collection; ``db.name`` or ``db["name"]``. Constructing one does no I/O (unless
+    ``create=True``, which sends ``create``)."""
 
+    def __init__(self, database: Database[_DocumentType], name: str, create: bool = False,
+                 codec_options: Optional[CodecOptions[Any]] = None,
+                 read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                 read_concern: Optional[ReadConcern] = None, session: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(codec_options, read_preference, write_concern, read_concern, database)
+        self._database = database
+        self._name = validate_collection_name(name)
+        self._full_name = f"{database.name}.{name}"
+        if create or kwargs:
+            self._create(kwargs, session)
 
-class Collection:
-    def __init__(self, database, name, read_preference=None):
-        if not isinstance(name, str) or not name or "$" in name or name.startswith(".") \
-                or "\x00" in name:
-            raise InvalidDocument(f"invalid collection name {name!r}")
-        self.database = database
-        self.name = name
-        self._read_preference = _as_read_preference(read_preference)
+    # ----- identity --------------------------------------------------------------------------
 
-    def __repr__(self):
-        return f"Collection({self.full_name!r})"
+    @property
+    def name(self) -> str:
+        """The collection's name."""
+        return self._name
 
-    def __getattr__(self, name):
+    @property
+    def full_name(self) -> str:
+        """``database.collection``."""
+        return self._full_name
+
+    @property
+    def database(self) -> Database[_DocumentType]:
+        """The database this collection is in."""
+        return self._database
+
+    def __repr__(self) -> str:
+        return f"Collection({self._database!r}, {self._name!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, Collection):
+            return self._database == other._database and self._name == other._name
+        return NotImplemented
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self._database, self._name))
+
+    def __bool__(self) -> NoReturn:
+        raise NotImplementedError("Collection objects do not implement truth value testing or "
+                                  "bool(). Please compare with None instead: collection is not "
+                                  "None")
+
+    def __getattr__(self, name: str) -> Collection[_DocumentType]:
+        """A sub-collection (``db.logs.errors`` is ``logs.errors``)."""
         if name.startswith("_"):
-            raise AttributeError(name)
-        return Collection(self.database, f"{self.name}.{name}", self._read_preference)
+            raise AttributeError(f"Collection has no attribute {name!r}. To access the "
+                                 f"{self._full_name}.{name} collection, use "
+                                 f"database['{self._full_name}.{name}'].")
+        return self[name]
 
-    def __getitem__(self, name):
-        return Collection(self.database, f"{self.name}.{name}", self._read_preference)
+    def __getitem__(self, name: str) -> Collection[_DocumentType]:
+        return Collection(self._database, f"{self._name}.{name}", False, self._codec_options,
+                          self._read_preference_core, self._write_concern, self._read_concern)
 
-    @property
-    def full_name(self):
-        return f"{self.database.name}.{self.name}"
+    def __iter__(self) -> NoReturn:
+        raise TypeError("'Collection' object is not iterable")
 
-    @property
-    def read_preference(self):
-        return self._read_preference or self.database.read_preference
+    def __next__(self) -> NoReturn:
+        raise TypeError("'Collection' object is not iterable")
 
-    def with_options(self, read_preference=None):
-        return Collection(self.database, self.name, read_preference or self._read_preference)
+    next = __next__
 
-    # ----- plumbing ----------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        not_callable("Collection", self._name)
 
-    @property
-    def _options(self):
-        return self.database.client.options
+    def with_options(self, codec_options: Optional[CodecOptions[Any]] = None,
+                     read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None) -> Collection[_DocumentType]:
+        """The same collection with some settings changed."""
+        return Collection(self._database, self._name, False,
+                          codec_options or self._codec_options,
+                          read_preference if read_preference is not None else
+                          self._read_preference_core, write_concern or self._write_concern,
+                          read_concern or self._read_concern)
 
-    def _write_concern(self, cmd):
-        o = self._options
-        wc = {k: v for k, v in (("w", o.w), ("wtimeout", o.wtimeout_ms), ("j", o.journal))
-              if v is not None}
-        if wc:
-            cmd["writeConcern"] = wc
-        return cmd
-
-    def _read_concern(self, cmd):
-        if self._options.read_concern_level is not None:
-            cmd["readConcern"] = {"level": self._options.read_concern_level}
-        return cmd
-
-    def _criteria(self, read_preference):
-        return Criteria(READ, _as_read_preference(read_preference) or self.read_preference)
+    # ----- plumbing --------------------------------------------------------------------------
 
     @property
-    def _acknowledged(self):
-        return self._options.w != 0
+    def _topology(self) -> Topology:
+        return self._database.client._topology
 
-    def _write(self, cmd, sequences=(), retry="write"):
-        """Run a write; with w: 0 it is sent unacknowledged (moreToCome, no reply)."""
-        outcome = execute(self.database.client._topology, Request(
-            self.database.name, self._write_concern(cmd), Criteria(WRITE), False, retry,
-            sequences, unacknowledged=not self._acknowledged))
-        return outcome.reply, outcome.server
+    def _limits(self) -> tuple[int, int, int]:
+        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the server writes go
+        to, from its handshake (selecting and connecting first, as the write would)."""
+        return self._topology.server_limits(Criteria(WRITE))  # type: ignore[no-any-return]
 
-    def _read(self, cmd, read_preference=None):
-        return execute(self.database.client._topology, Request(
-            self.database.name, self._read_concern(cmd), self._criteria(read_preference),
-            True, "read")).reply
+    def _read_criteria(self, read_preference: Any = None) -> Criteria:
+        core = to_core(read_preference)
+        return Criteria(READ, core if core is not None else self._read_preference_core)
 
-    def _limits(self):
-        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the server the write
-        will go to, from its handshake (selecting and connecting first, as the write would)."""
-        return self.database.client._topology.server_limits(Criteria(WRITE))
+    def _read_command(self, cmd: dict[str, Any], read_preference: Any = None,
+                      user_fields: Any = None, codec: Optional[CodecOptions[Any]] = None,
+                      retry: Optional[str] = "read", keep_session: bool = False) -> Any:
+        outcome = execute(self._topology, Request(
+            self._database.name, cmd, self._read_criteria(read_preference), True, retry,
+            keep_session=keep_session, codec=codec or self._codec_options,
+            user_fields=user_fields))
+        return outcome if keep_session else outcome.reply
 
-    # ----- reads -------------------------------------------------------------------------
+    def _write_command(self, cmd: dict[str, Any], sequences: tuple[Any, ...] = (),
+                       retryable: bool = True, session: Any = None, check: bool = True,
+                       user_fields: Any = None) -> Any:
+        """Run a write with the collection's write concern; w: 0 sends it unacknowledged.
+        ``check``: raise the write error; else return the reply whatever it holds."""
+        wc = self._write_concern
+        if not wc.is_server_default:
+            cmd["writeConcern"] = wc.document
+        try:
+            outcome = execute(self._topology, Request(
+                self._database.name, cmd, Criteria(WRITE), False,
+                "write" if retryable else None, sequences, unacknowledged=not wc.acknowledged,
+                codec=self._codec_options, user_fields=user_fields))
+        except WriteConcernError as exc:
+            if check:
+                raise
+            return exc.details
+        if check:
+            _raise_write_error(outcome.reply, outcome.server.address)
+        return outcome.reply
 
-    def find(self, filter=None, projection=None, sort=None, skip=0, limit=0, batch_size=0,
-             hint=None, max_time_ms=None, read_preference=None):
-        cmd = {"find": self.name, "filter": dict(filter or {})}
-        if "$query" in cmd["filter"]:  # a legacy query with modifiers, unwrapped as PyMongo does
-            cmd.update((LEGACY_MODIFIERS.get(k, k), v) for k, v in cmd.pop("filter").items())
-            if not isinstance(cmd.get("filter"), dict):
-                raise InvalidDocument(f"$query must be a document, not {cmd.get('filter')!r}")
-        if projection is not None:
-            cmd["projection"] = _projection(projection)
-        if sort is not None:
-            cmd["sort"] = index_keys(sort)
-        if skip:
-            cmd["skip"] = skip
-        if hint:
-            cmd["hint"] = hint if isinstance(hint, str) else index_keys(hint)
-        if max_time_ms:
-            cmd["maxTimeMS"] = max_time_ms
-        if limit:
-            cmd["limit"] = abs(limit)
-            if limit < 0:
-                cmd["singleBatch"] = True
-        if batch_size:
-            cmd["batchSize"] = batch_size
-        return Cursor(self, self._read_concern(cmd), self._criteria(read_preference),
-                      limit=limit, batch_size=batch_size)
+    def _create(self, options: dict[str, Any], session: Any) -> None:
+        cmd: dict[str, Any] = {"create": self._name}
+        collation = validate_collation(options.pop("collation", None))
+        if collation is not None:
+            cmd["collation"] = collation
+        cmd.update(options)
+        self._write_command(cmd, retryable=False)
 
-    def find_one(self, filter=None, *args, **kwargs):
-        if filter is not None and not isinstance(filter, dict):
+    # ----- reads -----------------------------------------------------------------------------
+
+    def find(self, *args: Any, **kwargs: Any) -> Cursor[_DocumentType]:
+        """A Cursor over the documents matching ``filter`` (PyMongo's arguments, positional
+        order ``filter, projection, skip, limit, ...``). Nothing is sent until it is read."""
+        return Cursor(self, **find_kwargs(args, kwargs))
+
+    def find_one(self, filter: Any = None, *args: Any, **kwargs: Any) -> Optional[_DocumentType]:
+        """The first matching document, or None; a non-mapping ``filter`` is an ``_id``."""
+        if filter is not None and not isinstance(filter, Mapping):
             filter = {"_id": filter}
-        kwargs["limit"] = -1
-        for doc in self.find(filter, *args, **kwargs):
+        cursor = self.find(filter, *args, **kwargs)
+        for doc in cursor.limit(-1):
             return doc
         return None
 
-    def count_documents(self, filter=None, skip=0, limit=0, read_preference=None):
-        pipeline = [{"$match": dict(filter or {})}]
-        if skip:
-            pipeline.append({"$skip": skip})
-        if limit:
-            pipeline.append({"$limit": limit})
+    def count_documents(self, filter: Mapping[str, Any], session: Any = None,
+                        comment: Any = None, **kwargs: Any) -> int:
+        """How many documents match (an aggregation: exact, and honours ``skip``, ``limit``,
+        ``hint``, ``collation`` and ``maxTimeMS``)."""
+        pipeline: list[dict[str, Any]] = [{"$match": filter}]
+        if "skip" in kwargs:
+            pipeline.append({"$skip": kwargs.pop("skip")})
+        if "limit" in kwargs:
+            pipeline.append({"$limit": kwargs.pop("limit")})
         pipeline.append({"$group": {"_id": 1, "n": {"$sum": 1}}})
-        docs = list(self.aggregate(pipeline, read_preference=read_preference))
-        return docs[0]["n"] if docs else 0
+        cmd: dict[str, Any] = {"aggregate": self._name, "pipeline": pipeline, "cursor": {}}
+        read_preference = kwargs.pop("read_preference", None)
+        self._aggregate_options(cmd, kwargs, comment)
+        reply = self._read_command(cmd, read_preference)
+        batch = reply["cursor"]["firstBatch"]
+        return int(batch[0]["n"]) if batch else 0
 
-    def estimated_document_count(self, read_preference=None):
-        return int(self._read({"count": self.name}, read_preference)["n"])
-
-    def distinct(self, key, filter=None, read_preference=None):
-        cmd = {"distinct": self.name, "key": key, "query": dict(filter or {})}
-        return self._read(cmd, read_preference)["values"]
-
-    def aggregate(self, pipeline, batch_size=0, read_preference=None):
-        pipeline = list(pipeline)
-        cmd = {"aggregate": self.name, "pipeline": pipeline,
-               "cursor": {"batchSize": batch_size} if batch_size else {}}
-        writes = bool(pipeline) and any(s in pipeline[-1] for s in ("$out", "$merge"))
-        if writes:  # $out / $merge must run on the primary, with the write concern
-            return Cursor(self, self._write_concern(cmd), Criteria(WRITE), retry=None,
-                          is_read=False)
-        return Cursor(self, self._read_concern(cmd), self._criteria(read_preference),
-                      batch_size=batch_size)
-
-    # ----- writes ------------------------------------------------------------------------
-
-    @_one_deadline
-    def insert_one(self, document):
-        check_document(document, "insert_one document", replacement=True)  # before any I/O
-        if "_id" not in document:
-            document["_id"] = ObjectId()
-        check_document(document, "insert_one document", self._limits()[0], replacement=True)
-        reply, server = self._write({"insert": self.name, "ordered": True},
-                                    (("documents", [document]),))
-        _raise_write_errors(reply, server.address)
-        return InsertOneResult(document["_id"], self._acknowledged)
-
-    def _batches(self, docs):
-        max_bson, max_message, max_count = self._limits()
-        batch, size = [], 0
-        for i, doc in enumerate(docs):
-            doc_size = check_document(doc, f"insert_many document {i}", max_bson,
-                                      replacement=True)
-            if batch and (len(batch) >= max_count or
-                          size + doc_size > max_message - _MESSAGE_HEADROOM):
-                yield batch
-                batch, size = [], 0
-            batch.append(doc)
-            size += doc_size
-        if batch:
-            yield batch
-
-    @_one_deadline
-    def insert_many(self, documents, ordered=True):
-        docs = list(documents)
-        if not docs:
-            raise InvalidDocument("insert_many needs at least one document")
-        for doc in docs:
-            if isinstance(doc, dict) and "_id" not in doc:
-                doc["_id"] = ObjectId()
-        batches = list(self._batches(docs))
-        inserted, errors, offset = 0, [], 0
-        for batch in batches:
-            reply, _ = self._write({"insert": self.name, "ordered": ordered},
-                                   (("documents", batch),))
-            inserted += reply.get("n", 0)
-            for err in reply.get("writeErrors", ()):
-                errors.append(dict(err, index=err["index"] + offset))
-            offset += len(batch)
-            if errors and ordered:
-                break
-        if errors:
-            raise BulkWriteError({"writeErrors": errors, "nInserted": inserted},
-                                 f"insert_many: {len(errors)} write error(s), {inserted} of "
-                                 f"{len(docs)} documents inserted; first: "
-                                 f"{errors[0].get('errmsg')}")
-        return InsertManyResult([d["_id"] for d in docs], self._acknowledged)
-
-    def _update(self, filter, update, multi, upsert):
-        spec = {"q": dict(filter or {}), "u": update, "multi": multi, "upsert": upsert}
-        reply, server = self._write({"update": self.name, "updates": [spec], "ordered": True},
-                                    retry=None if multi else "write")
-        _raise_write_errors(reply, server.address)
-        return UpdateResult(reply, self._acknowledged)
-
-    def update_one(self, filter, update, upsert=False):
-        check_update(update)
-        return self._update(filter, update, False, upsert)
-
-    def update_many(self, filter, update, upsert=False):
-        check_update(update)
-        return self._update(filter, update, True, upsert)
-
-    @_one_deadline
-    def replace_one(self, filter, replacement, upsert=False):
-        check_document(replacement, "replacement", self._limits()[0], replacement=True)
-        return self._update(filter, replacement, False, upsert)
-
-    def _delete(self, filter, limit):
-        reply, server = self._write({"delete": self.name, "ordered": True, "deletes": [
-            {"q": dict(filter or {}), "limit": limit}]}, retry="write" if limit else None)
-        _raise_write_errors(reply, server.address)
-        return DeleteResult(reply, self._acknowledged)
-
-    def delete_one(self, filter):
-        return self._delete(filter, 1)
-
-    def delete_many(self, filter):
-        return self._delete(filter, 0)
-
-    def _find_and_modify(self, filter, projection, sort, **fields):
-        cmd = {"findAndModify": self.name, "query": dict(filter or {})}
-        if projection is not None:
-            cmd["fields"] = _projection(projection)
-        if sort is not None:
-            cmd["sort"] = index_keys(sort)
-        cmd.update(fields)
-        reply, _ = self._write(cmd)
-        return reply.get("value")
-
-    def find_one_and_update(self, filter, update, projection=None, sort=None, upsert=False,
-                            return_document=ReturnDocument.BEFORE):
-        check_update(update)
-        return self._find_and_modify(filter, projection, sort, update=update, upsert=upsert,
-                                     new=bool(return_document))
-
-    @_one_deadline
-    def find_one_and_replace(self, filter, replacement, projection=None, sort=None,
-                             upsert=False, return_document=ReturnDocument.BEFORE):
-        check_document(replacement, "replacement", self._limits()[0], replacement=True)
-        return self._find_and_modify(filter, projection, sort, update=replacement,
-                                     upsert=upsert, new=bool(return_document))
-
-    def find_one_and_delete(self, filter, projection=None, sort=None):
-        return self._find_and_modify(filter, projection, sort, remove=True)
-
-    # ----- indexes and the collection itself ----------------------------------------------
-
-    def create_indexes(self, indexes):
-        specs = []
-        for index in indexes:
-            index = dict(index)
-            index["key"] = index_keys(index["key"])
-            index.setdefault("name", index_name(index["key"]))
-            specs.append(index)
-        self._write({"createIndexes": self.name, "indexes": specs}, retry=None)
-        return [s["name"] for s in specs]
-
-    def create_index(self, keys, unique=False, name=None):
-        spec = {"key": index_keys(keys)}
-        if unique:
-            spec["unique"] = True
-        if name:
-            spec["name"] = name
-        return self.create_indexes([spec])[0]
-
-    def drop(self):
+    def estimated_document_count(self, comment: Any = None, **kwargs: Any) -> int:
+        """The collection's document count from its metadata (the ``count`` command)."""
+        read_preference = kwargs.pop("read_preference", None)
+        cmd: dict[str, Any] = {"count": self._name}
+        cmd.update(kwargs)
+        if comment is not None:
+            cmd["comment"] = comment
         try:
-            self._write({"drop": self.name}, retry=None)
+            reply = self._read_command(cmd, read_preference)
         except OperationFailure as exc:
-            if exc.code != 26:  # NamespaceNotFound: dropping a missing collection is fine
-                raise
+            if exc.code == 26:  # NamespaceNotFound: a missing collection has no documents
+                return 0
+            raise
+        return int(reply["n"])
+
+    def distinct(self, key: str, filter: Optional[Mapping[str, Any]] = None,
+                 session: Any = None, comment: Any = None, hint: Optional[_IndexKeyHint] = None,
+                 **kwargs: Any) -> list[Any]:
+        """The distinct values of ``key`` among the documents matching ``filter``."""
+        if not isinstance(key, str):
+            raise TypeError(f"key must be an instance of str, not {type(key).__name__}")
+        read_preference = kwargs.pop("read_preference", None)
+        cmd: dict[str, Any] = {"distinct": self._name, "key": key}
+        if filter is not None:
+            cmd["query"] = filter
+        collation = validate_collation(kwargs.pop("collation", None))
+        cmd.update(kwargs)
+        if comment is not None:
+            cmd["comment"] = comment
+        if hint is not None:
+            cmd["hint"] = hint_value(hint)
+        if collation is not None:
+            cmd["collation"] = collation
+        if self._read_concern.level:
+            cmd["readConcern"] = self._read_concern.document
+        return list(self._read_command(cmd, read_preference)["values"])
+
+    def _aggregate_options(self, cmd: dict[str, Any], kwargs: dict[str, Any],
+                           comment: Any) -> None:
+        collation = validate_collation(kwargs.pop("collation", None))
+        if "hint" in kwargs:
+            cmd["hint"] = hint_value(kwargs.pop("hint"))
+        cmd.update(kwargs)
+        if comment is not None:
+            cmd["comment"] = comment
+        if collation is not None:
+            cmd["collation"] = collation
+        if self._read_concern.level:
+            cmd["readConcern"] = self._read_concern.document
+
+    def aggregate(self, pipeline: _Pipeline, session: Any = None,
+                  let: Optional[Mapping[str, Any]] = None, comment: Any = None,
+                  **kwargs: Any) -> CommandCursor[_DocumentType]:
+        """Run an aggregation now; a CommandCursor over its results. ``$out`` and ``$merge``
+        run on the primary with the write concern."""
+        return _aggregate(self, self._name, pipeline, let, comment, kwargs)
+
+    # ----- writes ----------------------------------------------------------------------------
+
+    def _checked_size(self, document: Any) -> None:
+        max_bson = self._limits()[0]
+        size = len(document.raw) if isinstance(document, RawBSONDocument) else len(
+            bson.encode(document, codec_options=self._codec_options))
+        if size > max_bson:
+            raise _bulk.too_large(size, max_bson)
+
+    def insert_one(self, document: Union[_DocumentType, RawBSONDocument],
+                   bypass_document_validation: Optional[bool] = None, session: Any = None,
+                   comment: Any = None) -> InsertOneResult:
+        """Insert one document; its ``_id`` is added if missing. Raises DuplicateKeyError,
+        WriteError, WriteConcernError or DocumentTooLarge."""
+        validate_is_document_type("document", document)
+        if not (isinstance(document, RawBSONDocument) or "_id" in document):
+            document["_id"] = ObjectId()  # type: ignore[index]
+        cmd: dict[str, Any] = {"insert": self._name, "ordered": True}
+        if bypass_document_validation is not None:
+            cmd["bypassDocumentValidation"] = bypass_document_validation
+        if comment is not None:
+            cmd["comment"] = comment
+        with self._topology.timeout_scope():
+            self._checked_size(document)
+            self._write_command(cmd, (("documents", [document]),))
+        return InsertOneResult(None if isinstance(document, RawBSONDocument) else
+                               document["_id"], self._write_concern.acknowledged)
+
+    def insert_many(self, documents: Iterable[Union[_DocumentType, RawBSONDocument]],
+                    ordered: bool = True, bypass_document_validation: Optional[bool] = None,
+                    session: Any = None, comment: Any = None) -> InsertManyResult:
+        """Insert documents in batches the server accepts; BulkWriteError if any fails
+        (ordered: the rest are not attempted)."""
+        if isinstance(documents, Mapping) or not isinstance(documents, Iterable):
+            raise TypeError("documents must be a non-empty list")
+        bulk = _bulk._Bulk(self, ordered, bypass_document_validation, comment)
+        inserted_ids = []
+        for document in documents:
+            bulk.add_insert(document)
+            if not isinstance(document, RawBSONDocument):  # PyMongo leaves raw ones out
+                inserted_ids.append(document["_id"])
+        if not bulk.ops:
+            raise TypeError("documents must be a non-empty list")
+        result = _bulk.execute(bulk, session)
+        return InsertManyResult(inserted_ids, result.acknowledged)
+
+    def _update(self, filter: Mapping[str, Any], document: Any, multi: bool, upsert: bool,
+                bypass_document_validation: Optional[bool], collation: Any,
+                array_filters: Optional[Sequence[Mapping[str, Any]]], hint: Any, let: Any,
+                comment: Any, sort: Any = None) -> UpdateResult:
+        validate_is_mapping("filter", filter)
+        op: dict[str, Any] = {"q": filter, "u": document, "multi": multi, "upsert": upsert}
+        for key, value in (("collation", validate_collation(collation)),
+                           ("arrayFilters", array_filters), ("hint", hint_value(hint)),
+                           ("sort", sort)):
+            if value is not None:
+                op[key] = value
+        cmd: dict[str, Any] = {"update": self._name, "ordered": True}
+        if let is not None:
+            validate_is_document_type("let", let)
+            cmd["let"] = let
+        if comment is not None:
+            cmd["comment"] = comment
+        if bypass_document_validation is not None:
+            cmd["bypassDocumentValidation"] = bypass_document_validation
+        reply = self._write_command(cmd, (("updates", [op]),), retryable=not multi)
+        if not self._write_concern.acknowledged:
+            return UpdateResult(None, False)
+        raw = dict(reply)
+        raw["updatedExisting"] = bool(raw.get("n")) and "upserted" not in raw
+        if raw.get("upserted"):
+            raw["upserted"] = raw["upserted"][0]["_id"]
+        return UpdateResult(raw, True)
+
+    def update_one(self, filter: Mapping[str, Any],
+                   update: Union[Mapping[str, Any], _Pipeline], upsert: bool = False,
+                   bypass_document_validation: Optional[bool] = None, collation: Any = None,
+                   array_filters: Optional[Sequence[Mapping[str, Any]]] = None,
+                   hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                   let: Optional[Mapping[str, Any]] = None,
+                   sort: Optional[Mapping[str, Any]] = None,
+                   comment: Any = None) -> UpdateResult:
+        """Update the first matching document (operators or a pipeline); ``upsert`` inserts
+        one if none matches."""
+        validate_ok_for_update(update)
+        return self._update(filter, update, False, upsert, bypass_document_validation,
+                            collation, array_filters, hint, let, comment, sort)
+
+    def update_many(self, filter: Mapping[str, Any],
+                    update: Union[Mapping[str, Any], _Pipeline], upsert: bool = False,
+                    array_filters: Optional[Sequence[Mapping[str, Any]]] = None,
+                    bypass_document_validation: Optional[bool] = None, collation: Any = None,
+                    hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                    let: Optional[Mapping[str, Any]] = None,
+                    comment: Any = None) -> UpdateResult:
+        """Update every matching document (not retryable: it may have partly run)."""
+        validate_ok_for_update(update)
+        return self._update(filter, update, True, upsert, bypass_document_validation,
+                            collation, array_filters, hint, let, comment)
+
+    def replace_one(self, filter: Mapping[str, Any], replacement: Mapping[str, Any],
+                    upsert: bool = False, bypass_document_validation: Optional[bool] = None,
+                    collation: Any = None, hint: Optional[_IndexKeyHint] = None,
+                    session: Any = None, let: Optional[Mapping[str, Any]] = None,
+                    sort: Optional[Mapping[str, Any]] = None,
+                    comment: Any = None) -> UpdateResult:
+        """Replace the first matching document (its ``_id`` is kept)."""
+        validate_ok_for_replace(replacement)
+        with self._topology.timeout_scope():
+            self._checked_size(replacement)
+            return self._update(filter, replacement, False, upsert, bypass_document_validation,
+                                collation, None, hint, let, comment, sort)
+
+    def _delete(self, filter: Mapping[str, Any], limit: int, collation: Any, hint: Any,
+                let: Any, comment: Any) -> DeleteResult:
+        validate_is_mapping("filter", filter)
+        op: dict[str, Any] = {"q": filter, "limit": limit}
+        for key, value in (("collation", validate_collation(collation)),
+                           ("hint", hint_value(hint))):
+            if value is not None:
+                op[key] = value
+        cmd: dict[str, Any] = {"delete": self._name, "ordered": True}
+        if let is not None:
+            validate_is_document_type("let", let)
+            cmd["let"] = let
+        if comment is not None:
+            cmd["comment"] = comment
+        reply = self._write_command(cmd, (("deletes", [op]),), retryable=limit == 1)
+        return DeleteResult(reply if self._write_concern.acknowledged else None,
+                            self._write_concern.acknowledged)
+
+    def delete_one(self, filter: Mapping[str, Any], collation: Any = None,
+                   hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                   let: Optional[Mapping[str, Any]] = None,
+                   comment: Any = None) -> DeleteResult:
+        """Delete the first matching document."""
+        return self._delete(filter, 1, collation, hint, let, comment)
+
+    def delete_many(self, filter: Mapping[str, Any], collation: Any = None,
+                    hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                    let: Optional[Mapping[str, Any]] = None,
+                    comment: Any = None) -> DeleteResult:
+        """Delete every matching document (not retryable)."""
+        return self._delete(filter, 0, collation, hint, let, comment)
+
+    def bulk_write(self, requests: Sequence[_WriteOp], ordered: bool = True,
+                   bypass_document_validation: Optional[bool] = None, session: Any = None,
+                   comment: Any = None,
+                   let: Optional[Mapping[str, Any]] = None) -> BulkWriteResult:
+        """Run InsertOne, UpdateOne, UpdateMany, ReplaceOne, DeleteOne and DeleteMany models
+        in as few commands as the server's limits allow; BulkWriteError with PyMongo's
+        ``details`` if any fails."""
+        if not isinstance(requests, list):
+            raise TypeError(f"requests must be a list, not {type(requests).__name__}")
+        bulk = _bulk._Bulk(self, ordered, bypass_document_validation, comment, let)
+        for request in requests:
+            try:
+                add = request._add_to_bulk
+            except AttributeError:
+                raise TypeError(f"{request!r} is not a valid request") from None
+            add(bulk)
+        return _bulk.execute(bulk, session)
+
+    # ----- find and modify -------------------------------------------------------------------
+
+    def _find_and_modify(self, filter: Mapping[str, Any], projection: Any, sort: Any,
+                         upsert: Optional[bool] = None,
+                         return_document: bool = ReturnDocument.BEFORE,
+                         array_filters: Any = None, hint: Any = None,
+                         let: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Any:
+        validate_is_mapping("filter", filter)
+        if not isinstance(return_document, bool):
+            raise ValueError("return_document must be ReturnDocument.BEFORE or "
+                             "ReturnDocument.AFTER")
+        cmd: dict[str, Any] = {"findAndModify": self._name, "query": filter,
+                               "new": return_document}
+        if let is not None:
+            validate_is_document_type("let", let)
+            cmd["let"] = let
+        collation = validate_collation(kwargs.pop("collation", None))
+        comment = kwargs.pop("comment", None)
+        cmd.update(kwargs)
+        if projection is not None:
+            cmd["fields"] = projection_document(projection)
+        if sort is not None:
+            cmd["sort"] = index_document(index_list(sort))
+        if upsert is not None:
+            cmd["upsert"] = upsert
+        if hint is not None:
+            cmd["hint"] = hint_value(hint)
+        if array_filters is not None:
+            cmd["arrayFilters"] = list(array_filters)
+        if collation is not None:
+            cmd["collation"] = collation
+        if comment is not None:
+            cmd["comment"] = comment
+        reply = self._write_command(cmd, user_fields=_VALUE_FIELD)
+        return reply.get("value") if self._write_concern.acknowledged else None
+
+    def find_one_and_delete(self, filter: Mapping[str, Any], projection: Any = None,
+                            sort: Any = None, hint: Optional[_IndexKeyHint] = None,
+                            session: Any = None, let: Optional[Mapping[str, Any]] = None,
+                            comment: Any = None, **kwargs: Any) -> Optional[_DocumentType]:
+        """Delete the first matching document (by ``sort``) and return it, or None."""
+        return self._find_and_modify(filter, projection, sort, hint=hint, let=let,
+                                     remove=True, comment=comment, **kwargs)
+
+    def find_one_and_replace(self, filter: Mapping[str, Any], replacement: Mapping[str, Any],
+                             projection: Any = None, sort: Any = None, upsert: bool = False,
+                             return_document: bool = ReturnDocument.BEFORE,
+                             hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                             let: Optional[Mapping[str, Any]] = None, comment: Any = None,
+                             **kwargs: Any) -> Optional[_DocumentType]:
+        """Replace the first matching document; the document before (or after) it."""
+        validate_ok_for_replace(replacement)
+        return self._find_and_modify(filter, projection, sort, upsert, return_document,
+                                     hint=hint, let=let, update=replacement, comment=comment,
+                                     **kwargs)
+
+    def find_one_and_update(self, filter: Mapping[str, Any],
+                            update: Union[Mapping[str, Any], _Pipeline], projection: Any = None,
+                            sort: Any = None, upsert: bool = False,
+                            return_document: bool = ReturnDocument.BEFORE,
+                            array_filters: Optional[Sequence[Mapping[str, Any]]] = None,
+                            hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                            let: Optional[Mapping[str, Any]] = None, comment: Any = None,
+                            **kwargs: Any) -> Optional[_DocumentType]:
+        """Update the first matching document; the document before (or after) the update."""
+        validate_ok_for_update(update)
+        return self._find_and_modify(filter, projection, sort, upsert, return_document,
+                                     array_filters, hint=hint, let=let, update=update,
+                                     comment=comment, **kwargs)
+
+    # ----- indexes (indexes.py) --------------------------------------------------------------
+
+    def create_index(self, keys: _IndexKeyHint, session: Any = None, comment: Any = None,
+                     **kwargs: Any) -> str:
+        """Create an index (``"a"``, ``[("a", 1), ("b", -1)]``) with PyMongo's options
+        (``unique``, ``sparse``, ``name``, ``expireAfterSeconds``, ...); its name."""
+        return _indexes.create_index(self, keys, comment, kwargs)
+
+    def create_indexes(self, indexes: Sequence[IndexModel], session: Any = None,
+                       comment: Any = None, **kwargs: Any) -> list[str]:
+        """Create several indexes (IndexModel) in one command; their names."""
+        return _indexes.create_indexes(self, indexes, comment, kwargs)
+
+    def list_indexes(self, session: Any = None,
+                     comment: Any = None) -> CommandCursor[dict[str, Any]]:
+        """A cursor over the index documents (empty for a missing collection)."""
+        return _indexes.list_indexes(self, comment)
+
+    def index_information(self, session: Any = None, comment: Any = None) -> dict[str, Any]:
+        """{index name: {"key": [(field, direction), ...], other options}}."""
+        return _indexes.index_information(self, comment)
+
+    def drop_index(self, index_or_name: _IndexKeyHint, session: Any = None,
+                   comment: Any = None, **kwargs: Any) -> None:
+        """Drop an index by name or by its key specification."""
+        _indexes.drop_index(self, index_or_name, comment, kwargs)
+
+    def drop_indexes(self, session: Any = None, comment: Any = None, **kwargs: Any) -> None:
+        """Drop every index but ``_id_``."""
+        _indexes.drop_index(self, "*", comment, kwargs)
+
+    # ----- the collection itself -------------------------------------------------------------
+
+    def drop(self, session: Any = None, comment: Any = None,
+             encrypted_fields: Optional[Mapping[str, Any]] = None) -> None:
+        """Drop the collection (a missing one is not an error)."""
+        self._database.drop_collection(self._name, comment=comment)
+
+    def rename(self, new_name: str, session: Any = None, comment: Any = None,
+               **kwargs: Any) -> Mapping[str, Any]:
+        """Rename the collection (``dropTarget=True`` replaces an existing one)."""
+        if not isinstance(new_name, str):
+            raise TypeError(f"new_name must be an instance of str, not {type(new_name).__name__}")
+        try:
+            validate_collection_name(new_name)
+        except InvalidName as exc:
+            raise InvalidName(f"invalid collection name {new_name!r}: {exc}") from None
+        cmd: dict[str, Any] = {"renameCollection": self._full_name,
+                               "to": f"{self._database.name}.{new_name}"}
+        cmd.update(kwargs)
+        if comment is not None:
+            cmd["comment"] = comment
+        if not self._write_concern.is_server_default:
+            cmd["writeConcern"] = self._write_concern.document
+        admin = self._database.client.admin
+        return admin.command(cmd)
+
+    def options(self, session: Any = None, comment: Any = None) -> dict[str, Any]:
+        """The options the collection was created with ({} for none or a missing one)."""
+        for doc in self._database.list_collections(filter={"name": self._name},
+                                                   comment=comment):
+            options = dict(doc.get("options", {}))
+            options.pop("create", None)
+            return options
+        return {}
+
+
+def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: Any,
+               kwargs: dict[str, Any]) -> CommandCursor[Any]:
+    """aggregate for a collection (``name`` its name) or a database (``name`` 1)."""
+    if not isinstance(pipeline, list):
+        raise TypeError(f"pipeline must be a list, not {type(pipeline).__name__}")
+    coll = target if isinstance(target, Collection) else target._catalog()
+    writes = bool(pipeline) and any(stage in pipeline[-1] for stage in ("$out", "$merge"))
+    batch_size = kwargs.pop("batchSize", kwargs.pop("batch_size", None))
+    max_await = kwargs.pop("maxAwaitTimeMS", None)
+    read_preference = kwargs.pop("read_preference", None)
+    cmd: dict[str, Any] = {"aggregate": name, "pipeline": pipeline}
+    if let is not None:
+        validate_is_document_type("let", let)
+        cmd["let"] = let
+    coll._aggregate_options(cmd, kwargs, comment)
+    cmd["cursor"] = {"batchSize": batch_size} if batch_size is not None and not writes else {}
+    if writes:
+        if not coll._write_concern.is_server_default:
+            cmd["writeConcern"] = coll._write_concern.document
+        outcome = execute(coll._topology, Request(
+            coll._database.name, cmd, Criteria(WRITE), False, None, keep_session=True,
+            codec=coll._codec_options, user_fields={"cursor": {"firstBatch": 1}}))
+    else:
+        outcome = coll._read_command(cmd, read_preference,
+                                     {"cursor": {"firstBatch": 1, "nextBatch": 1}},
+                                     keep_session=True)
+    return CommandCursor(coll, outcome, batch_size or 0, comment, max_await_time_ms=max_await)

@@ -1,188 +1,365 @@
-"""Cursors: getMore and killCursors go to the server (and connection) that opened the cursor.
+"""The cursor of ``find`` (as ``pymongo.cursor``): chain ``sort``, ``skip``, ``limit``,
+``batch_size``, ``hint``, ... before the first document is read; the find command runs then,
+and getMore fetches the rest from the same server and connection."""
+from __future__ import annotations
 
-A cursor is closed when exhausted, on ``close()``, and when garbage collected: the finalizer
-does no I/O, it only queues the cursor id; the next operation kills it inline.
-"""
-import os
-from collections import deque
+import copy
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from bson import Int64
+from bson.code import Code
 
-from .monitoring import command_monitoring
-from .errors import ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure
+from .collation import validate_collation
+from .command_cursor import BATCH_FIELDS, _ServerCursor
+from .common import validate_boolean, validate_is_mapping, validate_non_negative_int
 from .engine.operation import Request, execute
-from .sdam.address import format_address
+from .errors import InvalidOperation
+from .operations import hint_value, index_document, index_list
+from .selection.selector import Criteria
+from .typings import _DocumentType
+
+if TYPE_CHECKING:
+    from .collection import Collection
 
 
-class Cursor:
-    def __init__(self, collection, command, criteria, limit=0, batch_size=0, retry="read",
-                 is_read=True):
-        self._collection = collection
-        self._topology = collection.database.client._topology
-        self._command = command
-        self._criteria = criteria
-        self._limit = abs(limit or 0)
-        self._batch_size = batch_size or 0
-        self._retry = retry
-        self._is_read = is_read
-        self._buffer = deque()
-        self._id = None  # None: not started; 0: exhausted or closed
-        self._address = None
-        self._session = None
-        self._ns = None
-        self._returned = 0
-        self._pid = os.getpid()
+class CursorType:
+    """The kinds of find cursors (as ``pymongo.CursorType``)."""
+    NON_TAILABLE = 0
+    TAILABLE = 2
+    TAILABLE_AWAIT = 2 | 32
+    EXHAUST = 64
 
-    def __repr__(self):
+
+# Cursor flags and the find command fields they become.
+_FLAGS = {2: "tailable", 8: "oplogReplay", 16: "noCursorTimeout", 32: "awaitData",
+          128: "allowPartialResults"}
+# Legacy query modifiers and the find command fields they stand for (PyMongo's unwrapping).
+LEGACY_MODIFIERS = {"$query": "filter", "$orderby": "sort", "$hint": "hint",
+                    "$comment": "comment", "$maxScan": "maxScan", "$maxTimeMS": "maxTimeMS",
+                    "$max": "max", "$min": "min", "$returnKey": "returnKey",
+                    "$showRecordId": "showRecordId", "$showDiskLoc": "showRecordId",
+                    "$snapshot": "snapshot"}
+
+
+def projection_document(projection: Any) -> Optional[dict[str, Any]]:
+    """A projection document from a document or a list of field names."""
+    if projection is None:
+        return None
+    if isinstance(projection, Mapping):
+        return dict(projection)
+    if isinstance(projection, (list, tuple, set, frozenset)) and all(
+            isinstance(f, str) for f in projection):
+        return {name: 1 for name in projection}
+    raise TypeError(f"projection must be a document or a list of field names, not "
+                    f"{projection!r}")
+
+
+def _int(option: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{option} must be an integer, not {value!r}")
+    return value
+
+
+class Cursor(_ServerCursor[_DocumentType]):
+    """A find cursor. Every chaining method returns the cursor and raises InvalidOperation
+    once the query has run ("cannot set options after executing query")."""
+
+    def __init__(self, collection: Collection[_DocumentType],
+                 filter: Optional[Mapping[str, Any]] = None, projection: Any = None,
+                 skip: int = 0, limit: int = 0, no_cursor_timeout: bool = False,
+                 cursor_type: int = CursorType.NON_TAILABLE, sort: Any = None,
+                 allow_partial_results: bool = False, oplog_replay: bool = False,
+                 batch_size: int = 0, collation: Any = None, hint: Any = None,
+                 max_scan: Optional[int] = None, max_time_ms: Optional[int] = None,
+                 max: Any = None, min: Any = None, return_key: Optional[bool] = None,
+                 show_record_id: Optional[bool] = None, snapshot: Optional[bool] = None,
+                 comment: Any = None, session: Any = None, allow_disk_use: Optional[bool] = None,
+                 let: Optional[Mapping[str, Any]] = None, read_preference: Any = None) -> None:
+        super().__init__(collection)
+        spec = {} if filter is None else filter
+        validate_is_mapping("filter", spec)
+        self._spec: dict[str, Any] = dict(spec)
+        self._projection = projection_document(projection)
+        self._skip = validate_non_negative_int("skip", skip)
+        self._limit = _int("limit", limit)
+        self._batch_size = validate_non_negative_int("batch_size", batch_size)
+        self._flags = cursor_type
+        if cursor_type not in (0, 2, 34, 64):
+            raise ValueError(f"not a valid value for cursor_type: {cursor_type!r}")
+        for flag, wanted in ((16, no_cursor_timeout), (128, allow_partial_results),
+                             (8, oplog_replay)):
+            if validate_boolean(_FLAGS[flag], wanted):
+                self._flags |= flag
+        self._ordering = index_document(index_list(sort)) if sort is not None else None
+        self._collation = validate_collation(collation)
+        self._hint = hint_value(hint)
+        self._max_scan, self._max_time_ms = max_scan, max_time_ms
+        self._max = index_document(index_list(max)) if max is not None else None
+        self._min = index_document(index_list(min)) if min is not None else None
+        self._return_key, self._show_record_id = return_key, show_record_id
+        self._snapshot, self._comment, self._let = snapshot, comment, let
+        self._allow_disk_use = allow_disk_use
+        self._explicit_session = session
+        self._read_preference = read_preference
+        self._empty = False
+
+    def __repr__(self) -> str:
         return f"<Cursor on {self._collection.full_name}>"
 
-    def __iter__(self):
+    def __enter__(self) -> Cursor[_DocumentType]:
         return self
 
-    def __enter__(self):
+    # ----- chaining --------------------------------------------------------------------------
+
+    def _check_okay_to_chain(self) -> None:
+        if self._id is not None:
+            raise InvalidOperation("cannot set options after executing query")
+
+    def sort(self, key_or_list: Any, direction: Optional[Union[int, str]] = None
+             ) -> Cursor[_DocumentType]:
+        """Order the results: ``sort("a")``, ``sort("a", -1)`` or ``sort([("a", 1), ...])``."""
+        self._check_okay_to_chain()
+        self._ordering = index_document(index_list(key_or_list, direction))
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def skip(self, skip: int) -> Cursor[_DocumentType]:
+        """Skip the first ``skip`` results."""
+        self._check_okay_to_chain()
+        self._skip = validate_non_negative_int("skip", skip)
+        return self
 
-    @property
-    def alive(self):
-        return self._id is None or self._id != 0 or bool(self._buffer)
+    def limit(self, limit: int) -> Cursor[_DocumentType]:
+        """Return at most ``limit`` results (a negative limit: in one batch; 0: no limit)."""
+        self._check_okay_to_chain()
+        self._limit = _int("limit", limit)
+        self._empty = False
+        return self
 
-    @property
-    def cursor_id(self):
-        return self._id
+    def batch_size(self, batch_size: int) -> Cursor[_DocumentType]:
+        """The number of documents per batch (0: the server's default)."""
+        self._check_okay_to_chain()
+        self._batch_size = validate_non_negative_int("batch_size", batch_size)
+        return self
 
-    @property
-    def address(self):
-        return self._address
+    def max_time_ms(self, max_time_ms: Optional[int]) -> Cursor[_DocumentType]:
+        """A time limit for the query on the server (maxTimeMS)."""
+        if max_time_ms is not None:
+            _int("max_time_ms", max_time_ms)
+        self._check_okay_to_chain()
+        self._max_time_ms = max_time_ms
+        return self
 
-    def _take(self, cursor, key):
-        self._id = cursor["id"]
-        self._buffer.extend(cursor[key])
-        db, _, coll = cursor.get("ns", self._collection.full_name).partition(".")
-        self._ns = (db, coll)
-        if self._id == 0:
-            self._release_session()
+    def max_await_time_ms(self, max_await_time_ms: Optional[int]) -> Cursor[_DocumentType]:
+        """How long a tailable, awaitData cursor's getMore waits for new documents."""
+        if max_await_time_ms is not None:
+            _int("max_await_time_ms", max_await_time_ms)
+        self._check_okay_to_chain()
+        if self._flags & 34 == 34:
+            self._max_await_time_ms = max_await_time_ms
+        return self
 
-    def _start(self):
-        outcome = execute(self._topology, Request(
-            self._collection.database.name, self._command, self._criteria, self._is_read,
-            self._retry, keep_session=True))
-        self._address = outcome.server.address
-        self._session = outcome.session
-        self._take(outcome.reply["cursor"], "firstBatch")
+    def hint(self, index: Any) -> Cursor[_DocumentType]:
+        """Use an index: its name, or its key specification (None: no hint)."""
+        self._check_okay_to_chain()
+        self._hint = hint_value(index)
+        return self
 
-    def __next__(self):
-        if self._id is None:
-            self._start()
-        while not self._buffer:
-            if self._id == 0:
-                raise StopIteration
-            self._get_more()
-        self._returned += 1
-        doc = self._buffer.popleft()
-        if self._limit and self._returned >= self._limit:
-            self._buffer.clear()
-            self.close()
-        return doc
+    def collation(self, collation: Any) -> Cursor[_DocumentType]:
+        """A Collation (or document) for the query."""
+        self._check_okay_to_chain()
+        self._collation = validate_collation(collation)
+        return self
 
-    next = __next__
+    def comment(self, comment: Any) -> Cursor[_DocumentType]:
+        """A comment for the server's logs and profiler (sent with getMore too)."""
+        self._check_okay_to_chain()
+        self._comment = comment
+        return self
 
-    def to_list(self, length=None):
-        out = []
-        for doc in self:
-            out.append(doc)
-            if length is not None and len(out) >= length:
-                break
-        return out
+    def where(self, code: Union[str, Code]) -> Cursor[_DocumentType]:
+        """Add a ``$where`` JavaScript clause to the filter."""
+        self._check_okay_to_chain()
+        if not isinstance(code, Code):
+            code = Code(code)
+        target = self._spec["$query"] if "$query" in self._spec else self._spec
+        target["$where"] = code
+        return self
 
-    def _forked(self):
-        """True in a forked child: this cursor's connection belongs to the parent."""
-        return self._pid != os.getpid()
+    def allow_disk_use(self, allow_disk_use: bool) -> Cursor[_DocumentType]:
+        """Let a large sort write temporary files on the server."""
+        validate_boolean("allow_disk_use", allow_disk_use)
+        self._check_okay_to_chain()
+        self._allow_disk_use = allow_disk_use
+        return self
 
-    def _connection(self):
-        self._topology.check_open()
-        conn = self._topology.connections.get(self._address)
-        if conn is None or conn.closed:
-            self._id = 0
-            self._release_session()
-            raise CursorNotFound(
-                f"the connection to {format_address(self._address)} that opened this cursor "
-                f"was closed, and a cursor cannot move to another connection; run the query "
-                f"again", 43, {}, self._address)
-        return conn
+    def max(self, spec: Any) -> Cursor[_DocumentType]:
+        """The exclusive upper bound of the index keys scanned (needs a hint)."""
+        self._check_okay_to_chain()
+        self._max = index_document(index_list(spec))
+        return self
 
-    def _get_more(self):
-        if self._forked():
-            raise InvalidOperation(
-                f"this cursor was opened by process {self._pid} before a fork; a forked process "
-                f"cannot continue it (its connection belongs to the parent): run the query again")
-        conn = self._connection()
-        db, coll = self._ns
-        cmd = {"getMore": Int64(self._id), "collection": coll}
-        batch = self._batch_size
+    def min(self, spec: Any) -> Cursor[_DocumentType]:
+        """The inclusive lower bound of the index keys scanned (needs a hint)."""
+        self._check_okay_to_chain()
+        self._min = index_document(index_list(spec))
+        return self
+
+    def add_option(self, mask: int) -> Cursor[_DocumentType]:
+        """Set cursor flags (2 tailable, 8 oplogReplay, 16 noCursorTimeout, 32 awaitData,
+        128 allowPartialResults)."""
+        self._check_okay_to_chain()
+        self._flags |= _int("mask", mask)
+        return self
+
+    def remove_option(self, mask: int) -> Cursor[_DocumentType]:
+        """Clear cursor flags."""
+        self._check_okay_to_chain()
+        self._flags &= ~_int("mask", mask)
+        return self
+
+    # ----- running ---------------------------------------------------------------------------
+
+    def _command(self) -> dict[str, Any]:
+        """The find command (CRUD spec, "Find"), as PyMongo builds it."""
+        name = self._collection.name
+        cmd: dict[str, Any] = {"find": name}
+        if "$query" in self._spec:  # a legacy query with modifiers, unwrapped as PyMongo does
+            cmd.update((LEGACY_MODIFIERS.get(k, k), v) for k, v in self._spec.items()
+                       if k not in ("$explain", "$readPreference"))
+        else:
+            cmd["filter"] = self._spec
+        optional = (("sort", self._ordering), ("hint", self._hint), ("let", self._let),
+                    ("comment", self._comment), ("maxScan", self._max_scan),
+                    ("max", self._max), ("min", self._min))
+        cmd.update((k, v) for k, v in optional if v)
+        for key, value in (("maxTimeMS", self._max_time_ms), ("returnKey", self._return_key),
+                           ("showRecordId", self._show_record_id),
+                           ("snapshot", self._snapshot)):
+            if value is not None:
+                cmd[key] = value
+        if self._projection:
+            cmd["projection"] = self._projection
+        if self._skip:
+            cmd["skip"] = self._skip
         if self._limit:
-            remaining = self._limit - self._returned
-            batch = min(batch, remaining) if batch else remaining
-        if batch:
-            cmd["batchSize"] = batch
-        try:
-            # The same attempt loop as every command (overload retries, client backpressure),
-            # pinned to the connection that opened the cursor.
-            outcome = execute(self._topology, Request(
-                db, cmd, self._criteria, is_read=False, session=self._session,
-                keep_session=True, pinned=conn))
-        except ConnectionFailure:
+            cmd["limit"] = abs(self._limit)
+            if self._limit < 0:
+                cmd["singleBatch"] = True
+        if self._batch_size:  # one more than the limit spares a killCursors
+            cmd["batchSize"] = self._batch_size + (self._limit == self._batch_size)
+        read_concern = self._collection.read_concern
+        if read_concern.level:
+            cmd["readConcern"] = read_concern.document
+        if self._collation:
+            cmd["collation"] = self._collation
+        if self._allow_disk_use is not None:
+            cmd["allowDiskUse"] = self._allow_disk_use
+        cmd.update((field, True) for bit, field in _FLAGS.items() if self._flags & bit)
+        return cmd
+
+    def _criteria(self) -> Criteria:
+        return self._collection._read_criteria(self._read_preference)
+
+    def _start(self) -> None:
+        if self._empty:
             self._id = 0
-            self._release_session(dirty=True)
-            raise
-        except OperationFailure:
-            self.close()  # after the last failed getMore: killCursors, the session freed
-            raise
-        self._take(outcome.reply["cursor"], "nextBatch")
-
-    def _socket_timeout(self):
-        ms = self._topology.options.socket_timeout_ms
-        return ms / 1000.0 if ms else None
-
-    def _release_session(self, dirty=False):
-        if self._session is not None:
-            self._session.dirty = self._session.dirty or dirty
-            self._topology.sessions.release(
-                self._session, self._topology.description.logical_session_timeout_minutes)
-            self._session = None
-
-    def close(self):
-        """Kill the server-side cursor (if any) on its own connection, and free the session.
-        In a forked child nothing is sent: the cursor is the parent's."""
-        if self._forked():
-            self._id, self._session = 0, None
-            self._buffer.clear()
             return
-        if self._id:
-            conn = self._topology.connections.get(self._address)
-            if conn is not None and not conn.closed:
-                db, coll = self._ns
-                try:
-                    command_monitoring.run(self._topology.events, self._topology.clock, conn, db,
-                                           {"killCursors": coll, "cursors": [Int64(self._id)]},
-                                           self._socket_timeout())
-                except ConnectionFailure:
-                    pass
-        self._id = 0
-        self._release_session()
 
-    def __del__(self):
-        try:
-            if self._forked():
-                return  # the parent's cursor: not the child's to kill
-            if self._id:
-                self._topology.kill_queue.append((self._address, *self._ns, self._id))
-                self._id = 0
-            self._release_session()
-        except Exception:
-            pass
+        outcome = execute(self._topology, Request(
+            self._collection.database.name, self._command(), self._criteria(), True, "read",
+            keep_session=True, codec=self._collection.codec_options, user_fields=BATCH_FIELDS))
+        self._take(outcome, "firstBatch")
+        if self._limit < 0:
+            self._limit = -self._limit
 
-    def rewind(self):
-        raise InvalidOperation("cursors cannot be rewound; run the query again")
+    # ----- PyMongo's other cursor methods ----------------------------------------------------
+
+    def clone(self) -> Cursor[_DocumentType]:
+        """A new, unstarted cursor with the same options."""
+        other = copy.copy(self)
+        _ServerCursor.__init__(other, self._collection)
+        other._spec = copy.deepcopy(self._spec)
+        return other
+
+    def rewind(self) -> Cursor[_DocumentType]:
+        """Close the server cursor and start over at the next ``next()``."""
+        self.close()
+        limit = self._limit
+        _ServerCursor.__init__(self, self._collection)
+        self._limit = limit
+        return self
+
+    def __getitem__(self, index: Union[int, slice]) -> Any:
+        """``cursor[i]``: the document at that position (a query with skip and limit -1);
+        ``cursor[a:b]``: this cursor with skip ``a`` and limit ``b - a``."""
+        self._check_okay_to_chain()
+        if isinstance(index, slice):
+            if index.step is not None:
+                raise IndexError("Cursor instances do not support slice steps")
+            skip = index.start or 0
+            if skip < 0 or (index.stop is not None and index.stop < 0):
+                raise IndexError("Cursor instances do not support negative indices")
+            if index.stop is not None:
+                limit = index.stop - skip
+                if limit < 0:
+                    raise IndexError(f"stop index must be greater than start index for "
+                                     f"slice {index!r}")
+                self._empty = limit == 0
+                self._limit = limit
+            self._skip = skip
+            return self
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"index {index!r} cannot be applied to Cursor instances")
+        if index < 0:
+            raise IndexError("Cursor instances do not support negative indices")
+        clone = self.clone()
+        clone.skip(index + self._skip)
+        clone.limit(-1)
+        for doc in clone:
+            return doc
+        raise IndexError("no such item for Cursor instance")
+
+    def distinct(self, key: str) -> list[Any]:
+        """The distinct values of ``key`` among the documents this cursor's filter matches."""
+        if not isinstance(key, str):
+            raise TypeError(f"key must be an instance of str, not {type(key).__name__}")
+        cmd: dict[str, Any] = {"distinct": self._collection.name, "key": key,
+                               "query": self._spec.get("$query", self._spec)}
+        if self._max_time_ms is not None:
+            cmd["maxTimeMS"] = self._max_time_ms
+        if self._comment is not None:
+            cmd["comment"] = self._comment
+        if self._collation:
+            cmd["collation"] = self._collation
+        reply = self._collection._read_command(cmd, self._read_preference)
+        return list(reply["values"])
+
+    def explain(self) -> _DocumentType:
+        """The server's explanation of how it would run this query."""
+        cmd = self._command()
+        if self._limit:
+            cmd["limit"] = abs(self._limit)
+            cmd["singleBatch"] = True
+        return self._collection._read_command({"explain": cmd},  # type: ignore[return-value]
+                                              self._read_preference)
+
+    @property
+    def session(self) -> Any:
+        return self._explicit_session
+
+
+def find_kwargs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """find's arguments by name, for the positional order PyMongo accepts."""
+    names = ("filter", "projection", "skip", "limit", "no_cursor_timeout", "cursor_type", "sort",
+             "allow_partial_results", "oplog_replay", "batch_size", "collation", "hint",
+             "max_scan", "max_time_ms", "max", "min", "return_key", "show_record_id",
+             "snapshot", "comment", "session", "allow_disk_use", "let")
+    if len(args) > len(names):
+        raise TypeError(f"find() takes at most {len(names)} positional arguments")
+    for name, value in zip(names, args):
+        if name in kwargs:
+            raise TypeError(f"find() got multiple values for argument {name!r}")
+        kwargs[name] = value
+    return kwargs
+
+

@@ -1,60 +1,220 @@
-"""Database: the generic command, collections, and the catalog."""
-from .collection import Collection, _as_read_preference
-from .cursor import Cursor
-from .errors import InvalidOperation
+"""Database (as ``pymongo.database``): collections, the generic command, and the catalog."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Sequence, Union
+
+from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
+
+from .collation import validate_collation
+from .collection import Collection, _aggregate
+from .command_cursor import CommandCursor
+from .common import BaseObject, not_callable, validate_database_name
 from .engine.operation import Request, execute
-from .selection.read_preference import PRIMARY
+from .errors import CollectionInvalid, OperationFailure
+from .read_concern import ReadConcern
+from .read_preferences import to_core
+from .selection.read_preference import ReadPreference as _Core
 from .selection.selector import READ, Criteria
+from .typings import _DocumentType, _Pipeline
+from .write_concern import WriteConcern
+
+if TYPE_CHECKING:
+    from .client import MongoClient
+
+_PRIMARY = _Core()
+NAMESPACE_NOT_FOUND = 26
 
 
-class Database:
-    def __init__(self, client, name, read_preference=None):
-        if not isinstance(name, str) or not name or any(c in name for c in '/\\. "$\x00'):
-            raise InvalidOperation(f"invalid database name {name!r}")
-        self.client = client
-        self.name = name
-        self._read_preference = _as_read_preference(read_preference)
+class Database(BaseObject, Generic[_DocumentType]):
+    """A database; ``client.name`` or ``client["name"]``. Constructing one does no I/O."""
 
-    def __repr__(self):
-        return f"Database({self.name!r})"
-
-    def __getitem__(self, name):
-        return Collection(self, name)
-
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return Collection(self, name)
-
-    def get_collection(self, name, read_preference=None):
-        return Collection(self, name, read_preference)
+    def __init__(self, client: MongoClient[_DocumentType], name: str,
+                 codec_options: Optional[CodecOptions[Any]] = None, read_preference: Any = None,
+                 write_concern: Optional[WriteConcern] = None,
+                 read_concern: Optional[ReadConcern] = None) -> None:
+        super().__init__(codec_options, read_preference, write_concern, read_concern, client)
+        self._client = client
+        self._name = validate_database_name(name)
 
     @property
-    def read_preference(self):
-        return self._read_preference or self.client.read_preference
+    def client(self) -> MongoClient[_DocumentType]:
+        """The client this database belongs to."""
+        return self._client
 
-    def command(self, command, value=1, read_preference=None, **kwargs):
-        """The generic command. Server selection spec, "Use of read preferences with commands":
-        it is a read, with primary read preference unless one is given (so a direct connection
-        to a secondary sends primaryPreferred)."""
-        cmd = {command: value} if isinstance(command, str) else dict(command)
+    @property
+    def name(self) -> str:
+        """The database's name."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"Database({self._client!r}, {self._name!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, Database):
+            return self._client == other._client and self._name == other._name
+        return NotImplemented
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self._client, self._name))
+
+    def __bool__(self) -> NoReturn:
+        raise NotImplementedError("Database objects do not implement truth value testing or "
+                                  "bool(). Please compare with None instead: database is not "
+                                  "None")
+
+    def __getattr__(self, name: str) -> Collection[_DocumentType]:
+        """The collection ``name``."""
+        if name.startswith("_"):
+            raise AttributeError(f"Database has no attribute {name!r}. To access the {name} "
+                                 f"collection, use database[{name!r}].")
+        return self[name]
+
+    def __getitem__(self, name: str) -> Collection[_DocumentType]:
+        return Collection(self, name)
+
+    def __iter__(self) -> NoReturn:
+        raise TypeError("'Database' object is not iterable")
+
+    def __next__(self) -> NoReturn:
+        raise TypeError("'Database' object is not iterable")
+
+    next = __next__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        not_callable("Database", self._name)
+
+    def get_collection(self, name: str, codec_options: Optional[CodecOptions[Any]] = None,
+                       read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                       read_concern: Optional[ReadConcern] = None) -> Collection[_DocumentType]:
+        """The collection ``name`` with some settings changed."""
+        return Collection(self, name, False, codec_options, read_preference, write_concern,
+                          read_concern)
+
+    def with_options(self, codec_options: Optional[CodecOptions[Any]] = None,
+                     read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None) -> Database[_DocumentType]:
+        """The same database with some settings changed."""
+        return Database(self._client, self._name, codec_options or self._codec_options,
+                        read_preference if read_preference is not None else
+                        self._read_preference_core, write_concern or self._write_concern,
+                        read_concern or self._read_concern)
+
+    # ----- commands --------------------------------------------------------------------------
+
+    def command(self, command: Union[str, Mapping[str, Any]], value: Any = 1,
+                check: bool = True, allowable_errors: Optional[Sequence[Union[str, int]]] = None,
+                read_preference: Any = None,
+                codec_options: CodecOptions[Any] = DEFAULT_CODEC_OPTIONS, session: Any = None,
+                comment: Any = None, **kwargs: Any) -> dict[str, Any]:
+        """Run a command and return its reply. The generic command is a read (server
+        selection spec, "Use of read preferences with commands"): the primary unless
+        ``read_preference`` says otherwise. ``check=False`` returns a failed reply instead of
+        raising OperationFailure."""
+        if isinstance(command, str):
+            cmd: dict[str, Any] = {command: value}
+        elif isinstance(command, Mapping):
+            cmd = dict(command)
+        else:
+            raise TypeError(f"command must be a str or a mapping, not {type(command).__name__}")
         cmd.update(kwargs)
-        rp = _as_read_preference(read_preference) or PRIMARY
-        return execute(self.client._topology, Request(
-            self.name, cmd, Criteria(READ, rp), is_read=True)).reply
+        if comment is not None:
+            cmd["comment"] = comment
+        core = to_core(read_preference)
+        try:
+            return execute(self._client._topology, Request(  # type: ignore[no-any-return]
+                self._name, cmd, Criteria(READ, core if core is not None else _PRIMARY),
+                is_read=True, codec=codec_options)).reply
+        except OperationFailure as exc:
+            allowed = allowable_errors or ()
+            if not check or exc.code in allowed or (exc.code is None and any(
+                    isinstance(a, str) and a in str(exc) for a in allowed)):
+                return exc.details  # type: ignore[return-value]
+            raise
 
-    def list_collection_names(self):
-        cursor = Cursor(_Catalog(self),
-                        {"listCollections": 1, "nameOnly": True}, Criteria(READ, PRIMARY), retry="read")
-        return [doc["name"] for doc in cursor]
+    def aggregate(self, pipeline: _Pipeline, session: Any = None, **kwargs: Any
+                  ) -> CommandCursor[_DocumentType]:
+        """A database-level aggregation (``$currentOp``, ``$documents``, ...)."""
+        return _aggregate(self, 1, pipeline, kwargs.pop("let", None),
+                          kwargs.pop("comment", None), kwargs)
 
-    def drop_collection(self, name):
-        Collection(self, name).drop()
+    def _catalog(self) -> Collection[Any]:
+        """The pseudo-collection database-level cursors read (``$cmd.aggregate``)."""
+        return Collection(self, "$cmd.aggregate")
 
+    # ----- collections -----------------------------------------------------------------------
 
-class _Catalog:
-    """What a Cursor needs from a collection, for database-level cursors."""
+    def list_collections(self, session: Any = None, filter: Optional[Mapping[str, Any]] = None,
+                         comment: Any = None, **kwargs: Any) -> CommandCursor[dict[str, Any]]:
+        """A cursor over the collections' documents (name, type, options, info)."""
+        cmd: dict[str, Any] = {"listCollections": 1, "cursor": {}}
+        if filter is not None:
+            cmd["filter"] = filter
+        cmd.update(kwargs)
+        if comment is not None:
+            cmd["comment"] = comment
+        catalog = Collection(self, "$cmd.listCollections",
+                             codec_options=self._codec_options.with_options(document_class=dict))
+        outcome = execute(self._client._topology, Request(
+            self._name, cmd, Criteria(READ, _PRIMARY), True, "read", keep_session=True,
+            codec=catalog.codec_options))
+        return CommandCursor(catalog, outcome, comment=comment)
 
-    def __init__(self, database):
-        self.database = database
-        self.full_name = f"{database.name}.$cmd.listCollections"
+    def list_collection_names(self, session: Any = None,
+                              filter: Optional[Mapping[str, Any]] = None, comment: Any = None,
+                              **kwargs: Any) -> list[str]:
+        """The collections' names."""
+        if filter is None:
+            kwargs["nameOnly"] = True
+        else:
+            kwargs.setdefault("nameOnly", True)
+        return [doc["name"] for doc in self.list_collections(filter=filter, comment=comment,
+                                                             **kwargs)]
+
+    def create_collection(self, name: str, codec_options: Optional[CodecOptions[Any]] = None,
+                          read_preference: Any = None,
+                          write_concern: Optional[WriteConcern] = None,
+                          read_concern: Optional[ReadConcern] = None, session: Any = None,
+                          check_exists: Optional[bool] = True,
+                          **kwargs: Any) -> Collection[_DocumentType]:
+        """Create a collection with options (``capped``, ``size``, ``validator``,
+        ``collation``, ...); CollectionInvalid if it exists."""
+        if check_exists and name in self.list_collection_names(filter={"name": name}):
+            raise CollectionInvalid(f"collection {name} already exists")
+        if "collation" in kwargs:
+            kwargs["collation"] = validate_collation(kwargs["collation"])
+        return Collection(self, name, True, codec_options, read_preference, write_concern,
+                          read_concern, **kwargs)
+
+    def drop_collection(self, name_or_collection: Union[str, Collection[Any]],
+                        session: Any = None, comment: Any = None,
+                        encrypted_fields: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+        """Drop a collection (a missing one is not an error); the server's reply."""
+        name = name_or_collection.name if isinstance(name_or_collection, Collection) \
+            else name_or_collection
+        if not isinstance(name, str):
+            raise TypeError(f"name_or_collection must be an instance of str or Collection, "
+                            f"not {type(name).__name__}")
+        cmd: dict[str, Any] = {"drop": name}
+        if comment is not None:
+            cmd["comment"] = comment
+        try:
+            return Collection(self, name)._write_command(cmd, retryable=False)  # type: ignore[no-any-return]
+        except OperationFailure as exc:
+            if exc.code == NAMESPACE_NOT_FOUND:
+                return exc.details  # type: ignore[return-value]
+            raise
+
+    def validate_collection(self, name_or_collection: Union[str, Collection[Any]],
+                            scandata: bool = False, full: bool = False, session: Any = None,
+                            background: Optional[bool] = None,
+                            comment: Any = None) -> dict[str, Any]:
+        """Run ``validate`` on a collection; its reply."""
+        name = name_or_collection.name if isinstance(name_or_collection, Collection) \
+            else name_or_collection
+        cmd: dict[str, Any] = {"validate": name, "scandata": scandata, "full": full}
+        if background is not None:
+            cmd["background"] = background
+        return self.command(cmd, comment=comment)

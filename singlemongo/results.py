@@ -1,58 +1,185 @@
-"""Result objects of write operations, with the fields PyMongo users expect. A result of an
-unacknowledged write (w: 0) knows nothing of what the server did: its counts raise
-InvalidOperation, as PyMongo's do."""
-from typing import Any, List, Optional
+"""Result objects of write operations (as ``pymongo.results``). A result of an unacknowledged
+write (w: 0) knows nothing of what the server did: its counts raise InvalidOperation."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
 
 from .errors import InvalidOperation
-from .records import dataclass, field
 
 
-def _acknowledged(result, what):
-    if not result.acknowledged:
-        raise InvalidOperation(f"{what} is not available for an unacknowledged write (w: 0): "
-                               f"the server did not say what it did")
+class _WriteResult:
+    """Base of the results: ``acknowledged`` says whether the server answered."""
 
+    __slots__ = ("_acknowledged",)
 
-@dataclass(frozen=True)
-class InsertOneResult:
-    inserted_id: Any
-    acknowledged: bool = True
+    def __init__(self, acknowledged: bool) -> None:
+        self._acknowledged = acknowledged
 
-
-@dataclass(frozen=True)
-class InsertManyResult:
-    inserted_ids: List[Any]
-    acknowledged: bool = True
-
-
-@dataclass(frozen=True)
-class UpdateResult:
-    raw_result: dict = field(repr=False)
-    acknowledged: bool = True
+    def _raise_if_unacknowledged(self, name: str) -> None:
+        if not self._acknowledged:
+            raise InvalidOperation(
+                f"A value for {name} is not available when the write is unacknowledged. "
+                f"Check the acknowledged attribute to avoid this error (w: 0: the server did "
+                f"not say what it did).")
 
     @property
-    def matched_count(self):
-        _acknowledged(self, "matched_count")
-        return self.raw_result.get("n", 0) - len(self.raw_result.get("upserted", ()))
+    def acknowledged(self) -> bool:
+        """False for a write sent with w: 0."""
+        return self._acknowledged
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
+        return f"{type(self).__name__}({fields}, acknowledged={self._acknowledged})"
+
+    def _fields(self) -> dict[str, Any]:
+        return {}
+
+
+class InsertOneResult(_WriteResult):
+    """The result of insert_one: ``inserted_id``."""
+
+    __slots__ = ("_inserted_id",)
+
+    def __init__(self, inserted_id: Any, acknowledged: bool) -> None:
+        self._inserted_id = inserted_id
+        super().__init__(acknowledged)
 
     @property
-    def modified_count(self):
-        _acknowledged(self, "modified_count")
-        return self.raw_result.get("nModified", 0)
+    def inserted_id(self) -> Any:
+        """The _id of the inserted document (known even when unacknowledged)."""
+        return self._inserted_id
+
+    def _fields(self) -> dict[str, Any]:
+        return {"inserted_id": self._inserted_id}
+
+
+class InsertManyResult(_WriteResult):
+    """The result of insert_many: ``inserted_ids`` in the order given."""
+
+    __slots__ = ("_inserted_ids",)
+
+    def __init__(self, inserted_ids: list[Any], acknowledged: bool) -> None:
+        self._inserted_ids = inserted_ids
+        super().__init__(acknowledged)
 
     @property
-    def upserted_id(self) -> Optional[Any]:
-        _acknowledged(self, "upserted_id")
-        upserted = self.raw_result.get("upserted")
-        return upserted[0]["_id"] if upserted else None
+    def inserted_ids(self) -> list[Any]:
+        return self._inserted_ids
+
+    def _fields(self) -> dict[str, Any]:
+        return {"inserted_ids": self._inserted_ids}
 
 
-@dataclass(frozen=True)
-class DeleteResult:
-    raw_result: dict = field(repr=False)
-    acknowledged: bool = True
+class UpdateResult(_WriteResult):
+    """The result of update_one, update_many and replace_one; ``raw_result`` is the server's
+    reply with ``updatedExisting`` and ``upserted`` as PyMongo shapes them."""
+
+    __slots__ = ("_raw_result",)
+
+    def __init__(self, raw_result: Optional[Mapping[str, Any]], acknowledged: bool) -> None:
+        self._raw_result = raw_result
+        super().__init__(acknowledged)
 
     @property
-    def deleted_count(self):
-        _acknowledged(self, "deleted_count")
-        return self.raw_result.get("n", 0)
+    def raw_result(self) -> Optional[Mapping[str, Any]]:
+        return self._raw_result
+
+    @property
+    def matched_count(self) -> int:
+        self._raise_if_unacknowledged("matched_count")
+        assert self._raw_result is not None
+        if self.upserted_id is not None:
+            return 0
+        return int(self._raw_result.get("n", 0))
+
+    @property
+    def modified_count(self) -> int:
+        self._raise_if_unacknowledged("modified_count")
+        assert self._raw_result is not None
+        return int(self._raw_result.get("nModified", 0))
+
+    @property
+    def upserted_id(self) -> Any:
+        """The _id of the upserted document, or None."""
+        self._raise_if_unacknowledged("upserted_id")
+        assert self._raw_result is not None
+        return self._raw_result.get("upserted")
+
+    @property
+    def did_upsert(self) -> bool:
+        """True if the update inserted a document."""
+        self._raise_if_unacknowledged("did_upsert")
+        return self.upserted_id is not None
+
+    def _fields(self) -> dict[str, Any]:
+        return {"raw_result": self._raw_result}
+
+
+class DeleteResult(_WriteResult):
+    """The result of delete_one and delete_many."""
+
+    __slots__ = ("_raw_result",)
+
+    def __init__(self, raw_result: Optional[Mapping[str, Any]], acknowledged: bool) -> None:
+        self._raw_result = raw_result
+        super().__init__(acknowledged)
+
+    @property
+    def raw_result(self) -> Optional[Mapping[str, Any]]:
+        return self._raw_result
+
+    @property
+    def deleted_count(self) -> int:
+        self._raise_if_unacknowledged("deleted_count")
+        assert self._raw_result is not None
+        return int(self._raw_result.get("n", 0))
+
+    def _fields(self) -> dict[str, Any]:
+        return {"raw_result": self._raw_result}
+
+
+class BulkWriteResult(_WriteResult):
+    """The result of bulk_write; ``bulk_api_result`` is PyMongo's summary document."""
+
+    __slots__ = ("_bulk_api_result",)
+
+    def __init__(self, bulk_api_result: dict[str, Any], acknowledged: bool) -> None:
+        self._bulk_api_result = bulk_api_result
+        super().__init__(acknowledged)
+
+    @property
+    def bulk_api_result(self) -> dict[str, Any]:
+        return self._bulk_api_result
+
+    def _count(self, name: str, key: str) -> int:
+        self._raise_if_unacknowledged(name)
+        return int(self._bulk_api_result.get(key, 0))
+
+    @property
+    def inserted_count(self) -> int:
+        return self._count("inserted_count", "nInserted")
+
+    @property
+    def matched_count(self) -> int:
+        return self._count("matched_count", "nMatched")
+
+    @property
+    def modified_count(self) -> int:
+        return self._count("modified_count", "nModified")
+
+    @property
+    def deleted_count(self) -> int:
+        return self._count("deleted_count", "nRemoved")
+
+    @property
+    def upserted_count(self) -> int:
+        return self._count("upserted_count", "nUpserted")
+
+    @property
+    def upserted_ids(self) -> Optional[dict[int, Any]]:
+        """{index of the operation: _id of the document it upserted}."""
+        self._raise_if_unacknowledged("upserted_ids")
+        return {u["index"]: u["_id"] for u in self._bulk_api_result.get("upserted", ())}
+
+    def _fields(self) -> dict[str, Any]:
+        return {"bulk_api_result": self._bulk_api_result}

@@ -424,7 +424,7 @@ def test_a_brand_new_client_respects_the_servers_limits(mongo_standalone, fake_c
     server = mongo_standalone.servers[0]
     server.limits = {"maxBsonObjectSize": 1000, "maxWriteBatchSize": 3}
     client = MongoClient(mongo_standalone.uri, clock=fake_clock)
-    with pytest.raises(errors.InvalidDocument, match="maxBsonObjectSize of 1000"):
+    with pytest.raises(errors.DocumentTooLarge, match="up to 1000 bytes .its maxBsonObjectSize"):
         client.test.c.insert_one({"s": "x" * 2000})
     assert server.commands["insert"] == 0
     fresh = MongoClient(mongo_standalone.uri, clock=fake_clock)

@@ -117,7 +117,7 @@ def _read(coll, args, out):
         sort = json_input.loads(args.sort, "--sort") if args.sort else None
         projection = json_input.loads(args.projection, "--projection") if args.projection \
             else None
-        for doc in coll.find(_filter(args), projection, list(sort.items()) if sort else None,
+        for doc in coll.find(_filter(args), projection, sort=list(sort.items()) if sort else None,
                              skip=args.skip, limit=args.limit):
             out.doc(doc)
     elif args.action == "find-one":
@@ -139,8 +139,10 @@ def _write(coll, args, stdin, out):
         out.doc({"insertedIds": coll.insert_many(docs).inserted_ids})
     elif args.action == "update":
         filt, update = _filter(args), json_input.loads(args.update, "--update", None)
-        if not isinstance(update, (dict, list)):
-            raise UsageError("--update must be an object of update operators, or a pipeline")
+        if not isinstance(update, (dict, list)) or (
+                isinstance(update, list) and not all(isinstance(s, dict) for s in update)):
+            raise UsageError("--update must be an object of update operators, or a pipeline "
+                             "(an array of stage objects)")
         method = coll.update_many if args.many else coll.update_one
         r = method(filt, update, upsert=args.upsert)
         out.doc({"matchedCount": r.matched_count, "modifiedCount": r.modified_count,

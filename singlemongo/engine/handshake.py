@@ -78,19 +78,28 @@ def client_metadata(appname=None):
 
 
 def uses_op_msg_hello(options):
-    """Handshake spec: a load balancer (which may not answer OP_QUERY) is greeted with an
-    OP_MSG ``hello``; everything else with a legacy hello over OP_QUERY."""
-    return bool(options.load_balanced)
+    """Handshake spec: a load balancer (which may not answer OP_QUERY), or a client that
+    declared a Stable API version (versioned API spec, "Handshake behavior"), is greeted with
+    an OP_MSG ``hello``; everything else with a legacy hello over OP_QUERY."""
+    return bool(options.load_balanced) or options.server_api is not None
+
+
+def api_fields(options):
+    """The Stable API fields every command carries when a version is declared (versioned API
+    spec, "Command Syntax"; getMore and transaction commands included), else nothing."""
+    api = options.server_api
+    return api.command_fields() if api is not None else {}
 
 
 def handshake_command(options, initial=True, hello_ok=False):
     """The hello for a new connection (``initial``) or for a check on an open one. Every
     legacy hello carries ``helloOk: true`` (checkServer pseudocode), so a server that
     learns to speak ``hello`` is used with it."""
-    if hello_ok or (initial and uses_op_msg_hello(options)):
+    if hello_ok or uses_op_msg_hello(options):
         cmd = {"hello": 1}
     else:
         cmd = {"isMaster": 1, "helloOk": True}
+    cmd.update(api_fields(options))
     if not initial:
         return cmd
     cmd["helloOk"] = True

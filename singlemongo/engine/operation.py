@@ -17,7 +17,7 @@ from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
                            RETRY_TOKEN_RETURN_RATE, SYSTEM_OVERLOADED, RetryState, annotate,
                            decide, labels_of)
 from .checkout import checkout
-from .handshake import read_preference_for_op_msg
+from .handshake import api_fields, read_preference_for_op_msg
 from .replies import error_from_reply, failed, from_server, is_retryable, sanitize
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
@@ -53,14 +53,18 @@ def flush_kill_queue(topology):
         conn = topology.connections.get(address)
         if conn is not None and not conn.closed:
             try:
-                conn.command(db, {"killCursors": coll, "cursors": [Int64(cursor_id)]},
-                             topology.options.connect_timeout_ms / 1000.0 or None)
+                command_monitoring.run(
+                    topology.events, topology.clock, conn, db,
+                    {"killCursors": coll, "cursors": [Int64(cursor_id)],
+                     **api_fields(topology.options)},
+                    topology.options.connect_timeout_ms / 1000.0 or None)
             except (ConnectionFailure, OperationFailure):
                 pass
 
 
 def _prepare(topology, req, sd, session, txn_number):
     cmd = dict(req.command)
+    cmd.update(api_fields(topology.options))
     if session is not None:
         cmd["lsid"] = session.lsid
     if txn_number is not None:
@@ -68,10 +72,11 @@ def _prepare(topology, req, sd, session, txn_number):
     cluster_time = topology.sessions.cluster_time
     if cluster_time is not None and sd.server_type is not ServerType.STANDALONE:
         cmd["$clusterTime"] = cluster_time
-    rp = read_preference_for_op_msg(topology.description.topology_type, sd.server_type,
-                                    req.criteria.read_preference, req.is_read)
-    if rp is not None:
-        cmd["$readPreference"] = rp
+    if req.is_read:
+        rp = read_preference_for_op_msg(topology.description.topology_type, sd.server_type,
+                                        req.criteria.read_preference)
+        if rp is not None:
+            cmd["$readPreference"] = rp
     return cmd
 
 
@@ -237,9 +242,9 @@ def _timed_out(error, deadline, attempts):
 def _send_unacknowledged(topology, conn, req, cmd, sd, deadline=None):
     """Write concern w: 0: OP_MSG with moreToCome; nothing is read, nothing retried."""
     try:
-        conn.send_only(req.db, cmd, req.sequences,
-                       deadline or topology.options.socket_timeout_ms / 1000.0 or None,
-                       req.codec)
+        command_monitoring.run(topology.events, topology.clock, conn, req.db, cmd,
+                               deadline or topology.options.socket_timeout_ms / 1000.0 or None,
+                               req.sequences, codec=req.codec, unacknowledged=True)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         raise

@@ -16,7 +16,7 @@ from ..sdam.address import format_address
 from ..wire import messages as wire
 from ..wire.connection import next_request_id
 from .check import Outcome
-from .handshake import handshake_command
+from .handshake import handshake_command, uses_op_msg_hello
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
@@ -59,7 +59,9 @@ def _start(topology, address):
         if error not in _IN_PROGRESS:
             raise ConnectionFailure(f"could not connect to {format_address(address)}: "
                                     f"{errno.errorcode.get(error, error)}", address)
-        message = wire.encode_op_query(request_id, "admin.$cmd", cmd)
+        message = wire.encode_op_msg(request_id, dict(cmd, **{"$db": "admin"})) \
+            if uses_op_msg_hello(topology.options) else \
+            wire.encode_op_query(request_id, "admin.$cmd", cmd)
     except BaseException:
         sock.close()
         raise

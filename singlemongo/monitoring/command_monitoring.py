@@ -76,12 +76,19 @@ def _where(f):
             f"{f['operationId']}")
 
 
+def _send(conn, db, cmd, timeout_s, sequences, codec, user_fields, unacknowledged):
+    if unacknowledged:  # w: 0: moreToCome, nothing comes back; the events say ok: 1
+        conn.send_only(db, cmd, sequences, timeout_s, codec)
+        return {"ok": 1}
+    return conn.command(db, cmd, timeout_s, sequences, codec, user_fields)
+
+
 def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=None,
-        codec=None, user_fields=None):
+        codec=None, user_fields=None, unacknowledged=False):
     """``conn.command`` with events and log messages; the fast path when nobody listens."""
     logging_on = log.enabled(log.COMMAND)
     if not bus.listeners and not logging_on:
-        return conn.command(db, cmd, timeout_s, sequences, codec, user_fields)
+        return _send(conn, db, cmd, timeout_s, sequences, codec, user_fields, unacknowledged)
     name = next(iter(cmd))
     operation_id = operation_id or next_operation_id()
     request_id = conn.peek_request_id()
@@ -99,7 +106,7 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
                  command=log.document(shown), topology_id=bus.topology_id, **f)
     start = clock.monotonic()
     try:
-        reply = conn.command(db, cmd, timeout_s, sequences, codec, user_fields)
+        reply = _send(conn, db, cmd, timeout_s, sequences, codec, user_fields, unacknowledged)
     except Exception as exc:
         # "Security": only a server's error is redacted; a network error carries nothing of
         # the server's, and the exception is shown whole.

@@ -5,6 +5,7 @@ and heartbeat events are also logged under ``singlemongo.topology`` with the spe
 """
 
 from . import log
+from .listeners import deliver
 from ..sdam import monitoring as m
 from ..sdam.address import format_address
 
@@ -66,7 +67,7 @@ class EventBus:
     def publish(self, event):
         for listener in self.listeners:
             try:
-                listener(event)
+                deliver(listener, event)
             except Exception:  # a broken listener must not break the driver
                 import logging
                 logging.getLogger("singlemongo.events").exception(

@@ -11,7 +11,7 @@ from ..records import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
 
-from ..errors import ConfigurationError, SingleMongoWarning
+from ..errors import ConfigurationError, InvalidURI, SingleMongoWarning
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
 from .credentials import Credentials, credentials
@@ -216,7 +216,7 @@ def _check_conflicts(options, tls_values):
     v, given = options.values, options.specified
     seeds = len(options.seeds)
     if len({value for _, value in tls_values}) > 1:
-        raise ConfigurationError(
+        raise InvalidURI(
             "conflicting tls and ssl values: " + ", ".join(f"{k}={str(x).lower()}" for k, x in tls_values))
     for first, second in TLS_CONFLICTS:
         if first in given and second in given:

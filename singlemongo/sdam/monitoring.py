@@ -34,17 +34,32 @@ class ServerOpeningEvent:
     topology_id: Any
     address: Any
 
+    @property
+    def server_address(self):
+        """The server's (host, port), as PyMongo names it."""
+        return self.address
+
 
 @dataclass(frozen=True)
 class ServerClosedEvent:
     topology_id: Any
     address: Any
 
+    @property
+    def server_address(self):
+        """The server's (host, port), as PyMongo names it."""
+        return self.address
+
 
 @dataclass(frozen=True)
 class ServerDescriptionChangedEvent:
     topology_id: Any
     address: Any
+
+    @property
+    def server_address(self):
+        """The server's (host, port), as PyMongo names it."""
+        return self.address
     previous_description: ServerDescription
     new_description: ServerDescription
 

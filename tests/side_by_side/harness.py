@@ -106,10 +106,15 @@ def _attr(obj, name, ids):
 
 
 def error_signature(exc):
+    """The error's class (singlemongo's own subclasses, such as AuthenticationFailed, count as
+    the PyMongo class they extend: every ``except`` clause for it catches them) and code."""
     code = getattr(exc, "code", None)
+    kind = next((k.__name__ for k in type(exc).__mro__
+                 if type(exc).__module__.startswith("pymongo") or k.__name__ in
+                 vars(pymongo.errors) or k.__module__ == "builtins"), type(exc).__name__)
     if code is None and isinstance(getattr(exc, "details", None), Mapping):
         code = exc.details.get("code")
-    return {"<error>": type(exc).__name__, "code": code}
+    return {"<error>": kind, "code": code}
 
 
 class _Recorder:
@@ -136,8 +141,13 @@ class _Recorder:
     def record(self, name, command):
         if name in IGNORED_COMMANDS:
             return
-        self.commands.append((name, {k: v for k, v in command.items()
-                                     if k not in IGNORED_FIELDS}))
+        body = {k: v for k, v in command.items() if k not in IGNORED_FIELDS}
+        # Cursor ids are the server's: each run gets new ones.
+        if "getMore" in body:
+            body["getMore"] = "<cursor id>"
+        if "killCursors" in body:
+            body["cursors"] = ["<cursor id>" for _ in body.get("cursors", ())]
+        self.commands.append((name, body))
 
 
 class _PyMongoListener(_Recorder, pymongo.monitoring.CommandListener):

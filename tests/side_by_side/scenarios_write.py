@@ -29,7 +29,9 @@ def _unacknowledged(c, m):
 
 def _unacknowledged_counts(c, m):
     w0 = c.with_options(write_concern=m.WriteConcern(w=0))
-    return w0.update_one({"_id": 1}, {"$set": {"w": 0}}).matched_count
+    result = w0.update_one({"_id": 1}, {"$set": {"w": 0}})
+    c.find_one({"_id": 1})  # a round trip: the w:0 update is applied before
+    return result.matched_count
 
 
 def _replace_raw(c, m):

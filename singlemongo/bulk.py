@@ -1,0 +1,218 @@
+"""Bulk writes (CRUD spec, "Bulk API"; as PyMongo's ``bulk_write``): write models become runs
+of insert, update and delete commands, split into batches by the server's limits, executed
+with the retryable-writes rules, and merged into one result.
+
+Ordered: runs keep the given order and stop at the first batch with a write error.
+Unordered: inserts, then updates, then deletes, every batch runs. Write errors carry the
+index of their operation in the request and the operation itself (``op``), as in PyMongo; any
+write error or write concern error raises BulkWriteError with the whole result.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
+
+import bson
+from bson import ObjectId
+from bson.raw_bson import RawBSONDocument
+
+from .common import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
+from .errors import BulkWriteError, DocumentTooLarge, InvalidOperation
+from .results import BulkWriteResult
+
+if TYPE_CHECKING:
+    from .collection import Collection
+
+INSERT, UPDATE, DELETE = 0, 1, 2
+COMMANDS = (("insert", "documents"), ("update", "updates"), ("delete", "deletes"))
+# Room for the command around the documents of a batch (PyMongo's, and the spec's, 16 KiB).
+COMMAND_OVERHEAD = 16 * 1024
+
+
+def too_large(size: int, max_size: int, what: str = "BSON document") -> DocumentTooLarge:
+    return DocumentTooLarge(f"{what} too large ({size} bytes) - the connected server supports "
+                            f"BSON document sizes up to {max_size} bytes (its "
+                            f"maxBsonObjectSize).")
+
+
+class _Run:
+    """Consecutive operations of one kind, with the request index of each."""
+
+    def __init__(self, kind: int) -> None:
+        self.kind = kind
+        self.ops: list[Mapping[str, Any]] = []
+        self.indexes: list[int] = []
+
+    def add(self, index: int, op: Mapping[str, Any]) -> None:
+        self.indexes.append(index)
+        self.ops.append(op)
+
+
+class _Bulk:
+    """The operations of one bulk write, as the write models add them."""
+
+    def __init__(self, collection: Collection[Any], ordered: bool,
+                 bypass_document_validation: Optional[bool], comment: Any = None,
+                 let: Optional[Mapping[str, Any]] = None) -> None:
+        if let is not None:
+            validate_is_document_type("let", let)
+        self.collection, self.ordered = collection, ordered
+        self.bypass, self.comment, self.let = bypass_document_validation, comment, let
+        self.ops: list[tuple[int, Mapping[str, Any]]] = []
+        self.retryable = True  # a multi update or delete makes the whole bulk not retryable
+
+    def add_insert(self, document: Any) -> None:
+        validate_is_document_type("document", document)
+        if not (isinstance(document, RawBSONDocument) or "_id" in document):
+            document["_id"] = ObjectId()
+        self.ops.append((INSERT, document))
+
+    def add_update(self, selector: Mapping[str, Any], update: Any, multi: bool,
+                   upsert: Optional[bool], collation: Any = None, array_filters: Any = None,
+                   hint: Any = None, sort: Any = None) -> None:
+        validate_ok_for_update(update)
+        op: dict[str, Any] = {"q": selector, "u": update, "multi": multi}
+        self._options(op, upsert=upsert, collation=collation, arrayFilters=array_filters,
+                      hint=hint, sort=sort)
+        if multi:
+            self.retryable = False
+        self.ops.append((UPDATE, op))
+
+    def add_replace(self, selector: Mapping[str, Any], replacement: Any,
+                    upsert: Optional[bool], collation: Any = None, hint: Any = None,
+                    sort: Any = None) -> None:
+        validate_ok_for_replace(replacement)
+        op: dict[str, Any] = {"q": selector, "u": replacement}
+        self._options(op, upsert=upsert, collation=collation, hint=hint, sort=sort)
+        self.ops.append((UPDATE, op))
+
+    def add_delete(self, selector: Mapping[str, Any], limit: int, collation: Any = None,
+                   hint: Any = None) -> None:
+        op: dict[str, Any] = {"q": selector, "limit": limit}
+        self._options(op, collation=collation, hint=hint)
+        if limit == 0:
+            self.retryable = False
+        self.ops.append((DELETE, op))
+
+    @staticmethod
+    def _options(op: dict[str, Any], **options: Any) -> None:
+        op.update((k, v) for k, v in options.items() if v is not None)
+
+    def runs(self) -> Iterator[_Run]:
+        if self.ordered:
+            run: Optional[_Run] = None
+            for index, (kind, op) in enumerate(self.ops):
+                if run is None or run.kind != kind:
+                    if run is not None:
+                        yield run
+                    run = _Run(kind)
+                run.add(index, op)
+            if run is not None:
+                yield run
+            return
+        runs = [_Run(INSERT), _Run(UPDATE), _Run(DELETE)]
+        for index, (kind, op) in enumerate(self.ops):
+            runs[kind].add(index, op)
+        yield from (run for run in runs if run.ops)
+
+    def command(self, kind: int) -> dict[str, Any]:
+        name = COMMANDS[kind][0]
+        cmd: dict[str, Any] = {name: self.collection.name, "ordered": self.ordered}
+        if self.comment is not None:
+            cmd["comment"] = self.comment
+        if self.let is not None and kind != INSERT:
+            cmd["let"] = self.let
+        if self.bypass is not None and kind != DELETE:
+            cmd["bypassDocumentValidation"] = self.bypass
+        return cmd
+
+
+def batches(run: _Run, limits: tuple[int, int, int], codec: Any
+            ) -> Iterator[tuple[int, list[Mapping[str, Any]]]]:
+    """(offset in the run, operations) for each command a run needs: at most
+    maxWriteBatchSize operations and maxMessageSizeBytes of them; DocumentTooLarge for an
+    operation over maxBsonObjectSize."""
+    max_bson, max_message, max_count = limits
+    start, size, batch = 0, 0, []  # type: ignore[var-annotated]
+    for position, op in enumerate(run.ops):
+        op_size = len(op.raw) if isinstance(op, RawBSONDocument) else len(
+            bson.encode(op, codec_options=codec))
+        if op_size > max_bson + (0 if run.kind == INSERT else COMMAND_OVERHEAD):
+            raise too_large(op_size, max_bson)
+        if batch and (len(batch) >= max_count or size + op_size > max_message - COMMAND_OVERHEAD):
+            yield start, batch
+            start, size, batch = position, 0, []
+        batch.append(op)
+        size += op_size
+    if batch:
+        yield start, batch
+
+
+def new_result() -> dict[str, Any]:
+    return {"writeErrors": [], "writeConcernErrors": [], "nInserted": 0, "nUpserted": 0,
+            "nMatched": 0, "nModified": 0, "nRemoved": 0, "upserted": []}
+
+
+def merge(run: _Run, result: dict[str, Any], offset: int, reply: Mapping[str, Any]) -> None:
+    """Add one command's reply to the bulk result (CRUD spec, "Merging Results")."""
+    n = int(reply.get("n", 0))
+    if run.kind == INSERT:
+        result["nInserted"] += n
+    elif run.kind == DELETE:
+        result["nRemoved"] += n
+    else:
+        upserted = reply.get("upserted") or []
+        for doc in upserted:
+            result["upserted"].append({"index": run.indexes[doc["index"] + offset],
+                                       "_id": doc["_id"]})
+        result["nUpserted"] += len(upserted)
+        result["nMatched"] += n - len(upserted)
+        result["nModified"] += int(reply.get("nModified", 0))
+    for error in reply.get("writeErrors") or ():
+        entry = dict(error)
+        entry["index"] = run.indexes[error["index"] + offset]
+        entry["op"] = run.ops[error["index"] + offset]
+        result["writeErrors"].append(entry)
+    wce = reply.get("writeConcernError")
+    if wce:
+        result["writeConcernErrors"].append(dict(wce))
+
+
+def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
+    """Run every batch of the bulk; raise BulkWriteError if anything failed."""
+    if not bulk.ops:
+        raise InvalidOperation("No operations to execute")
+    coll = bulk.collection
+    acknowledged = coll.write_concern.acknowledged
+    result = new_result()
+    with coll._topology.timeout_scope():
+        limits = coll._limits()
+        for run in bulk.runs():
+            name, field = COMMANDS[run.kind]
+            for offset, ops in batches(run, limits, coll.codec_options):
+                reply = coll._write_command(bulk.command(run.kind), ((field, ops),),
+                                            retryable=bulk.retryable, session=session,
+                                            check=False)
+                if not acknowledged:
+                    continue
+                merge(run, result, offset, reply)
+                if bulk.ordered and result["writeErrors"]:
+                    break
+            if bulk.ordered and result["writeErrors"]:
+                break
+    if not acknowledged:
+        return BulkWriteResult({}, False)
+    if result["writeErrors"] or result["writeConcernErrors"]:
+        result["writeErrors"].sort(key=lambda error: error["index"])
+        raise BulkWriteError(result, _summary(result))
+    return BulkWriteResult(result, True)
+
+
+def _summary(result: dict[str, Any]) -> str:
+    errors = result["writeErrors"]
+    first = errors[0] if errors else result["writeConcernErrors"][0]
+    return (f"batch op errors occurred: {len(errors)} write error(s), "
+            f"{len(result['writeConcernErrors'])} write concern error(s); first: "
+            f"{first.get('errmsg')} (code {first.get('code')}, operation "
+            f"{first.get('index', '?')}); {result['nInserted']} inserted, "
+            f"{result['nMatched']} matched, {result['nModified']} modified, "
+            f"{result['nRemoved']} removed, {result['nUpserted']} upserted")

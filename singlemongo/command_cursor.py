@@ -1,0 +1,297 @@
+"""Server cursors (as ``pymongo.command_cursor``): getMore and killCursors go to the server and
+connection that opened the cursor.
+
+``_ServerCursor`` is what find's ``Cursor`` and ``CommandCursor`` (aggregate, list_indexes,
+list_collections, list_databases) share. A cursor is closed when exhausted, on ``close()``
+and when garbage collected: the finalizer does no I/O, it only queues the cursor id, and the
+next operation kills it inline. In a forked child a parent's cursor is never continued or
+killed.
+"""
+from __future__ import annotations
+
+import os
+from collections import deque
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, Optional
+
+from bson import Int64
+
+from .engine.handshake import api_fields
+from .engine.operation import Outcome, Request, execute
+from .errors import ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure
+from .monitoring import command_monitoring
+from .sdam.address import format_address
+from .typings import _Address, _DocumentType
+
+if TYPE_CHECKING:
+    from .collection import Collection
+
+BATCH_FIELDS = {"cursor": {"firstBatch": 1, "nextBatch": 1}}  # where the user's documents are
+# Errors after which the server has no cursor any more: no killCursors is sent.
+CURSOR_CLOSED_ERRORS = frozenset({43, 175, 237})  # CursorNotFound, QueryPlanKilled, CursorKilled
+
+
+class _ServerCursor(Generic[_DocumentType]):
+    """The state of a cursor on the server and its getMore/killCursors."""
+
+    _limit = 0
+    _batch_size = 0
+
+    def __init__(self, collection: Collection[_DocumentType]) -> None:
+        self._collection = collection
+        self._topology = collection._topology
+        self._buffer: deque[_DocumentType] = deque()
+        self._id: Optional[int] = None  # None: not started; 0: exhausted or closed
+        self._address: Optional[_Address] = None
+        self._session: Any = None
+        self._ns: Optional[tuple[str, str]] = None
+        self._returned = 0
+        self._retrieved = 0
+        self._comment: Any = None
+        self._max_await_time_ms: Optional[int] = None
+        self._pid = os.getpid()
+
+    # ----- PyMongo's properties ------------------------------------------------------------
+
+    @property
+    def collection(self) -> Collection[_DocumentType]:
+        """The collection this cursor reads."""
+        return self._collection
+
+    @property
+    def alive(self) -> bool:
+        """Whether more documents may come: some are buffered, or the server cursor is open
+        (or the query has not run yet)."""
+        return bool(self._buffer) or self._id != 0
+
+    @property
+    def cursor_id(self) -> Optional[int]:
+        """The server's cursor id (0 once exhausted or closed; None before the first batch)."""
+        return self._id
+
+    @property
+    def address(self) -> Optional[_Address]:
+        """(host, port) of the server the cursor is on, once it runs."""
+        return self._address
+
+    @property
+    def retrieved(self) -> int:
+        """How many documents the server has returned so far."""
+        return self._retrieved
+
+    @property
+    def session(self) -> Any:
+        """The explicit session, if one was given (implicit sessions are not exposed)."""
+        return None
+
+    # ----- iteration -----------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[_DocumentType]:
+        return self
+
+    def __enter__(self) -> _ServerCursor[_DocumentType]:
+        return self
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def _refresh(self) -> None:
+        """Fill the buffer: the first batch, or a getMore."""
+        if self._id is None:
+            self._start()
+        elif self._id:
+            self._get_more()
+
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def __next__(self) -> _DocumentType:
+        while not self._buffer:
+            if self._id == 0:
+                raise StopIteration
+            self._refresh()
+        self._returned += 1
+        doc = self._buffer.popleft()
+        if self._limit and self._returned >= abs(self._limit):
+            self._buffer.clear()
+            if self._id:
+                self.close()
+            self._id = 0
+        return doc
+
+    def next(self) -> _DocumentType:
+        """The next document; StopIteration when there is none."""
+        return self.__next__()
+
+    def try_next(self) -> Optional[_DocumentType]:
+        """The next document, or None if the cursor is exhausted."""
+        try:
+            return self.__next__()
+        except StopIteration:
+            return None
+
+    def to_list(self, length: Optional[int] = None) -> list[_DocumentType]:
+        """The remaining documents (at most ``length``) as a list."""
+        if length is not None and (isinstance(length, bool) or not isinstance(length, int)
+                                   or length < 1):
+            raise ValueError(f"to_list length must be a positive integer, not {length!r}")
+        out: list[_DocumentType] = []
+        for doc in self:
+            out.append(doc)
+            if length is not None and len(out) >= length:
+                break
+        return out
+
+    # ----- the server cursor ---------------------------------------------------------------
+
+    def _take(self, outcome: Outcome, key: str) -> None:
+        cursor = outcome.reply["cursor"]
+        if self._address is None:
+            self._address = outcome.server.address
+            self._session = outcome.session
+        self._id = int(cursor["id"])
+        batch = cursor[key]
+        self._retrieved += len(batch)
+        self._buffer.extend(batch)
+        ns = cursor.get("ns")
+        db, _, coll = (ns if isinstance(ns, str) else self._collection.full_name).partition(".")
+        self._ns = (db, coll)
+        if self._id == 0:
+            self._release_session()
+
+    def _forked(self) -> bool:
+        """True in a forked child: this cursor's connection belongs to the parent."""
+        return self._pid != os.getpid()
+
+    def _connection(self) -> Any:
+        self._topology.check_open()
+        conn = self._topology.connections.get(self._address)
+        if conn is None or conn.closed:
+            self._id = 0
+            self._release_session()
+            raise CursorNotFound(
+                f"the connection to {format_address(self._address)} that opened this cursor "
+                f"was closed, and a cursor cannot move to another connection; run the query "
+                f"again", 43, {}, self._address)
+        return conn
+
+    def _get_more_batch(self) -> int:
+        batch = self._batch_size
+        if self._limit:
+            remaining = self._limit - self._returned
+            batch = min(batch, remaining) if batch else remaining
+        return batch
+
+    def _get_more(self) -> None:
+        if self._forked():
+            raise InvalidOperation(
+                f"this cursor was opened by process {self._pid} before a fork; a forked process "
+                f"cannot continue it (its connection belongs to the parent): run the query again")
+        conn = self._connection()
+        assert self._ns is not None and self._id is not None
+        db, coll = self._ns
+        cmd: dict[str, Any] = {"getMore": Int64(self._id), "collection": coll}
+        batch = self._get_more_batch()
+        if batch:
+            cmd["batchSize"] = batch
+        if self._max_await_time_ms is not None:
+            cmd["maxTimeMS"] = self._max_await_time_ms
+        if self._comment is not None:
+            cmd["comment"] = self._comment
+        try:
+            # The same attempt loop as every command (overload retries, client backpressure),
+            # pinned to the connection that opened the cursor.
+            outcome = execute(self._topology, Request(
+                db, cmd, None, is_read=False, session=self._session, keep_session=True,
+                pinned=conn, codec=self._collection.codec_options, user_fields=BATCH_FIELDS))
+        except ConnectionFailure:
+            self._id = 0
+            self._release_session(dirty=True)
+            raise
+        except OperationFailure as exc:
+            if exc.code in CURSOR_CLOSED_ERRORS:
+                self._id = 0  # the server has closed it already: nothing to kill
+            self.close()  # after the last failed getMore: killCursors, the session freed
+            raise
+        self._take(outcome, "nextBatch")
+
+    def _release_session(self, dirty: bool = False) -> None:
+        if self._session is not None:
+            self._session.dirty = self._session.dirty or dirty
+            self._topology.sessions.release(
+                self._session, self._topology.description.logical_session_timeout_minutes)
+            self._session = None
+
+    def close(self) -> None:
+        """Kill the server-side cursor (if any) on its own connection, and free the session.
+        Documents already received stay readable, as in PyMongo. In a forked child nothing is
+        sent: the cursor is the parent's."""
+        if self._forked():
+            self._id, self._session = 0, None
+            return
+        if self._id and self._ns is not None:
+            conn = self._topology.connections.get(self._address)
+            if conn is not None and not conn.closed:
+                db, coll = self._ns
+                ms = self._topology.options.socket_timeout_ms
+                try:
+                    command_monitoring.run(self._topology.events, self._topology.clock, conn, db,
+                                           {"killCursors": coll, "cursors": [Int64(self._id)],
+                                            **api_fields(self._topology.options)},
+                                           ms / 1000.0 if ms else None)
+                except ConnectionFailure:
+                    pass
+        self._id = 0
+        self._release_session()
+
+    def __del__(self) -> None:
+        try:
+            if self._forked():
+                return  # the parent's cursor: not the child's to kill
+            if self._id and self._ns is not None:
+                self._topology.kill_queue.append((self._address, *self._ns, self._id))
+                self._id = 0
+            self._release_session()
+        except Exception:
+            pass
+
+
+class CommandCursor(_ServerCursor[_DocumentType]):
+    """The cursor of a command that already ran (aggregate, list_indexes, list_collections,
+    list_databases): its first batch is here, getMore fetches the rest."""
+
+    def __init__(self, collection: Collection[_DocumentType], outcome: Optional[Outcome],
+                 batch_size: int = 0, comment: Any = None,
+                 documents: Optional[list[Any]] = None,
+                 max_await_time_ms: Optional[int] = None) -> None:
+        super().__init__(collection)
+        self._batch_size = batch_size or 0
+        self._comment = comment
+        self._max_await_time_ms = max_await_time_ms
+        if outcome is not None:
+            self._take(outcome, "firstBatch")
+        else:  # documents without a server cursor (listDatabases)
+            self._id = 0
+            self._buffer.extend(documents or ())
+            self._retrieved = len(self._buffer)
+
+    def batch_size(self, batch_size: int) -> CommandCursor[_DocumentType]:
+        """The number of documents each getMore asks for."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+            raise TypeError(f"batch_size must be an integer, not {batch_size!r}")
+        if batch_size < 0:
+            raise ValueError("batch_size must be >= 0")
+        self._batch_size = batch_size
+        return self
+
+    def __enter__(self) -> CommandCursor[_DocumentType]:
+        return self
+
+    def __repr__(self) -> str:
+        return f"<CommandCursor on {self._collection.full_name}>"
+
+
+def first_batch_only(documents: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """A reply with ``documents`` as a finished cursor's first batch."""
+    return {"cursor": {"id": 0, "firstBatch": documents}}

@@ -1,0 +1,85 @@
+"""Index management for Collection (as PyMongo's create_index, create_indexes, list_indexes,
+index_information, drop_index and drop_indexes): commands on the primary, with the
+collection's write concern."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .command_cursor import CommandCursor
+from .errors import OperationFailure
+from .operations import IndexModel, gen_index_name, index_list
+from .selection.read_preference import ReadPreference as _Core
+from .typings import _IndexKeyHint
+
+if TYPE_CHECKING:
+    from .collection import Collection
+
+_PRIMARY = _Core()
+NAMESPACE_NOT_FOUND = 26
+
+
+def _with_options(coll: Collection[Any], cmd: dict[str, Any], comment: Any,
+                  kwargs: dict[str, Any]) -> dict[str, Any]:
+    cmd.update(kwargs)
+    if comment is not None:
+        cmd["comment"] = comment
+    return cmd
+
+
+def create_indexes(coll: Collection[Any], indexes: Sequence[IndexModel], comment: Any,
+                   kwargs: dict[str, Any]) -> list[str]:
+    if not isinstance(indexes, list):
+        raise TypeError(f"indexes must be a list, not {type(indexes).__name__}")
+    names, documents = [], []
+    for index in indexes:
+        if not isinstance(index, IndexModel):
+            raise TypeError(f"{index!r} is not an instance of singlemongo.operations.IndexModel")
+        documents.append(index.document)
+        names.append(index.document["name"])
+    cmd = _with_options(coll, {"createIndexes": coll.name, "indexes": documents}, comment,
+                        kwargs)
+    coll._write_command(cmd, retryable=False)
+    return names
+
+
+def create_index(coll: Collection[Any], keys: _IndexKeyHint, comment: Any,
+                 kwargs: dict[str, Any]) -> str:
+    command_options = {k: kwargs.pop(k) for k in ("maxTimeMS", "commitQuorum") if k in kwargs}
+    return create_indexes(coll, [IndexModel(keys, **kwargs)], comment, command_options)[0]
+
+
+def list_indexes(coll: Collection[Any], comment: Any) -> CommandCursor[Any]:
+    cmd: dict[str, Any] = {"listIndexes": coll.name, "cursor": {}}
+    if comment is not None:
+        cmd["comment"] = comment
+    plain = coll.with_options(codec_options=coll.codec_options.with_options(
+        document_class=dict))  # PyMongo returns index documents as dicts
+    try:
+        outcome = plain._read_command(cmd, _PRIMARY, keep_session=True)
+    except OperationFailure as exc:
+        if exc.code != NAMESPACE_NOT_FOUND:
+            raise
+        return CommandCursor(plain, None, documents=[])
+    return CommandCursor(plain, outcome, comment=comment)
+
+
+def index_information(coll: Collection[Any], comment: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {}
+    for index in list_indexes(coll, comment):
+        index = dict(index)
+        index["key"] = list(index["key"].items())
+        info[index.pop("name")] = index
+    return info
+
+
+def drop_index(coll: Collection[Any], index_or_name: _IndexKeyHint, comment: Any,
+               kwargs: dict[str, Any]) -> None:
+    name = index_or_name
+    if not isinstance(name, str):
+        name = gen_index_name(index_list(index_or_name))
+    cmd = _with_options(coll, {"dropIndexes": coll.name, "index": name}, comment, kwargs)
+    try:
+        coll._write_command(cmd, retryable=False)
+    except OperationFailure as exc:
+        if exc.code != NAMESPACE_NOT_FOUND:
+            raise
