@@ -58,7 +58,6 @@ class _Bulk:
         self.collection, self.ordered = collection, ordered
         self.bypass, self.comment, self.let = bypass_document_validation, comment, let
         self.ops: list[tuple[int, Mapping[str, Any]]] = []
-        self.retryable = True  # a multi update or delete makes the whole bulk not retryable
 
     def add_insert(self, document: Any) -> None:
         validate_is_document_type("document", document)
@@ -73,8 +72,6 @@ class _Bulk:
         op: dict[str, Any] = {"q": selector, "u": update, "multi": multi}
         self._options(op, upsert=upsert, collation=collation, arrayFilters=array_filters,
                       hint=hint, sort=sort)
-        if multi:
-            self.retryable = False
         self.ops.append((UPDATE, op))
 
     def add_replace(self, selector: Mapping[str, Any], replacement: Any,
@@ -89,8 +86,6 @@ class _Bulk:
                    hint: Any = None) -> None:
         op: dict[str, Any] = {"q": selector, "limit": limit}
         self._options(op, collation=collation, hint=hint)
-        if limit == 0:
-            self.retryable = False
         self.ops.append((DELETE, op))
 
     @staticmethod
@@ -124,6 +119,13 @@ class _Bulk:
         if self.bypass is not None and kind != DELETE:
             cmd["bypassDocumentValidation"] = self.bypass
         return cmd
+
+
+def retryable(kind: int, ops: list[Mapping[str, Any]]) -> bool:
+    """A batch is a retryable write when each of its statements writes one document
+    (retryable writes spec: a multi update or delete makes that command not retryable; the
+    bulk's other commands still are)."""
+    return kind == INSERT or not any(op.get("multi") or op.get("limit") == 0 for op in ops)
 
 
 def batches(run: _Run, limits: tuple[int, int, int], codec: Any
@@ -190,7 +192,7 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
             name, field = COMMANDS[run.kind]
             for offset, ops in batches(run, limits, coll.codec_options):
                 reply = coll._write_command(bulk.command(run.kind), ((field, ops),),
-                                            retryable=bulk.retryable, session=session,
+                                            retryable=retryable(run.kind, ops), session=session,
                                             check=False)
                 if not acknowledged:
                     continue

@@ -8,14 +8,14 @@ import weakref
 from types import TracebackType
 from typing import Any, Generic, NoReturn, Optional, Sequence, Union, overload
 
-from bson.codec_options import CodecOptions
+from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
 from .clock import DEFAULT_CLOCK
 from .command_cursor import CommandCursor
 from .common import BaseObject, validate_database_name
 from .database import Database
 from .engine.handshake import api_fields
-from .engine.operation import flush_kill_queue
+from .engine.operation import Request, execute, flush_kill_queue
 from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
 from .engine.topology import Topology
 from .errors import ConfigurationError, ConnectionFailure, InvalidOperation
@@ -24,7 +24,7 @@ from .options.redact import SecretText
 from .read_concern import ReadConcern
 from .sdam.server_type import ServerType, TopologyType
 from .selection.read_preference import ReadPreference as _Core
-from .selection.selector import WRITE, Criteria
+from .selection.selector import READ, WRITE, Criteria
 from .typings import _Address, _DocumentType
 from .write_concern import WriteConcern
 
@@ -239,7 +239,9 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         if comment is not None:
             cmd["comment"] = comment
         admin = self["admin"]
-        reply = admin.command(cmd)
+        # A retryable read (retryable reads spec), on the primary, as in PyMongo.
+        reply = execute(self._topology, Request("admin", cmd, Criteria(READ, _Core()), True,
+                                                "read", codec=DEFAULT_CODEC_OPTIONS)).reply
         return CommandCursor(admin["$cmd"], None, documents=list(reply["databases"]))
 
     def list_database_names(self, session: Any = None, comment: Any = None) -> list[str]:

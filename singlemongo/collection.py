@@ -28,7 +28,7 @@ from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
                       UpdateResult)
-from .selection.selector import READ, WRITE, Criteria
+from .selection.selector import AGGREGATE_WRITE, READ, WRITE, Criteria
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 from .write_concern import WriteConcern
 
@@ -611,9 +611,11 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
     if writes:
         if not coll._write_concern.is_server_default:
             cmd["writeConcern"] = coll._write_concern.document
+        criteria = coll._read_criteria(read_preference)
         outcome = execute(coll._topology, Request(
-            coll._database.name, cmd, Criteria(WRITE), False, None, keep_session=True,
-            codec=coll._codec_options, user_fields={"cursor": {"firstBatch": 1}}))
+            coll._database.name, cmd, Criteria(AGGREGATE_WRITE, criteria.read_preference),
+            True, None, keep_session=True, codec=coll._codec_options,
+            user_fields={"cursor": {"firstBatch": 1}}))
     else:
         outcome = coll._read_command(cmd, read_preference,
                                      {"cursor": {"firstBatch": 1, "nextBatch": 1}},

@@ -20,7 +20,9 @@ SHORT_REASONS = {"needs connection-pool events": "pool events",
                  "runOnRequirements not met": "server version",
                  "skipped by the test file itself": "file's skipReason",
                  "needs an API this driver does not have yet": "API not yet",
-                 "the seed policy differs": "seed policy"}
+                 "the seed policy differs": "seed policy",
+                 "change streams are not offered by design": "no change streams",
+                 "the simulated deployment does not implement": "simulator lacks"}
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from ..monitoring import command_monitoring
 from ..records import dataclass
 from ..sdam.server_description import ServerDescription
 from ..sdam.server_type import ServerType
+from ..selection.selector import WRITE, effective
 from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
                            RETRY_TOKEN_RETURN_RATE, SYSTEM_OVERLOADED, RetryState, annotate,
                            decide, labels_of)
@@ -73,8 +74,9 @@ def _prepare(topology, req, sd, session, txn_number):
     if cluster_time is not None and sd.server_type is not ServerType.STANDALONE:
         cmd["$clusterTime"] = cluster_time
     if req.is_read:
+        criteria = effective(topology.description, req.criteria)
         rp = read_preference_for_op_msg(topology.description.topology_type, sd.server_type,
-                                        req.criteria.read_preference)
+                                        criteria.read_preference, criteria.operation != WRITE)
         if rp is not None:
             cmd["$readPreference"] = rp
     return cmd

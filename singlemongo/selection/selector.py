@@ -14,6 +14,21 @@ from .read_preference import PRIMARY, ReadPreference
 
 READ = "read"
 WRITE = "write"
+# An aggregate ending in $out or $merge (server selection spec, "Read preference with
+# aggregate write stages"): it honours the read preference only if every known server is 5.0+
+# (wire version 13); otherwise it is a write, on the primary.
+AGGREGATE_WRITE = "aggregate with a write stage"
+WRITE_STAGE_WIRE_VERSION = 13
+
+
+def effective(td, criteria):
+    """The criteria selection applies: an aggregate's write stage becomes a read or a write."""
+    if criteria.operation != AGGREGATE_WRITE:
+        return criteria
+    known = [s for s in td.servers.values() if s.server_type is not S.UNKNOWN]
+    if known and all((s.max_wire_version or 0) >= WRITE_STAGE_WIRE_VERSION for s in known):
+        return Criteria(READ, criteria.read_preference)
+    return Criteria(WRITE)
 
 
 @dataclass(frozen=True)
@@ -24,6 +39,8 @@ class Criteria:
     def __str__(self):
         if self.operation == WRITE:
             return "write (primary)"
+        if self.operation == AGGREGATE_WRITE:
+            return f"aggregate with $out or $merge, read preference {self.read_preference}"
         return f"read with read preference {self.read_preference}"
 
 
@@ -156,6 +173,7 @@ def latency_window(servers, local_threshold_ms):
 def select(td, criteria, settings=SelectionSettings(), deprioritized=()):
     """One selection attempt: validate, find suitable servers, apply the selector and window."""
     check_compatible(td)
+    criteria = effective(td, criteria)
     if criteria.operation == READ:
         validate_max_staleness(td, criteria.read_preference, settings.heartbeat_frequency_ms)
     servers = suitable_servers(td, criteria, settings, deprioritized)

@@ -92,6 +92,7 @@ class _Deployment:
 
     def _new_server(self, **attrs):
         server = SimServer(self._handle, tls_context=self.tls_context)
+        server.executed_before = self.store.executed_before
         server.role = attrs.pop("role")
         server.process_id = _oid(next(_ids))
         server.tv_counter = 0

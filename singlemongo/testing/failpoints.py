@@ -47,6 +47,9 @@ class Fault:
     write_concern_error: Optional[dict] = None
     drip_s: float = 0.05
     raw: Any = None
+    # onPrimaryTransactionalWrite: only a retryable write the server has not executed yet (a
+    # retry is answered from the first execution and never reaches the fail point).
+    transactional: bool = False
 
     def __post_init__(self):
         if self.action not in ACTIONS:
@@ -125,7 +128,7 @@ def from_command(cmd):
         action = ("close" if close else "error") if code else (
             "run-then-close" if close else "block")
         return name, Fault("*", action, times, code=code or 0, skip=skip,
-                           commands=tuple(WRITE_COMMANDS))
+                           commands=tuple(WRITE_COMMANDS), transactional=True)
     if name != "failCommand":
         raise CommandError(2, f"the simulated server has no fail point {name!r}")
     commands = tuple(data.get("failCommands") or ())

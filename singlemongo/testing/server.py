@@ -16,7 +16,7 @@ import time
 from bson.codec_options import CodecOptions
 
 from ..wire import messages as wire
-from .failpoints import Fault, add_write_concern_error, from_command
+from .failpoints import Fault, add_write_concern_error, from_command, is_retryable_write
 from .query.codes import error_reply
 
 _LINGER_RST = struct.pack("ii", 1, 0)
@@ -55,6 +55,8 @@ class SimServer:
         self.accepts_op_query = True
         self.limits = {}  # maxBsonObjectSize... overrides in this server's hello
         self.hello_extra = {}  # fields merged into this server's hello (hostile servers)
+        # Whether a retryable write already ran (a deployment's store answers; see Fault).
+        self.executed_before = lambda cmd: False
         self._listener = None
         self._thread = None
         self._running = False
@@ -151,6 +153,9 @@ class SimServer:
         with self._lock:
             for fault in list(self.faults):
                 if not fault.matches(name, cmd, app_name):
+                    continue
+                if fault.transactional and (not is_retryable_write(cmd)
+                                            or self.executed_before(cmd)):
                     continue
                 if fault.skip:
                     fault.skip -= 1

@@ -1,5 +1,4 @@
 """aggregate, count, distinct, indexes, collections, databases and the client."""
-import pytest
 
 from .harness import S
 

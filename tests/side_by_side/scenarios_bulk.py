@@ -1,5 +1,6 @@
 """bulk_write with every write model, ordered and unordered, and its errors."""
 from .harness import S
+from .differences import PER_COMMAND_RETRYABILITY
 
 DOCS = [{"_id": i, "a": i} for i in range(1, 5)]
 
@@ -24,10 +25,14 @@ def _details(exc_run):
 
 
 SCENARIOS = [
-    S("bulk_write mixed ordered", lambda c, m: c.bulk_write(_mixed(m)), DOCS),
-    S("bulk_write mixed unordered", lambda c, m: c.bulk_write(_mixed(m), ordered=False), DOCS),
-    S("bulk_write result api", lambda c, m: c.bulk_write(_mixed(m)).bulk_api_result, DOCS),
-    S("bulk_write upserted_ids", lambda c, m: c.bulk_write(_mixed(m)).upserted_ids, DOCS),
+    S("bulk_write mixed ordered", lambda c, m: c.bulk_write(_mixed(m)), DOCS,
+      difference=PER_COMMAND_RETRYABILITY),
+    S("bulk_write mixed unordered", lambda c, m: c.bulk_write(_mixed(m), ordered=False), DOCS,
+      difference=PER_COMMAND_RETRYABILITY),
+    S("bulk_write result api", lambda c, m: c.bulk_write(_mixed(m)).bulk_api_result, DOCS,
+      difference=PER_COMMAND_RETRYABILITY),
+    S("bulk_write upserted_ids", lambda c, m: c.bulk_write(_mixed(m)).upserted_ids, DOCS,
+      difference=PER_COMMAND_RETRYABILITY),
     S("bulk_write ordered error stops", _details(lambda c, m: c.bulk_write(
         [m.InsertOne({"_id": 50}), m.InsertOne({"_id": 1}), m.InsertOne({"_id": 51})])), DOCS),
     S("bulk_write unordered error continues", _details(lambda c, m: c.bulk_write(
@@ -51,7 +56,8 @@ SCENARIOS = [
     S("bulk_write array_filters hint collation", lambda c, m: c.bulk_write(
         [m.UpdateOne({"_id": 1}, {"$set": {"x.$[e]": 1}}, array_filters=[{"e": 0}],
                      hint="_id_", collation=m.Collation("en")),
-         m.DeleteMany({"_id": 4}, hint=[("_id", 1)])]), DOCS),
+         m.DeleteMany({"_id": 4}, hint=[("_id", 1)])]), DOCS,
+      difference=PER_COMMAND_RETRYABILITY),
     S("bulk_write w0", lambda c, m: c.with_options(write_concern=m.WriteConcern(w=0))
       .bulk_write([m.InsertOne({"_id": 80})]).acknowledged, DOCS),
     S("bulk_write pipeline update", lambda c, m: c.bulk_write(

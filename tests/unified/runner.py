@@ -18,7 +18,7 @@ from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
 from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, Skip, monitor_test, seed_policy,
-                    seed_policy_for)
+                    seed_policy_for, simulator_gap, simulator_lacks)
 
 ROOT_ITEM_OPERATIONS = frozenset({"find", "aggregate", "listCollections", "listDatabases",
                                   "listIndexes", "runCursorCommand", "listCollectionObjects",
@@ -80,6 +80,9 @@ def check_feasible(file_doc, test, file_name):
                                    "used from a second thread while an operation is in flight"))
     if _needs_monitor(file_doc, test) or monitor_test(file_name, test["description"]):
         raise Skip(MONITOR)
+    gap = simulator_gap(test["operations"])
+    if gap:
+        raise Skip(simulator_lacks(gap))
     for node in _walk(test):
         for key in node:
             if key in CMAP_EVENTS:

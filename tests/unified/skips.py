@@ -13,6 +13,11 @@ POOL = "needs connection-pool events (one socket per server, no pool)"
 MONITOR = "needs a streaming or threaded monitor"
 REQUIREMENTS = "runOnRequirements not met by the simulated deployment"
 FILE_SKIP = "skipped by the test file itself"
+# A design decision (README, "Differences from PyMongo"): change streams hold a connection
+# open for as long as they live; a single-threaded, short-lived program has no use for them.
+CHANGE_STREAMS = "change streams are not offered by design"
+# What the simulated deployment's query engine does not do (README, "What it does not").
+SIMULATOR = "the simulated deployment does not implement"
 
 
 def missing_api(name):
@@ -23,7 +28,41 @@ def seed_policy(rule):
     return f"the seed policy differs: {rule}"
 
 
-REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, FILE_SKIP, missing_api(""), seed_policy(""))
+REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, FILE_SKIP, CHANGE_STREAMS, SIMULATOR,
+                   missing_api(""), seed_policy(""))
+
+
+def simulator_lacks(feature):
+    return f"{SIMULATOR} {feature}"
+
+
+# Keys in a test's operations that ask the simulated query engine for something it does not
+# do (README, "What it does not") -> what. An operation expecting an error is not counted:
+# the error (often the driver's own) still runs.
+SIMULATOR_GAPS = {
+    "collation": "collations (string comparison is binary)",
+    "viewOn": "views",
+    "$setField": "the $setField expression",
+    "$rand": "the $rand expression",
+}
+
+
+def simulator_gap(operations):
+    """The first feature the operations need that the simulator lacks, or None."""
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in SIMULATOR_GAPS:
+                    yield SIMULATOR_GAPS[key]
+                yield from walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from walk(item)
+    for op in operations:
+        if "expectError" not in op:
+            for feature in walk(op.get("arguments", {})):
+                return feature
+    return None
 
 
 class Skip(Exception):
@@ -62,25 +101,9 @@ SEED_POLICY = {
         "say (specs/client-backpressure.md, DESIGN.md \"Decisions already taken\")",
 }
 
-# (file glob, test description glob) -> the issue that fixes the driver for it.
-ISSUE_13 = "issue 13 (PyMongo's everyday API)"
-EXPECTED_FAILURES = {
-    ("*retryable_reads/unified/listDatabaseNames*", "ListDatabaseNames succeeds after *"):
-        f"{ISSUE_13}: list_database_names is not a retryable read yet",
-    ("*retryable_reads/unified/listDatabaseNames*", "ListDatabaseNames fails after two *"):
-        f"{ISSUE_13}: list_database_names is not a retryable read yet",
-    ("*retryable_reads/unified/listDatabaseNames*", "ListDatabaseNames * on second attempt"):
-        f"{ISSUE_13}: list_database_names is not a retryable read yet",
-    ("*crud/unified/*dots_and_dollars.json", "Updating document to set *"):
-        f"{ISSUE_13}: $-prefixed and dotted field names are refused client-side",
-    ("*crud/unified/insertMany-dots_and_dollars.json", "*top-level dollar-prefixed key*"):
-        f"{ISSUE_13}: $-prefixed and dotted field names are refused client-side",
-    ("*crud/unified/*-pipeline.json", "*"): f"{ISSUE_13}: pipeline updates are refused client-side",
-    ("*crud/unified/aggregate-write-readPreference.json", "*"):
-        f"{ISSUE_13}: $out/$merge ignore the read preference on 5.0+ servers",
-    ("*crud/unified/find.json", "Find with batchSize equal to limit"):
-        f"{ISSUE_13}: find sends batchSize as min(batchSize, limit)",
-}
+# (file glob, test description glob) -> the issue that fixes the driver for it. Empty: no
+# test is expected to fail.
+EXPECTED_FAILURES: dict = {}
 
 
 def _lookup(table, file_name, description):

@@ -56,3 +56,11 @@ class WriteFailure(CommandError):
     def entry(self, index):
         return {"index": index, "code": self.code, "codeName": code_name(self.code),
                 "errmsg": self.message, **self.extra}
+
+
+def duplicate_message(details):
+    pattern = details.get("keyPattern") or {"_id": 1}
+    value = details.get("keyValue") or {}
+    name = "_".join(f"{k}_{v}" for k, v in pattern.items())
+    shown = ", ".join(f"{k}: {v!r}" for k, v in value.items())
+    return f"E11000 duplicate key error index: {name} dup key: {{ {shown} }}"

@@ -7,7 +7,7 @@ from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
 from . import checks
-from .codes import CommandError
+from .codes import CommandError, duplicate_message
 
 DEFAULT_BATCH = 101
 _EMPTY_ARRAY = object()  # sorts before null ("Comparison/Sort Order")
@@ -18,6 +18,16 @@ def namespace(cmd, key):
     if not isinstance(name, str) or not name:
         raise CommandError(73, f"Invalid namespace specified for {key}: {name!r}")
     return cmd["$db"], name
+
+
+def evaluate_let(cmd):
+    """The command with its ``let`` variables evaluated once, as the server does before
+    running (a variable may be any constant expression, ``$literal`` included)."""
+    let = cmd.get("let")
+    if not isinstance(let, dict):
+        return cmd
+    return dict(cmd, let={name: mm_aggregate._parse_expression(value, {})
+                          for name, value in let.items()})
 
 
 def exists(store, ns):
@@ -185,22 +195,64 @@ def distinct(store, server, cmd):
     return {"ok": 1, "values": sorted(values, key=functools.cmp_to_key(_bson_cmp))}
 
 
+def _source(store, cmd, pipeline):
+    """The documents a pipeline starts from, and the stages left to run: a database-level
+    aggregate may begin with $documents or $listLocalSessions (this connection's session)."""
+    if cmd.get("aggregate") != 1:
+        ns = namespace(cmd, "aggregate")
+        check_hint(store, ns, cmd.get("hint"))
+        return ns, list(store.collection(*ns).find()), pipeline
+    ns = (cmd["$db"], "$cmd.aggregate")
+    first = next(iter(pipeline[0]), None) if pipeline else None
+    if first == "$documents":
+        docs = pipeline[0]["$documents"]
+        if not isinstance(docs, list) or not all(isinstance(d, dict) for d in docs):
+            raise CommandError(5858203, "an array of documents must be supplied to $documents")
+        return ns, [dict(d) for d in docs], pipeline[1:]
+    if first == "$listLocalSessions":
+        lsid = cmd.get("lsid")
+        return ns, ([{"_id": dict(lsid)}] if isinstance(lsid, dict) else []), pipeline[1:]
+    return ns, [], pipeline
+
+
+def _check_write_stage(cmd, pipeline):
+    stage = next(iter(pipeline[-1])) if pipeline else None
+    level = (cmd.get("readConcern") or {}).get("level")
+    if stage in ("$out", "$merge") and level == "linearizable":
+        raise CommandError(17, f"{stage} cannot be used with a 'linearizable' read concern "
+                               f"level")
+    return stage
+
+
+def _merge_fail_on_match(store, cmd, docs, spec):
+    """$merge with whenMatched 'fail' refuses a document whose _id is already there."""
+    into = spec.get("into")
+    db, name = (cmd["$db"], into) if isinstance(into, str) else (
+        into.get("db", cmd["$db"]), into.get("coll"))
+    target = store.collection(db, name)
+    for doc in docs:
+        if "_id" in doc and target.find_one({"_id": doc["_id"]}) is not None:
+            raise CommandError(11000, duplicate_message({"keyPattern": {"_id": 1},
+                                                         "keyValue": {"_id": doc["_id"]}}),
+                               keyPattern={"_id": 1}, keyValue={"_id": doc["_id"]})
+
+
 def aggregate(store, server, cmd):
-    target = cmd.get("aggregate")
     pipeline = cmd.get("pipeline")
     checks.check_pipeline(pipeline)
     if "cursor" not in cmd and not cmd.get("explain"):
         raise CommandError(9, "The 'cursor' option is required, except for aggregate with the "
                               "explain argument")
-    db = store.client[cmd["$db"]]
-    if target == 1:
-        ns, docs = (cmd["$db"], "$cmd.aggregate"), []
-    else:
-        ns = namespace(cmd, "aggregate")
-        check_hint(store, ns, cmd.get("hint"))
-        docs = list(store.collection(*ns).find())
-    result = list(mm_aggregate.process_pipeline(docs, db, pipeline, None))
-    if pipeline and next(iter(pipeline[-1])) in ("$out", "$merge"):
+    stage = _check_write_stage(cmd, pipeline)
+    ns, docs, pipeline = _source(store, cmd, pipeline)
+    if stage == "$merge" and isinstance(pipeline[-1]["$merge"], dict) and \
+            pipeline[-1]["$merge"].get("whenMatched") == "fail":
+        _merge_fail_on_match(store, cmd, list(mm_aggregate.process_pipeline(
+            docs, store.client[cmd["$db"]], pipeline[:-1], None, user_vars=cmd.get("let"))),
+            pipeline[-1]["$merge"])
+    result = list(mm_aggregate.process_pipeline(docs, store.client[cmd["$db"]], pipeline, None,
+                                                user_vars=cmd.get("let")))
+    if stage in ("$out", "$merge"):
         result = []
     batch = (cmd.get("cursor") or {}).get("batchSize", DEFAULT_BATCH)
     return store.cursor_reply(server, ns, result, batch)

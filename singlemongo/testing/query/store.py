@@ -16,7 +16,7 @@ from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
 from . import catalog, conformance, reads, writes
-from .codes import CommandError, WriteFailure, error_reply
+from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 
 # What an engine exception means, as MongoDB's code and message: (type, pattern, code, text).
 ERROR_TABLE = (
@@ -56,14 +56,6 @@ def engine_error(exc):
     if isinstance(exc, OperationFailure):
         return CommandError(code or 2, str(exc))
     return CommandError(1, f"the simulated server failed: {type(exc).__name__}: {exc}")
-
-
-def duplicate_message(details):
-    pattern = details.get("keyPattern") or {"_id": 1}
-    value = details.get("keyValue") or {}
-    name = "_".join(f"{k}_{v}" for k, v in pattern.items())
-    shown = ", ".join(f"{k}: {v!r}" for k, v in value.items())
-    return f"E11000 duplicate key error index: {name} dup key: {{ {shown} }}"
 
 
 class Cursor:
@@ -128,13 +120,19 @@ class Store:
                 if name in INVALIDATING:
                     conformance.invalidate_unique_tables()
                 try:
-                    reply = run(self, server, cmd)
+                    reply = run(self, server, reads.evaluate_let(cmd))
                 except Exception as exc:  # the engine never takes the server down
                     reply = engine_error(exc).reply()
                 if key is not None and reply.get("ok"):
                     self.executed[key] = reply
                 return reply
         return handle
+
+    def executed_before(self, cmd):
+        """Whether this retryable write (lsid, txnNumber) already ran: its retry is answered
+        from the first execution."""
+        with self.lock:
+            return self._retry_key(next(iter(cmd), ""), cmd) in self.executed
 
     @staticmethod
     def _retry_key(name, cmd):

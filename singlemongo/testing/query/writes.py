@@ -8,6 +8,7 @@ import numbers
 import re
 
 from bson import ObjectId, Regex
+from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
 from . import checks, conformance
@@ -54,6 +55,10 @@ def insert(store, server, cmd):
             raise WriteFailure(53, "The '_id' value cannot be of type array")
         if isinstance(doc.get("_id"), (Regex, re.Pattern)):
             raise WriteFailure(2, "can't use a regex for _id")
+        if isinstance(doc.get("_id"), dict) and any(k.startswith("$") for k in doc["_id"]):
+            bad = next(k for k in doc["_id"] if k.startswith("$"))
+            raise WriteFailure(53, f"_id fields may not contain '$'-prefixed fields: {bad} is "
+                                   f"not valid for storage.")
         doc = dict(doc)
         doc.setdefault("_id", ObjectId())
         if cmd.get("bypassDocumentValidation"):
@@ -126,7 +131,7 @@ def _resolve_positional(doc, query, update):
     return resolved
 
 
-def update_document(coll, doc, query, update, array_filters=None):
+def update_document(coll, doc, query, update, array_filters=None, let=None):
     """Apply one update to one document; (modified?, new document)."""
     _check_types(doc, update)
     update = _resolve_positional(doc, query, update)
@@ -135,11 +140,85 @@ def update_document(coll, doc, query, update, array_filters=None):
             raise WriteFailure(66, "After applying the update, the (immutable) field '_id' "
                                    "was found to have been altered to _id: " + repr(update["_id"]))
         result = coll.replace_one({"_id": doc["_id"]}, update)
-    elif array_filters:
-        result = coll.update_one({"_id": doc["_id"]}, update, array_filters=array_filters)
+    elif isinstance(update, list):
+        return _pipeline_update(coll, doc, update, let)
+    elif array_filters or _has_identifiers(update):
+        result = coll.update_one({"_id": doc["_id"]}, _expand_identifiers(
+            doc, update, _filters_by_identifier(array_filters or [])))
     else:
         result = coll.update_one({"_id": doc["_id"]}, update)
     return result.modified_count > 0
+
+
+def _has_identifiers(update):
+    return any("$[" in path for fields in update.values() if isinstance(fields, dict)
+               for path in fields)
+
+
+def _filters_by_identifier(array_filters):
+    """arrayFilters as {identifier: [(path below the element, condition)]}."""
+    by_name = {}
+    for spec in array_filters:
+        for key, cond in spec.items():
+            name, _, rest = key.partition(".")
+            by_name.setdefault(name, []).append((rest, cond))
+    return by_name
+
+
+def _element_passes(element, conditions):
+    for rest, cond in conditions:
+        if rest:
+            if not (isinstance(element, dict) and filtering.filter_applies({rest: cond}, element)):
+                return False
+        elif not filtering.filter_applies({"v": cond}, {"v": element}):
+            return False
+    return True
+
+
+def _concrete_paths(parts, value, filters):
+    """Every path ``parts`` names in ``value``, each ``$[]`` and ``$[identifier]`` replaced
+    by the indexes of the elements it selects ("The Filtered Positional Operator")."""
+    if not parts:
+        return [[]]
+    head, rest = parts[0], parts[1:]
+    if head.startswith("$[") and head.endswith("]"):
+        name = head[2:-1]
+        if not isinstance(value, list):
+            return []
+        if name and name not in filters:
+            raise WriteFailure(2, f"No array filter found for identifier '{name}' in path")
+        return [[str(i), *tail] for i, element in enumerate(value)
+                if not name or _element_passes(element, filters[name])
+                for tail in _concrete_paths(rest, element, filters)]
+    inner = _value_at(value, head) if isinstance(value, (dict, list)) else filtering.NOTHING
+    return [[head, *tail] for tail in _concrete_paths(rest, inner, filters)]
+
+
+def _expand_identifiers(doc, update, filters):
+    expanded = {}
+    for op, fields in update.items():
+        expanded[op] = {}
+        for path, value in fields.items():
+            for parts in _concrete_paths(path.split("."), doc, filters):
+                expanded[op][".".join(parts)] = value
+    return {op: fields for op, fields in expanded.items() if fields} or {"$set": {}}
+
+
+def _pipeline_update(coll, doc, pipeline, let):
+    """An aggregation-pipeline update: the pipeline's output replaces the document, whose
+    _id is kept when the output has none (MongoDB's "Updates with Aggregation Pipeline")."""
+    current = coll.find_one({"_id": doc["_id"]})
+    new, = mm_aggregate.process_pipeline([current], coll.database, pipeline, None,
+                                         user_vars=let)
+    if "_id" not in new:
+        new = {"_id": current["_id"], **new}
+    elif new["_id"] != current["_id"]:
+        raise WriteFailure(66, "Performing an update on the path '_id' would modify the "
+                               "immutable field '_id'")
+    if new == current:
+        return False
+    coll.replace_one({"_id": current["_id"]}, new)
+    return True
 
 
 def upsert(coll, query, update, array_filters=None):
@@ -168,6 +247,24 @@ def upsert(coll, query, update, array_filters=None):
     return wanted
 
 
+# The fields of an update statement a 7.0 server knows ("sort" came in 8.0).
+UPDATE_STATEMENT_FIELDS = frozenset({"q", "u", "c", "upsert", "multi", "arrayFilters", "hint",
+                                     "collation", "upsertSupplied", "sampleId"})
+
+
+def _parse_update_statements(statements):
+    """What the server refuses before running any statement: a command-level error."""
+    for spec in statements:
+        if not isinstance(spec, dict):
+            continue
+        unknown = next((k for k in spec if k not in UPDATE_STATEMENT_FIELDS), None)
+        if unknown is not None:
+            raise CommandError(40415, f"BSON field 'update.updates.{unknown}' is an unknown "
+                                      f"field.")
+        if isinstance(spec.get("u"), list):
+            checks.check_pipeline(spec["u"], checks.UPDATE_PIPELINE_STAGES)
+
+
 def _update_statement(store, ns, spec, let, totals):
     query, update = spec.get("q") or {}, spec.get("u")
     checks.check_update(update)
@@ -177,12 +274,12 @@ def _update_statement(store, ns, spec, let, totals):
         raise WriteFailure(9, "multi update is not supported for replacement-style update")
     check_hint(store, ns, spec.get("hint"))
     coll = store.collection(*ns)
-    docs = sort_documents(select(store, ns, query, let), spec.get("sort"))
+    docs = select(store, ns, query, let)
     if not multi:
         docs = docs[:1]
     for doc in docs:
         totals["n"] += 1
-        if update_document(coll, doc, query, update, spec.get("arrayFilters")):
+        if update_document(coll, doc, query, update, spec.get("arrayFilters"), let):
             totals["nModified"] += 1
     if not docs and spec.get("upsert"):
         new_id = upsert(coll, query, update, spec.get("arrayFilters"))
@@ -194,6 +291,7 @@ def update(store, server, cmd):
     ns = namespace(cmd, "update")
     store.executions += 1
     totals = {"n": 0, "nModified": 0, "upserted": [], "index": 0}
+    _parse_update_statements(cmd.get("updates", []))
 
     def run(spec):
         try:
@@ -249,7 +347,8 @@ def find_and_modify(store, server, cmd):
             coll.delete_one({"_id": before["_id"]})
             value = before
         else:
-            update_document(coll, before, query, change, cmd.get("arrayFilters"))
+            update_document(coll, before, query, change, cmd.get("arrayFilters"),
+                            cmd.get("let"))
             last["updatedExisting"] = True
             value = coll.find_one({"_id": before["_id"]}) if cmd.get("new") else before
     elif not remove:
