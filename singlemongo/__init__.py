@@ -46,24 +46,47 @@ __all__ = ["__version__", "version", "version_tuple", "ASCENDING", "DESCENDING",
            "GEOSPHERE", "HASHED", "TEXT", *_LAZY]
 
 if TYPE_CHECKING:
-    from .client import MongoClient
-    from .client_cache import get_client
-    from .collation import Collation
-    from .collection import ReturnDocument
-    from .cursor import CursorType
-    from .errors import (AutoReconnect, BulkWriteError, ConfigurationError, ConnectionFailure,
-                         CursorNotFound, DocumentTooLarge, DuplicateKeyError, ExecutionTimeout,
-                         InvalidDocument, InvalidName, InvalidOperation, InvalidURI,
-                         NetworkTimeout, NotPrimaryError, OperationFailure, PyMongoError,
-                         ServerSelectionError, ServerSelectionTimeoutError, SingleMongoError,
-                         SingleMongoWarning, WriteConcernError, WriteError)
-    from .operations import (DeleteMany, DeleteOne, IndexModel, InsertOne, ReplaceOne,
-                             UpdateMany, UpdateOne)
-    from .options.client_options import ClientOptions, client_options
-    from .read_concern import ReadConcern
-    from .read_preferences import ReadPreference
-    from .server_api import ServerApi, ServerApiVersion
-    from .write_concern import WriteConcern
+    from .client import MongoClient as MongoClient
+    from .client_cache import get_client as get_client
+    from .collation import Collation as Collation
+    from .collection import ReturnDocument as ReturnDocument
+    from .cursor import CursorType as CursorType
+    from .errors import AutoReconnect as AutoReconnect
+    from .errors import BulkWriteError as BulkWriteError
+    from .errors import ConfigurationError as ConfigurationError
+    from .errors import ConnectionFailure as ConnectionFailure
+    from .errors import CursorNotFound as CursorNotFound
+    from .errors import DocumentTooLarge as DocumentTooLarge
+    from .errors import DuplicateKeyError as DuplicateKeyError
+    from .errors import ExecutionTimeout as ExecutionTimeout
+    from .errors import InvalidDocument as InvalidDocument
+    from .errors import InvalidName as InvalidName
+    from .errors import InvalidOperation as InvalidOperation
+    from .errors import InvalidURI as InvalidURI
+    from .errors import NetworkTimeout as NetworkTimeout
+    from .errors import NotPrimaryError as NotPrimaryError
+    from .errors import OperationFailure as OperationFailure
+    from .errors import PyMongoError as PyMongoError
+    from .errors import ServerSelectionError as ServerSelectionError
+    from .errors import ServerSelectionTimeoutError as ServerSelectionTimeoutError
+    from .errors import SingleMongoError as SingleMongoError
+    from .errors import SingleMongoWarning as SingleMongoWarning
+    from .errors import WriteConcernError as WriteConcernError
+    from .errors import WriteError as WriteError
+    from .operations import DeleteMany as DeleteMany
+    from .operations import DeleteOne as DeleteOne
+    from .operations import IndexModel as IndexModel
+    from .operations import InsertOne as InsertOne
+    from .operations import ReplaceOne as ReplaceOne
+    from .operations import UpdateMany as UpdateMany
+    from .operations import UpdateOne as UpdateOne
+    from .options.client_options import ClientOptions as ClientOptions
+    from .options.client_options import client_options as client_options
+    from .read_concern import ReadConcern as ReadConcern
+    from .read_preferences import ReadPreference as ReadPreference
+    from .server_api import ServerApi as ServerApi
+    from .server_api import ServerApiVersion as ServerApiVersion
+    from .write_concern import WriteConcern as WriteConcern
 
 
 def __getattr__(name: str) -> Any:

@@ -29,6 +29,7 @@ COMMAND_OVERHEAD = 16 * 1024
 
 
 def too_large(size: int, max_size: int, what: str = "BSON document") -> DocumentTooLarge:
+    """DocumentTooLarge for a document (or batch) over the server's limit, PyMongo's message."""
     return DocumentTooLarge(f"{what} too large ({size} bytes) - the connected server supports "
                             f"BSON document sizes up to {max_size} bytes (its "
                             f"maxBsonObjectSize).")
@@ -150,6 +151,7 @@ def batches(run: _Run, limits: tuple[int, int, int], codec: Any
 
 
 def new_result() -> dict[str, Any]:
+    """An empty result in PyMongo's BulkWriteError.details shape."""
     return {"writeErrors": [], "writeConcernErrors": [], "nInserted": 0, "nUpserted": 0,
             "nMatched": 0, "nModified": 0, "nRemoved": 0, "upserted": []}
 

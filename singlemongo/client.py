@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import weakref
 from types import TracebackType
-from typing import Any, Generic, NoReturn, Optional, Sequence, Union, overload
+from typing import Any, Generic, NoReturn, Optional, Sequence, Union, cast, overload
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
@@ -25,7 +25,7 @@ from .read_concern import ReadConcern
 from .sdam.server_type import ServerType, TopologyType
 from .selection.read_preference import ReadPreference as _Core
 from .selection.selector import READ, WRITE, Criteria
-from .typings import _Address, _DocumentType
+from .typings import _Address, _DocumentType, _DocumentTypeArg
 from .write_concern import WriteConcern
 
 _INSECURE = (("tls_insecure", "tlsInsecure"),
@@ -147,7 +147,7 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
     def from_options(cls, options: ClientOptions, *, clock: Any = None, resolver: Any = None,
                      event_listeners: Sequence[Any] = ()) -> MongoClient[dict[str, Any]]:
         """A client from already validated ClientOptions (no parsing, no I/O)."""
-        client: MongoClient[dict[str, Any]] = cls.__new__(cls)
+        client = cast("MongoClient[dict[str, Any]]", object.__new__(cls))
         client._options = options
         client._topology = Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
         client._init_settings()
@@ -199,17 +199,32 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         raise TypeError("'MongoClient' object is not iterable")
 
     def __next__(self) -> NoReturn:
+        """Not an iterator: raises TypeError (as PyMongo's MongoClient)."""
         raise TypeError("'MongoClient' object is not iterable")
 
     next = __next__
 
     # ----- databases -------------------------------------------------------------------------
 
+    @overload
+    def get_database(self, name: Optional[str] = None, codec_options: None = None,
+                     read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None) -> Database[_DocumentType]:
+        ...
+
+    @overload
+    def get_database(self, name: Optional[str], codec_options: CodecOptions[_DocumentTypeArg],
+                     read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None) -> Database[_DocumentTypeArg]:
+        ...
+
     def get_database(self, name: Optional[str] = None,
                      codec_options: Optional[CodecOptions[Any]] = None,
                      read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
-                     read_concern: Optional[ReadConcern] = None) -> Database[_DocumentType]:
-        """A database (the connection string's default if ``name`` is None)."""
+                     read_concern: Optional[ReadConcern] = None) -> Database[Any]:
+        """A database (the connection string's default if ``name`` is None); its document
+        type follows ``codec_options.document_class``. Raises ConfigurationError without a
+        name or default, InvalidName for a bad one."""
         if name is None:
             name = self._options.database
             if name is None:
@@ -238,7 +253,7 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         cmd.update(kwargs)
         if comment is not None:
             cmd["comment"] = comment
-        admin = self["admin"]
+        admin: Database[dict[str, Any]] = self.get_database("admin", DEFAULT_CODEC_OPTIONS)
         # A retryable read (retryable reads spec), on the primary, as in PyMongo.
         reply = execute(self._topology, Request("admin", cmd, Criteria(READ, _Core()), True,
                                                 "read", codec=DEFAULT_CODEC_OPTIONS)).reply
@@ -272,7 +287,7 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         return self._topology.description
 
     @property
-    def address(self) -> Optional[_Address]:
+    def address(self) -> Optional[tuple[str, int]]:
         """(host, port) of the standalone, primary or mongos operations go to (selects a
         server, scanning if needed); None if there is none."""
         td = self._topology.description
@@ -283,7 +298,7 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         return sd.address  # type: ignore[no-any-return]
 
     @property
-    def primary(self) -> Optional[_Address]:
+    def primary(self) -> Optional[tuple[str, int]]:
         """The primary's (host, port), or None (read without I/O)."""
         for sd in self._topology.description.servers.values():
             if sd.server_type is ServerType.RS_PRIMARY:

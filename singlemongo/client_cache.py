@@ -8,14 +8,15 @@ is sent for the parent's sessions, and the child gets a fresh client and topolog
 """
 import _thread  # identification only: the driver starts no thread
 import os
+from typing import Any
 
 from .client import MongoClient
 from .options.client_options import client_options
 
-_cache = {}
+_cache: dict[tuple[Any, ...], MongoClient[dict[str, Any]]] = {}
 
 
-def _key(uri, options):
+def _key(uri: str, options: dict[str, Any]) -> tuple[Any, ...]:
     parsed = client_options(uri, **options)
     creds = parsed.credentials
     return (os.getpid(), _thread.get_ident(), parsed.seeds, parsed.srv_host, parsed.database,
@@ -25,9 +26,9 @@ def _key(uri, options):
             (creds.username, creds.password, creds.source, creds.mechanism) if creds else None)
 
 
-def get_client(uri="mongodb://localhost", **options):
+def get_client(uri: str = "mongodb://localhost", **options: Any) -> MongoClient[dict[str, Any]]:
     """This process's and thread's client for this URI and these options, created on first use
-    (no I/O)."""
+    (no I/O). Raises what MongoClient raises for bad options (ConfigurationError)."""
     key = _key(uri, options)
     client = _cache.get(key)
     if client is None or client._closed:
@@ -35,7 +36,7 @@ def get_client(uri="mongodb://localhost", **options):
     return client
 
 
-def clear():
+def clear() -> None:
     """Close every cached client of this process (tests, or a worker shutting down)."""
     for key in [k for k in _cache if k[0] == os.getpid()]:
         _cache.pop(key).close()

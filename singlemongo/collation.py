@@ -5,6 +5,7 @@ from typing import Any, Mapping, Optional, Union
 
 
 class CollationStrength:
+    """Collation strength levels (ICU comparison levels 1 to 5)."""
     PRIMARY = 1
     SECONDARY = 2
     TERTIARY = 3
@@ -13,17 +14,20 @@ class CollationStrength:
 
 
 class CollationCaseFirst:
+    """Which case sorts first."""
     UPPER = "upper"
     LOWER = "lower"
     OFF = "off"
 
 
 class CollationAlternate:
+    """Whether whitespace and punctuation are considered base characters."""
     NON_IGNORABLE = "non-ignorable"
     SHIFTED = "shifted"
 
 
 class CollationMaxVariable:
+    """Which characters ``alternate: shifted`` ignores."""
     PUNCT = "punct"
     SPACE = "space"
 
@@ -54,6 +58,7 @@ class Collation:
 
     @property
     def document(self) -> dict[str, Any]:
+        """The collation as the document sent to the server."""
         return dict(self._document)
 
     def __repr__(self) -> str:

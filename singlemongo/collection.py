@@ -1,33 +1,27 @@
-"""Collection (as ``pymongo.collection``): CRUD, aggregation, bulk writes, find-and-modify
-and the collection's administration. Reads use the read preference of the call, else of the
-collection, database or client; writes go to the primary (server selection spec). Indexes
-are in ``indexes.py``, bulk writes in ``bulk.py``."""
+"""Collection (as ``pymongo.collection``): reads, aggregation and the collection's
+administration. Reads use the read preference of the call, else of the collection, database
+or client; writes go to the primary (server selection spec). Writes are in
+``collection_writes.py``, find_one_and_* in ``find_and_modify.py``, indexes in ``indexes.py``,
+bulk writes in ``bulk.py``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, Iterable, NoReturn, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence
 
-import bson
-from bson import ObjectId
 from bson.codec_options import CodecOptions
-from bson.raw_bson import RawBSONDocument
 
-from . import bulk as _bulk
 from . import indexes as _indexes
 from .collation import validate_collation
+from .collection_writes import WriteMethods, _raise_write_error
 from .command_cursor import CommandCursor
-from .common import (BaseObject, not_callable, validate_collection_name,
-                     validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
-                     validate_ok_for_update)
-from .cursor import Cursor, find_kwargs, projection_document
+from .common import BaseObject, not_callable, validate_collection_name, validate_is_document_type
+from .cursor import Cursor, find_kwargs
 from .engine.operation import Request, execute
-from .errors import (DuplicateKeyError, InvalidName, OperationFailure,
-                     WriteConcernError, WriteError, WTimeoutError)
-from .operations import IndexModel, _WriteOp, hint_value, index_document, index_list
+from .errors import InvalidName, OperationFailure, WriteConcernError
+from .find_and_modify import FindAndModifyMethods, ReturnDocument
+from .operations import IndexModel, hint_value
 from .read_concern import ReadConcern
 from .read_preferences import to_core
-from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
-                      UpdateResult)
 from .selection.selector import AGGREGATE_WRITE, READ, WRITE, Criteria
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 from .write_concern import WriteConcern
@@ -36,35 +30,10 @@ if TYPE_CHECKING:
     from .database import Database
     from .engine.topology import Topology
 
-_VALUE_FIELD = {"value": 1}  # where findAndModify's document is (selective decoding)
+__all__ = ["Collection", "ReturnDocument"]
 
 
-class ReturnDocument:
-    """Which document find_one_and_update/replace return: BEFORE (default) or AFTER."""
-    BEFORE = False
-    AFTER = True
-
-
-def _raise_write_error(reply: Mapping[str, Any], address: Any) -> None:
-    """PyMongo's rule for a single write: the last write error, else the write concern
-    error, becomes the exception."""
-    errors = reply.get("writeErrors")
-    if errors:
-        error = dict(errors[-1])
-        cls = DuplicateKeyError if error.get("code") in (11000, 11001, 12582) else WriteError
-        raise cls(f"{error.get('errmsg')} (code {error.get('code')}"
-                  f"{', ' + error['codeName'] if error.get('codeName') else ''})",
-                  error.get("code"), error, address)
-    wce = reply.get("writeConcernError")
-    if wce:
-        details = dict(wce)
-        cls2 = WTimeoutError if (details.get("errInfo") or {}).get("wtimeout") else \
-            WriteConcernError
-        raise cls2(f"write concern error: {details.get('errmsg')} (code {details.get('code')})",
-                   details.get("code"), details, address)
-
-
-class Collection(BaseObject, Generic[_DocumentType]):
+class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_DocumentType]):
     """A collection; ``db.name`` or ``db["name"]``. Constructing one does no I/O (unless
     ``create=True``, which sends ``create``)."""
 
@@ -132,6 +101,7 @@ class Collection(BaseObject, Generic[_DocumentType]):
         raise TypeError("'Collection' object is not iterable")
 
     def __next__(self) -> NoReturn:
+        """Not an iterator: raises TypeError (as PyMongo's Collection)."""
         raise TypeError("'Collection' object is not iterable")
 
     next = __next__
@@ -291,239 +261,6 @@ class Collection(BaseObject, Generic[_DocumentType]):
         """Run an aggregation now; a CommandCursor over its results. ``$out`` and ``$merge``
         run on the primary with the write concern."""
         return _aggregate(self, self._name, pipeline, let, comment, kwargs)
-
-    # ----- writes ----------------------------------------------------------------------------
-
-    def _checked_size(self, document: Any) -> None:
-        max_bson = self._limits()[0]
-        size = len(document.raw) if isinstance(document, RawBSONDocument) else len(
-            bson.encode(document, codec_options=self._codec_options))
-        if size > max_bson:
-            raise _bulk.too_large(size, max_bson)
-
-    def insert_one(self, document: Union[_DocumentType, RawBSONDocument],
-                   bypass_document_validation: Optional[bool] = None, session: Any = None,
-                   comment: Any = None) -> InsertOneResult:
-        """Insert one document; its ``_id`` is added if missing. Raises DuplicateKeyError,
-        WriteError, WriteConcernError or DocumentTooLarge."""
-        validate_is_document_type("document", document)
-        if not (isinstance(document, RawBSONDocument) or "_id" in document):
-            document["_id"] = ObjectId()  # type: ignore[index]
-        cmd: dict[str, Any] = {"insert": self._name, "ordered": True}
-        if bypass_document_validation is not None:
-            cmd["bypassDocumentValidation"] = bypass_document_validation
-        if comment is not None:
-            cmd["comment"] = comment
-        with self._topology.timeout_scope():
-            self._checked_size(document)
-            self._write_command(cmd, (("documents", [document]),))
-        return InsertOneResult(None if isinstance(document, RawBSONDocument) else
-                               document["_id"], self._write_concern.acknowledged)
-
-    def insert_many(self, documents: Iterable[Union[_DocumentType, RawBSONDocument]],
-                    ordered: bool = True, bypass_document_validation: Optional[bool] = None,
-                    session: Any = None, comment: Any = None) -> InsertManyResult:
-        """Insert documents in batches the server accepts; BulkWriteError if any fails
-        (ordered: the rest are not attempted)."""
-        if isinstance(documents, Mapping) or not isinstance(documents, Iterable):
-            raise TypeError("documents must be a non-empty list")
-        bulk = _bulk._Bulk(self, ordered, bypass_document_validation, comment)
-        inserted_ids = []
-        for document in documents:
-            bulk.add_insert(document)
-            if not isinstance(document, RawBSONDocument):  # PyMongo leaves raw ones out
-                inserted_ids.append(document["_id"])
-        if not bulk.ops:
-            raise TypeError("documents must be a non-empty list")
-        result = _bulk.execute(bulk, session)
-        return InsertManyResult(inserted_ids, result.acknowledged)
-
-    def _update(self, filter: Mapping[str, Any], document: Any, multi: bool, upsert: bool,
-                bypass_document_validation: Optional[bool], collation: Any,
-                array_filters: Optional[Sequence[Mapping[str, Any]]], hint: Any, let: Any,
-                comment: Any, sort: Any = None) -> UpdateResult:
-        validate_is_mapping("filter", filter)
-        op: dict[str, Any] = {"q": filter, "u": document, "multi": multi, "upsert": upsert}
-        for key, value in (("collation", validate_collation(collation)),
-                           ("arrayFilters", array_filters), ("hint", hint_value(hint)),
-                           ("sort", sort)):
-            if value is not None:
-                op[key] = value
-        cmd: dict[str, Any] = {"update": self._name, "ordered": True}
-        if let is not None:
-            validate_is_document_type("let", let)
-            cmd["let"] = let
-        if comment is not None:
-            cmd["comment"] = comment
-        if bypass_document_validation is not None:
-            cmd["bypassDocumentValidation"] = bypass_document_validation
-        reply = self._write_command(cmd, (("updates", [op]),), retryable=not multi)
-        if not self._write_concern.acknowledged:
-            return UpdateResult(None, False)
-        raw = dict(reply)
-        raw["updatedExisting"] = bool(raw.get("n")) and "upserted" not in raw
-        if raw.get("upserted"):
-            raw["upserted"] = raw["upserted"][0]["_id"]
-        return UpdateResult(raw, True)
-
-    def update_one(self, filter: Mapping[str, Any],
-                   update: Union[Mapping[str, Any], _Pipeline], upsert: bool = False,
-                   bypass_document_validation: Optional[bool] = None, collation: Any = None,
-                   array_filters: Optional[Sequence[Mapping[str, Any]]] = None,
-                   hint: Optional[_IndexKeyHint] = None, session: Any = None,
-                   let: Optional[Mapping[str, Any]] = None,
-                   sort: Optional[Mapping[str, Any]] = None,
-                   comment: Any = None) -> UpdateResult:
-        """Update the first matching document (operators or a pipeline); ``upsert`` inserts
-        one if none matches."""
-        validate_ok_for_update(update)
-        return self._update(filter, update, False, upsert, bypass_document_validation,
-                            collation, array_filters, hint, let, comment, sort)
-
-    def update_many(self, filter: Mapping[str, Any],
-                    update: Union[Mapping[str, Any], _Pipeline], upsert: bool = False,
-                    array_filters: Optional[Sequence[Mapping[str, Any]]] = None,
-                    bypass_document_validation: Optional[bool] = None, collation: Any = None,
-                    hint: Optional[_IndexKeyHint] = None, session: Any = None,
-                    let: Optional[Mapping[str, Any]] = None,
-                    comment: Any = None) -> UpdateResult:
-        """Update every matching document (not retryable: it may have partly run)."""
-        validate_ok_for_update(update)
-        return self._update(filter, update, True, upsert, bypass_document_validation,
-                            collation, array_filters, hint, let, comment)
-
-    def replace_one(self, filter: Mapping[str, Any], replacement: Mapping[str, Any],
-                    upsert: bool = False, bypass_document_validation: Optional[bool] = None,
-                    collation: Any = None, hint: Optional[_IndexKeyHint] = None,
-                    session: Any = None, let: Optional[Mapping[str, Any]] = None,
-                    sort: Optional[Mapping[str, Any]] = None,
-                    comment: Any = None) -> UpdateResult:
-        """Replace the first matching document (its ``_id`` is kept)."""
-        validate_ok_for_replace(replacement)
-        with self._topology.timeout_scope():
-            self._checked_size(replacement)
-            return self._update(filter, replacement, False, upsert, bypass_document_validation,
-                                collation, None, hint, let, comment, sort)
-
-    def _delete(self, filter: Mapping[str, Any], limit: int, collation: Any, hint: Any,
-                let: Any, comment: Any) -> DeleteResult:
-        validate_is_mapping("filter", filter)
-        op: dict[str, Any] = {"q": filter, "limit": limit}
-        for key, value in (("collation", validate_collation(collation)),
-                           ("hint", hint_value(hint))):
-            if value is not None:
-                op[key] = value
-        cmd: dict[str, Any] = {"delete": self._name, "ordered": True}
-        if let is not None:
-            validate_is_document_type("let", let)
-            cmd["let"] = let
-        if comment is not None:
-            cmd["comment"] = comment
-        reply = self._write_command(cmd, (("deletes", [op]),), retryable=limit == 1)
-        return DeleteResult(reply if self._write_concern.acknowledged else None,
-                            self._write_concern.acknowledged)
-
-    def delete_one(self, filter: Mapping[str, Any], collation: Any = None,
-                   hint: Optional[_IndexKeyHint] = None, session: Any = None,
-                   let: Optional[Mapping[str, Any]] = None,
-                   comment: Any = None) -> DeleteResult:
-        """Delete the first matching document."""
-        return self._delete(filter, 1, collation, hint, let, comment)
-
-    def delete_many(self, filter: Mapping[str, Any], collation: Any = None,
-                    hint: Optional[_IndexKeyHint] = None, session: Any = None,
-                    let: Optional[Mapping[str, Any]] = None,
-                    comment: Any = None) -> DeleteResult:
-        """Delete every matching document (not retryable)."""
-        return self._delete(filter, 0, collation, hint, let, comment)
-
-    def bulk_write(self, requests: Sequence[_WriteOp], ordered: bool = True,
-                   bypass_document_validation: Optional[bool] = None, session: Any = None,
-                   comment: Any = None,
-                   let: Optional[Mapping[str, Any]] = None) -> BulkWriteResult:
-        """Run InsertOne, UpdateOne, UpdateMany, ReplaceOne, DeleteOne and DeleteMany models
-        in as few commands as the server's limits allow; BulkWriteError with PyMongo's
-        ``details`` if any fails."""
-        if not isinstance(requests, list):
-            raise TypeError(f"requests must be a list, not {type(requests).__name__}")
-        bulk = _bulk._Bulk(self, ordered, bypass_document_validation, comment, let)
-        for request in requests:
-            try:
-                add = request._add_to_bulk
-            except AttributeError:
-                raise TypeError(f"{request!r} is not a valid request") from None
-            add(bulk)
-        return _bulk.execute(bulk, session)
-
-    # ----- find and modify -------------------------------------------------------------------
-
-    def _find_and_modify(self, filter: Mapping[str, Any], projection: Any, sort: Any,
-                         upsert: Optional[bool] = None,
-                         return_document: bool = ReturnDocument.BEFORE,
-                         array_filters: Any = None, hint: Any = None,
-                         let: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Any:
-        validate_is_mapping("filter", filter)
-        if not isinstance(return_document, bool):
-            raise ValueError("return_document must be ReturnDocument.BEFORE or "
-                             "ReturnDocument.AFTER")
-        cmd: dict[str, Any] = {"findAndModify": self._name, "query": filter,
-                               "new": return_document}
-        if let is not None:
-            validate_is_document_type("let", let)
-            cmd["let"] = let
-        collation = validate_collation(kwargs.pop("collation", None))
-        comment = kwargs.pop("comment", None)
-        cmd.update(kwargs)
-        if projection is not None:
-            cmd["fields"] = projection_document(projection)
-        if sort is not None:
-            cmd["sort"] = index_document(index_list(sort))
-        if upsert is not None:
-            cmd["upsert"] = upsert
-        if hint is not None:
-            cmd["hint"] = hint_value(hint)
-        if array_filters is not None:
-            cmd["arrayFilters"] = list(array_filters)
-        if collation is not None:
-            cmd["collation"] = collation
-        if comment is not None:
-            cmd["comment"] = comment
-        reply = self._write_command(cmd, user_fields=_VALUE_FIELD)
-        return reply.get("value") if self._write_concern.acknowledged else None
-
-    def find_one_and_delete(self, filter: Mapping[str, Any], projection: Any = None,
-                            sort: Any = None, hint: Optional[_IndexKeyHint] = None,
-                            session: Any = None, let: Optional[Mapping[str, Any]] = None,
-                            comment: Any = None, **kwargs: Any) -> Optional[_DocumentType]:
-        """Delete the first matching document (by ``sort``) and return it, or None."""
-        return self._find_and_modify(filter, projection, sort, hint=hint, let=let,
-                                     remove=True, comment=comment, **kwargs)
-
-    def find_one_and_replace(self, filter: Mapping[str, Any], replacement: Mapping[str, Any],
-                             projection: Any = None, sort: Any = None, upsert: bool = False,
-                             return_document: bool = ReturnDocument.BEFORE,
-                             hint: Optional[_IndexKeyHint] = None, session: Any = None,
-                             let: Optional[Mapping[str, Any]] = None, comment: Any = None,
-                             **kwargs: Any) -> Optional[_DocumentType]:
-        """Replace the first matching document; the document before (or after) it."""
-        validate_ok_for_replace(replacement)
-        return self._find_and_modify(filter, projection, sort, upsert, return_document,
-                                     hint=hint, let=let, update=replacement, comment=comment,
-                                     **kwargs)
-
-    def find_one_and_update(self, filter: Mapping[str, Any],
-                            update: Union[Mapping[str, Any], _Pipeline], projection: Any = None,
-                            sort: Any = None, upsert: bool = False,
-                            return_document: bool = ReturnDocument.BEFORE,
-                            array_filters: Optional[Sequence[Mapping[str, Any]]] = None,
-                            hint: Optional[_IndexKeyHint] = None, session: Any = None,
-                            let: Optional[Mapping[str, Any]] = None, comment: Any = None,
-                            **kwargs: Any) -> Optional[_DocumentType]:
-        """Update the first matching document; the document before (or after) the update."""
-        validate_ok_for_update(update)
-        return self._find_and_modify(filter, projection, sort, upsert, return_document,
-                                     array_filters, hint=hint, let=let, update=update,
-                                     comment=comment, **kwargs)
 
     # ----- indexes (indexes.py) --------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """Database (as ``pymongo.database``): collections, the generic command, and the catalog."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Sequence, Union
+from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Sequence, Union,
+                    overload)
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
@@ -15,7 +16,7 @@ from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .selection.read_preference import ReadPreference as _Core
 from .selection.selector import READ, Criteria
-from .typings import _DocumentType, _Pipeline
+from .typings import _DocumentType, _DocumentTypeArg, _Pipeline
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class Database(BaseObject, Generic[_DocumentType]):
         raise TypeError("'Database' object is not iterable")
 
     def __next__(self) -> NoReturn:
+        """Not an iterator: raises TypeError (as PyMongo's Database)."""
         raise TypeError("'Database' object is not iterable")
 
     next = __next__
@@ -86,10 +88,24 @@ class Database(BaseObject, Generic[_DocumentType]):
     def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         not_callable("Database", self._name)
 
-    def get_collection(self, name: str, codec_options: Optional[CodecOptions[Any]] = None,
+    @overload
+    def get_collection(self, name: str, codec_options: None = None,
                        read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
                        read_concern: Optional[ReadConcern] = None) -> Collection[_DocumentType]:
-        """The collection ``name`` with some settings changed."""
+        ...
+
+    @overload
+    def get_collection(self, name: str, codec_options: CodecOptions[_DocumentTypeArg],
+                       read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                       read_concern: Optional[ReadConcern] = None
+                       ) -> Collection[_DocumentTypeArg]:
+        ...
+
+    def get_collection(self, name: str, codec_options: Optional[CodecOptions[Any]] = None,
+                       read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                       read_concern: Optional[ReadConcern] = None) -> Collection[Any]:
+        """The collection ``name`` with some settings changed (its document type follows
+        ``codec_options.document_class``). Raises InvalidName for a bad name."""
         return Collection(self, name, False, codec_options, read_preference, write_concern,
                           read_concern)
 
@@ -155,8 +171,9 @@ class Database(BaseObject, Generic[_DocumentType]):
         cmd.update(kwargs)
         if comment is not None:
             cmd["comment"] = comment
-        catalog = Collection(self, "$cmd.listCollections",
-                             codec_options=self._codec_options.with_options(document_class=dict))
+        catalog: Collection[dict[str, Any]] = Collection(
+            self, "$cmd.listCollections",  # type: ignore[arg-type]  # any document class
+            codec_options=self._codec_options.with_options(document_class=dict))
         outcome = execute(self._client._topology, Request(
             self._name, cmd, Criteria(READ, _PRIMARY), True, "read", keep_session=True,
             codec=catalog.codec_options))

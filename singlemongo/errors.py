@@ -108,7 +108,7 @@ class NotPrimaryError(AutoReconnect):
     @property
     def code(self) -> Optional[int]:
         """The server's error code."""
-        code = (self.details or {}).get("code")
+        code = self.details.get("code") if isinstance(self.details, Mapping) else None
         return code if isinstance(code, int) else None
 
 
@@ -140,7 +140,7 @@ class OperationFailure(PyMongoError):
         labels = details.get("errorLabels") if isinstance(details, Mapping) else None
         super().__init__(error, labels if isinstance(labels, (list, tuple)) else ())
         self.code = code
-        self.details = details
+        self.details: Optional[Mapping[str, Any]] = details  # typed as PyMongo's
         self.address = address
         self.max_wire_version = max_wire_version
 

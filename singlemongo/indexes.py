@@ -44,7 +44,8 @@ def create_indexes(coll: Collection[Any], indexes: Sequence[IndexModel], comment
 
 def create_index(coll: Collection[Any], keys: _IndexKeyHint, comment: Any,
                  kwargs: dict[str, Any]) -> str:
-    command_options = {k: kwargs.pop(k) for k in ("maxTimeMS", "commitQuorum") if k in kwargs}
+    command_options: dict[str, Any] = {k: kwargs.pop(k) for k in ("maxTimeMS", "commitQuorum")
+                                       if k in kwargs}
     return create_indexes(coll, [IndexModel(keys, **kwargs)], comment, command_options)[0]
 
 

@@ -22,6 +22,7 @@ class ReadConcern:
 
     @property
     def ok_for_legacy(self) -> bool:
+        """Whether the level may be sent to a server that predates read concern (local or none)."""
         return self._level is None or self._level == "local"
 
     @property

@@ -6,6 +6,15 @@ one-off query's cost. These records are made in microseconds; instances are buil
 generic ``__init__``. Same spelling: ``@dataclass(frozen=True)``, ``field(...)``, ``replace``.
 """
 
+import sys
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform  # bson imports typing already: no cost
+else:  # Python 3.10 runs without it; type checkers know it from 3.11 on
+    def dataclass_transform(**_kwargs):
+        return lambda decorator: decorator
+
 _MISSING = object()
 
 
@@ -69,7 +78,9 @@ def _frozen_setattr(self, name, value):
                               f"{type(self).__name__}")
 
 
-def dataclass(cls=None, *, frozen=False, eq=True, kw_only=False):
+@dataclass_transform(field_specifiers=(field, Field))
+def dataclass(cls: Any = None, *, frozen: bool = False, eq: bool = True,
+              kw_only: bool = False) -> Any:
     def wrap(cls):
         specs = _collect(cls)
         cls.__record_fields__ = specs

@@ -64,6 +64,7 @@ class InsertManyResult(_WriteResult):
 
     @property
     def inserted_ids(self) -> list[Any]:
+        """The _ids of the documents inserted (RawBSONDocuments left out, as PyMongo)."""
         return self._inserted_ids
 
     def _fields(self) -> dict[str, Any]:
@@ -82,10 +83,12 @@ class UpdateResult(_WriteResult):
 
     @property
     def raw_result(self) -> Optional[Mapping[str, Any]]:
+        """The server's reply, shaped as PyMongo's (None when unacknowledged)."""
         return self._raw_result
 
     @property
     def matched_count(self) -> int:
+        """How many documents matched; InvalidOperation when unacknowledged."""
         self._raise_if_unacknowledged("matched_count")
         assert self._raw_result is not None
         if self.upserted_id is not None:
@@ -94,6 +97,7 @@ class UpdateResult(_WriteResult):
 
     @property
     def modified_count(self) -> int:
+        """How many documents were changed; InvalidOperation when unacknowledged."""
         self._raise_if_unacknowledged("modified_count")
         assert self._raw_result is not None
         return int(self._raw_result.get("nModified", 0))
@@ -126,10 +130,12 @@ class DeleteResult(_WriteResult):
 
     @property
     def raw_result(self) -> Optional[Mapping[str, Any]]:
+        """The server's reply (None when unacknowledged)."""
         return self._raw_result
 
     @property
     def deleted_count(self) -> int:
+        """How many documents were deleted; InvalidOperation when unacknowledged."""
         self._raise_if_unacknowledged("deleted_count")
         assert self._raw_result is not None
         return int(self._raw_result.get("n", 0))
@@ -149,6 +155,7 @@ class BulkWriteResult(_WriteResult):
 
     @property
     def bulk_api_result(self) -> dict[str, Any]:
+        """The merged replies, in PyMongo's shape (nInserted, nMatched, upserted, ...)."""
         return self._bulk_api_result
 
     def _count(self, name: str, key: str) -> int:
@@ -157,22 +164,27 @@ class BulkWriteResult(_WriteResult):
 
     @property
     def inserted_count(self) -> int:
+        """How many documents were inserted; InvalidOperation when unacknowledged."""
         return self._count("inserted_count", "nInserted")
 
     @property
     def matched_count(self) -> int:
+        """How many documents matched; InvalidOperation when unacknowledged."""
         return self._count("matched_count", "nMatched")
 
     @property
     def modified_count(self) -> int:
+        """How many documents were changed; InvalidOperation when unacknowledged."""
         return self._count("modified_count", "nModified")
 
     @property
     def deleted_count(self) -> int:
+        """How many documents were deleted; InvalidOperation when unacknowledged."""
         return self._count("deleted_count", "nRemoved")
 
     @property
     def upserted_count(self) -> int:
+        """How many documents were upserted; InvalidOperation when unacknowledged."""
         return self._count("upserted_count", "nUpserted")
 
     @property

@@ -31,14 +31,17 @@ class ServerApi:
 
     @property
     def version(self) -> str:
+        """The API version declared ("1")."""
         return self._version
 
     @property
     def strict(self) -> Optional[bool]:
+        """Whether the server refuses commands outside the declared API (None: not sent)."""
         return self._strict
 
     @property
     def deprecation_errors(self) -> Optional[bool]:
+        """Whether the server refuses deprecated commands (None: not sent)."""
         return self._deprecation_errors
 
     def command_fields(self) -> dict[str, Any]:
@@ -64,6 +67,7 @@ class ServerApi:
 
 
 def validate_server_api(value: Any) -> Optional[ServerApi]:
+    """The server_api option: a ServerApi or None; TypeError naming the value otherwise."""
     if value is None or isinstance(value, ServerApi):
         return value
     raise ConfigurationError(f"server_api must be a ServerApi, not {value!r}")

@@ -22,6 +22,7 @@ SHORT_REASONS = {"needs connection-pool events": "pool events",
                  "needs an API this driver does not have yet": "API not yet",
                  "the seed policy differs": "seed policy",
                  "change streams are not offered by design": "no change streams",
+                 "PyMongo 4 removed this API": "removed in PyMongo 4",
                  "the simulated deployment does not implement": "simulator lacks"}
 
 

@@ -3,8 +3,11 @@
 Client metadata is computed once per process (it reads the platform and a few environment
 variables) and trimmed to the spec's 512-byte limit in the spec's order.
 """
+from __future__ import annotations
+
 import os
 import sys
+from typing import Any
 
 import bson
 
@@ -18,7 +21,7 @@ _FAAS_ENV = (
     ("gcp.func", ("K_SERVICE", "FUNCTION_NAME"), None),
     ("vercel", ("VERCEL",), None),
 )
-_metadata_cache = {}
+_metadata_cache: dict[Any, Any] = {}
 
 
 def _env():

@@ -5,8 +5,11 @@ when the deployment supports sessions, and returned after. ``endSessions`` is se
 and clients still open at interpreter exit are closed then, so that thousands of one-off
 processes do not leave sessions behind on the server.
 """
+from __future__ import annotations
+
 import atexit
 import weakref
+from typing import Any
 
 from bson import Binary
 from bson.timestamp import Timestamp
@@ -72,7 +75,7 @@ class SessionPool:
             self.cluster_time = new
 
 
-_open_clients = weakref.WeakSet()
+_open_clients: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def register_for_exit(client):

@@ -34,6 +34,8 @@ UUID_REPRESENTATION_CODES = {"unspecified": 0, "standard": 4, "pythonLegacy": 3,
 TXT_ALLOWED = frozenset({"authSource", "replicaSet", "loadBalanced"})
 @dataclass(frozen=True)
 class ClientOptions:
+    """Every option of a client, validated: the seeds, the option values by their spec
+    names and the credentials (a frozen record; no I/O)."""
     seeds: Tuple[Tuple[str, Optional[int]], ...]
     values: Mapping[str, Any]
     specified: frozenset
@@ -55,6 +57,7 @@ class ClientOptions:
 
     @property
     def is_srv(self):
+        """Whether the seed list comes from a mongodb+srv lookup."""
         return self.srv_host is not None
 
     def specified_options(self):

@@ -166,7 +166,7 @@ _TO_RS_NO_PRIMARY = _record_set_name_then(update_rs_without_primary)
 _TO_RS_WITH_PRIMARY = (set_type(T.REPLICA_SET_WITH_PRIMARY), update_rs_from_primary)
 
 # Rows: the new ServerDescription's type; columns: the current TopologyType.
-_TABLE = {
+_TABLE: dict[Any, dict[Any, tuple[Any, ...]]] = {
     S.UNKNOWN: {T.UNKNOWN: (no_op,), T.SHARDED: (no_op,), T.REPLICA_SET_NO_PRIMARY: (no_op,),
                 T.REPLICA_SET_WITH_PRIMARY: (check_if_has_primary,)},
     S.STANDALONE: {T.UNKNOWN: (update_unknown_with_standalone,), T.SHARDED: (remove,),

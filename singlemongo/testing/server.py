@@ -4,6 +4,8 @@ The simulator is test support, not the driver: it runs a thread per server so th
 on one server never delays another. Faults are scripted per command; counters record every
 connection and command.
 """
+from __future__ import annotations
+
 import collections
 import heapq
 import itertools
@@ -12,6 +14,7 @@ import socket
 import struct
 import threading
 import time
+from typing import Any
 
 from bson.codec_options import CodecOptions
 
@@ -21,7 +24,7 @@ from .query.codes import error_reply
 
 _LINGER_RST = struct.pack("ii", 1, 0)
 # A server keeps dates as UTC instants; naive datetimes are what the query engine compares.
-SERVER_CODEC = CodecOptions(tz_aware=False)
+SERVER_CODEC: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=False)
 
 
 class _Conn:

@@ -4,7 +4,10 @@ Encoding returns bytes; decoding takes bytes already read and validates them. No
 touches a socket: ``connection.py`` reads exactly the number of bytes the header announces,
 after ``check_header`` has bounded it by maxMessageSizeBytes.
 """
+from __future__ import annotations
+
 import struct
+from typing import Any
 from ..records import dataclass
 
 import bson
@@ -31,7 +34,7 @@ QUERY_SECONDARY_OK = 1 << 2
 REPLY_CURSOR_NOT_FOUND = 1 << 0
 REPLY_QUERY_FAILURE = 1 << 1
 
-CODEC = CodecOptions(tz_aware=True)
+CODEC: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True)
 _INT32 = struct.Struct("<i")
 _UINT32 = struct.Struct("<I")
 

@@ -16,6 +16,8 @@ FILE_SKIP = "skipped by the test file itself"
 # A design decision (README, "Differences from PyMongo"): change streams hold a connection
 # open for as long as they live; a single-threaded, short-lived program has no use for them.
 CHANGE_STREAMS = "change streams are not offered by design"
+# Collection.count and map_reduce left PyMongo in 4.0; a PyMongo 4 face has neither.
+REMOVED = "PyMongo 4 removed this API, and this driver's face is PyMongo 4's"
 # What the simulated deployment's query engine does not do (README, "What it does not").
 SIMULATOR = "the simulated deployment does not implement"
 
@@ -28,7 +30,7 @@ def seed_policy(rule):
     return f"the seed policy differs: {rule}"
 
 
-REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, FILE_SKIP, CHANGE_STREAMS, SIMULATOR,
+REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, FILE_SKIP, CHANGE_STREAMS, SIMULATOR, REMOVED,
                    missing_api(""), seed_policy(""))
 
 
@@ -44,6 +46,7 @@ SIMULATOR_GAPS = {
     "viewOn": "views",
     "$setField": "the $setField expression",
     "$rand": "the $rand expression",
+    "validator": "document validation",
 }
 
 

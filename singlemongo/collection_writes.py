@@ -1,0 +1,228 @@
+"""A collection's writes (as ``pymongo.collection``): insert, update, replace, delete and
+bulk_write. Single writes are retryable writes when they change at most one document
+(retryable writes spec); bulk writes are split into batches in ``bulk.py``."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Generic, cast, Iterable, Optional, Sequence, Union
+
+import bson
+from bson import ObjectId
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+
+from . import bulk as _bulk
+from .collation import validate_collation
+from .common import (validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
+                     validate_ok_for_update)
+from .errors import DuplicateKeyError, WriteConcernError, WriteError, WTimeoutError
+from .operations import _WriteOp, hint_value
+from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
+                      UpdateResult)
+from .typings import _DocumentType, _IndexKeyHint, _Pipeline
+
+if TYPE_CHECKING:
+    from .collection import Collection
+    from .engine.topology import Topology
+    from .write_concern import WriteConcern
+
+
+def _raise_write_error(reply: Mapping[str, Any], address: Any) -> None:
+    """PyMongo's rule for a single write: the last write error, else the write concern
+    error, becomes the exception."""
+    errors = reply.get("writeErrors")
+    if errors:
+        error = dict(errors[-1])
+        cls = DuplicateKeyError if error.get("code") in (11000, 11001, 12582) else WriteError
+        raise cls(f"{error.get('errmsg')} (code {error.get('code')}"
+                  f"{', ' + error['codeName'] if error.get('codeName') else ''})",
+                  error.get("code"), error, address)
+    wce = reply.get("writeConcernError")
+    if wce:
+        details = dict(wce)
+        cls2 = WTimeoutError if (details.get("errInfo") or {}).get("wtimeout") else \
+            WriteConcernError
+        raise cls2(f"write concern error: {details.get('errmsg')} (code {details.get('code')})",
+                   details.get("code"), details, address)
+
+
+class WriteMethods(Generic[_DocumentType]):
+    """The write half of Collection (a mixin: Collection is the class users see)."""
+
+    def _as_collection(self) -> Collection[Any]:
+        return cast("Collection[Any]", self)  # WriteMethods only ever lives in a Collection
+
+    if TYPE_CHECKING:  # what Collection gives the methods below
+        _name: str
+        _codec_options: CodecOptions[Any]
+        _write_concern: WriteConcern
+
+        @property
+        def _topology(self) -> Topology: ...
+
+        def _limits(self) -> tuple[int, int, int]: ...
+
+        def _write_command(self, cmd: dict[str, Any], sequences: tuple[Any, ...] = (),
+                           retryable: bool = True, session: Any = None, check: bool = True,
+                           user_fields: Any = None) -> Any: ...
+
+    def _checked_size(self, document: Any) -> None:
+        max_bson = self._limits()[0]
+        size = len(document.raw) if isinstance(document, RawBSONDocument) else len(
+            bson.encode(document, codec_options=self._codec_options))
+        if size > max_bson:
+            raise _bulk.too_large(size, max_bson)
+
+    def insert_one(self, document: Union[_DocumentType, RawBSONDocument],
+                   bypass_document_validation: Optional[bool] = None, session: Any = None,
+                   comment: Any = None) -> InsertOneResult:
+        """Insert one document; its ``_id`` is added if missing. Raises DuplicateKeyError,
+        WriteError, WriteConcernError or DocumentTooLarge."""
+        validate_is_document_type("document", document)
+        if not (isinstance(document, RawBSONDocument) or "_id" in document):
+            document["_id"] = ObjectId()  # type: ignore[index]
+        cmd: dict[str, Any] = {"insert": self._name, "ordered": True}
+        if bypass_document_validation is not None:
+            cmd["bypassDocumentValidation"] = bypass_document_validation
+        if comment is not None:
+            cmd["comment"] = comment
+        with self._topology.timeout_scope():
+            self._checked_size(document)
+            self._write_command(cmd, (("documents", [document]),))
+        return InsertOneResult(None if isinstance(document, RawBSONDocument) else
+                               document["_id"], self._write_concern.acknowledged)
+
+    def insert_many(self, documents: Iterable[Union[_DocumentType, RawBSONDocument]],
+                    ordered: bool = True, bypass_document_validation: Optional[bool] = None,
+                    session: Any = None, comment: Any = None) -> InsertManyResult:
+        """Insert documents in batches the server accepts; BulkWriteError if any fails
+        (ordered: the rest are not attempted)."""
+        if isinstance(documents, Mapping) or not isinstance(documents, Iterable):
+            raise TypeError("documents must be a non-empty list")
+        bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment)
+        inserted_ids = []
+        for document in documents:
+            bulk.add_insert(document)
+            if not isinstance(document, RawBSONDocument):  # PyMongo leaves raw ones out
+                inserted_ids.append(document["_id"])
+        if not bulk.ops:
+            raise TypeError("documents must be a non-empty list")
+        result = _bulk.execute(bulk, session)
+        return InsertManyResult(inserted_ids, result.acknowledged)
+
+    def _update(self, filter: Mapping[str, Any], document: Any, multi: bool, upsert: bool,
+                bypass_document_validation: Optional[bool], collation: Any,
+                array_filters: Optional[Sequence[Mapping[str, Any]]], hint: Any, let: Any,
+                comment: Any, sort: Any = None) -> UpdateResult:
+        validate_is_mapping("filter", filter)
+        op: dict[str, Any] = {"q": filter, "u": document, "multi": multi, "upsert": upsert}
+        for key, value in (("collation", validate_collation(collation)),
+                           ("arrayFilters", array_filters), ("hint", hint_value(hint)),
+                           ("sort", sort)):
+            if value is not None:
+                op[key] = value
+        cmd: dict[str, Any] = {"update": self._name, "ordered": True}
+        if let is not None:
+            validate_is_document_type("let", let)
+            cmd["let"] = let
+        if comment is not None:
+            cmd["comment"] = comment
+        if bypass_document_validation is not None:
+            cmd["bypassDocumentValidation"] = bypass_document_validation
+        reply = self._write_command(cmd, (("updates", [op]),), retryable=not multi)
+        if not self._write_concern.acknowledged:
+            return UpdateResult(None, False)
+        raw = dict(reply)
+        raw["updatedExisting"] = bool(raw.get("n")) and "upserted" not in raw
+        if raw.get("upserted"):
+            raw["upserted"] = raw["upserted"][0]["_id"]
+        return UpdateResult(raw, True)
+
+    def update_one(self, filter: Mapping[str, Any],
+                   update: Union[Mapping[str, Any], _Pipeline], upsert: bool = False,
+                   bypass_document_validation: Optional[bool] = None, collation: Any = None,
+                   array_filters: Optional[Sequence[Mapping[str, Any]]] = None,
+                   hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                   let: Optional[Mapping[str, Any]] = None,
+                   sort: Optional[Mapping[str, Any]] = None,
+                   comment: Any = None) -> UpdateResult:
+        """Update the first matching document (operators or a pipeline); ``upsert`` inserts
+        one if none matches."""
+        validate_ok_for_update(update)
+        return self._update(filter, update, False, upsert, bypass_document_validation,
+                            collation, array_filters, hint, let, comment, sort)
+
+    def update_many(self, filter: Mapping[str, Any],
+                    update: Union[Mapping[str, Any], _Pipeline], upsert: bool = False,
+                    array_filters: Optional[Sequence[Mapping[str, Any]]] = None,
+                    bypass_document_validation: Optional[bool] = None, collation: Any = None,
+                    hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                    let: Optional[Mapping[str, Any]] = None,
+                    comment: Any = None) -> UpdateResult:
+        """Update every matching document (not retryable: it may have partly run)."""
+        validate_ok_for_update(update)
+        return self._update(filter, update, True, upsert, bypass_document_validation,
+                            collation, array_filters, hint, let, comment)
+
+    def replace_one(self, filter: Mapping[str, Any], replacement: Mapping[str, Any],
+                    upsert: bool = False, bypass_document_validation: Optional[bool] = None,
+                    collation: Any = None, hint: Optional[_IndexKeyHint] = None,
+                    session: Any = None, let: Optional[Mapping[str, Any]] = None,
+                    sort: Optional[Mapping[str, Any]] = None,
+                    comment: Any = None) -> UpdateResult:
+        """Replace the first matching document (its ``_id`` is kept)."""
+        validate_ok_for_replace(replacement)
+        with self._topology.timeout_scope():
+            self._checked_size(replacement)
+            return self._update(filter, replacement, False, upsert, bypass_document_validation,
+                                collation, None, hint, let, comment, sort)
+
+    def _delete(self, filter: Mapping[str, Any], limit: int, collation: Any, hint: Any,
+                let: Any, comment: Any) -> DeleteResult:
+        validate_is_mapping("filter", filter)
+        op: dict[str, Any] = {"q": filter, "limit": limit}
+        for key, value in (("collation", validate_collation(collation)),
+                           ("hint", hint_value(hint))):
+            if value is not None:
+                op[key] = value
+        cmd: dict[str, Any] = {"delete": self._name, "ordered": True}
+        if let is not None:
+            validate_is_document_type("let", let)
+            cmd["let"] = let
+        if comment is not None:
+            cmd["comment"] = comment
+        reply = self._write_command(cmd, (("deletes", [op]),), retryable=limit == 1)
+        return DeleteResult(reply if self._write_concern.acknowledged else None,
+                            self._write_concern.acknowledged)
+
+    def delete_one(self, filter: Mapping[str, Any], collation: Any = None,
+                   hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                   let: Optional[Mapping[str, Any]] = None,
+                   comment: Any = None) -> DeleteResult:
+        """Delete the first matching document."""
+        return self._delete(filter, 1, collation, hint, let, comment)
+
+    def delete_many(self, filter: Mapping[str, Any], collation: Any = None,
+                    hint: Optional[_IndexKeyHint] = None, session: Any = None,
+                    let: Optional[Mapping[str, Any]] = None,
+                    comment: Any = None) -> DeleteResult:
+        """Delete every matching document (not retryable)."""
+        return self._delete(filter, 0, collation, hint, let, comment)
+
+    def bulk_write(self, requests: Sequence[_WriteOp], ordered: bool = True,
+                   bypass_document_validation: Optional[bool] = None, session: Any = None,
+                   comment: Any = None,
+                   let: Optional[Mapping[str, Any]] = None) -> BulkWriteResult:
+        """Run InsertOne, UpdateOne, UpdateMany, ReplaceOne, DeleteOne and DeleteMany models
+        in as few commands as the server's limits allow; BulkWriteError with PyMongo's
+        ``details`` if any fails."""
+        if not isinstance(requests, list):
+            raise TypeError(f"requests must be a list, not {type(requests).__name__}")
+        bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment, let)
+        for request in requests:
+            try:
+                add = request._add_to_bulk
+            except AttributeError:
+                raise TypeError(f"{request!r} is not a valid request") from None
+            add(bulk)
+        return _bulk.execute(bulk, session)
