@@ -4,7 +4,11 @@ PyMongo's API.
 Names are imported on first use (PEP 562), so ``import singlemongo`` costs almost nothing
 and a one-off query loads only what it runs.
 """
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
+
+# Not imported from typing: `import singlemongo` stays under a millisecond (type checkers treat
+# any TYPE_CHECKING name as true).
+TYPE_CHECKING = False
 
 __version__ = "0.2.0"
 version = __version__
@@ -46,6 +50,7 @@ __all__ = ["__version__", "version", "version_tuple", "ASCENDING", "DESCENDING",
            "GEOSPHERE", "HASHED", "TEXT", *_LAZY]
 
 if TYPE_CHECKING:
+    from typing import Any
     from .client import MongoClient as MongoClient
     from .client_cache import get_client as get_client
     from .collation import Collation as Collation
@@ -89,7 +94,7 @@ if TYPE_CHECKING:
     from .write_concern import WriteConcern as WriteConcern
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # noqa: F821 (Any is only for type checkers)
     import importlib
     if name in _MODULES:
         return importlib.import_module(f".{name}", __name__)

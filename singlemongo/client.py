@@ -12,7 +12,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
 from .clock import DEFAULT_CLOCK
 from .command_cursor import CommandCursor
-from .common import BaseObject, validate_database_name
+from .common import BaseObject, not_offered, validate_database_name
 from .database import Database
 from .engine.handshake import api_fields
 from .engine.operation import Request, execute, flush_kill_queue
@@ -338,9 +338,12 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         return self._topology.select_server(Criteria(WRITE)).server_type is ServerType.MONGOS
 
     def watch(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Change streams need a connection held open for as long as the stream lives: not
-        what a single-threaded, short-lived program does."""
-        raise NotImplementedError("singlemongo does not support change streams")
+        """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
+        not_offered("change streams")
+
+    def bulk_write(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
+        not_offered("client bulk write")
 
     # ----- closing ---------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Collation (as ``pymongo.collation``): language-specific string comparison."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Optional
 
 
 class CollationStrength:
@@ -71,15 +71,3 @@ class Collation:
 
     def __hash__(self) -> int:
         return hash(tuple(sorted((k, repr(v)) for k, v in self._document.items())))
-
-
-def validate_collation(value: Union[Collation, Mapping[str, Any], None]
-                       ) -> Optional[dict[str, Any]]:
-    """The ``collation`` document for a Collation or a mapping; TypeError for anything else."""
-    if value is None:
-        return None
-    if isinstance(value, Collation):
-        return value.document
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"collation must be a Collation or a mapping, not {value!r}")

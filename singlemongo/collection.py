@@ -10,16 +10,14 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence
 
 from bson.codec_options import CodecOptions
 
-from . import indexes as _indexes
-from .collation import validate_collation
 from .collection_writes import WriteMethods, _raise_write_error
 from .command_cursor import CommandCursor
-from .common import BaseObject, not_callable, validate_collection_name, validate_is_document_type
+from .common import (BaseObject, hint_value, not_callable, not_offered, validate_collation,
+                     validate_collection_name, validate_is_document_type)
 from .cursor import Cursor, find_kwargs
 from .engine.operation import Request, execute
 from .errors import InvalidName, OperationFailure, WriteConcernError
 from .find_and_modify import FindAndModifyMethods, ReturnDocument
-from .operations import IndexModel, hint_value
 from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .selection.selector import AGGREGATE_WRITE, READ, WRITE, Criteria
@@ -28,6 +26,7 @@ from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
     from .database import Database
+    from .operations import IndexModel
     from .engine.topology import Topology
 
 __all__ = ["Collection", "ReturnDocument"]
@@ -108,6 +107,10 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
 
     def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         not_callable("Collection", self._name)
+
+    def watch(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
+        not_offered("change streams")
 
     def with_options(self, codec_options: Optional[CodecOptions[Any]] = None,
                      read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
@@ -264,34 +267,39 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
 
     # ----- indexes (indexes.py) --------------------------------------------------------------
 
+    @property
+    def _indexes(self) -> Any:
+        from . import indexes  # loaded by the first index call, not by import
+        return indexes
+
     def create_index(self, keys: _IndexKeyHint, session: Any = None, comment: Any = None,
                      **kwargs: Any) -> str:
         """Create an index (``"a"``, ``[("a", 1), ("b", -1)]``) with PyMongo's options
         (``unique``, ``sparse``, ``name``, ``expireAfterSeconds``, ...); its name."""
-        return _indexes.create_index(self, keys, comment, kwargs)
+        return self._indexes.create_index(self, keys, comment, kwargs)
 
     def create_indexes(self, indexes: Sequence[IndexModel], session: Any = None,
                        comment: Any = None, **kwargs: Any) -> list[str]:
         """Create several indexes (IndexModel) in one command; their names."""
-        return _indexes.create_indexes(self, indexes, comment, kwargs)
+        return self._indexes.create_indexes(self, indexes, comment, kwargs)
 
     def list_indexes(self, session: Any = None,
                      comment: Any = None) -> CommandCursor[dict[str, Any]]:
         """A cursor over the index documents (empty for a missing collection)."""
-        return _indexes.list_indexes(self, comment)
+        return self._indexes.list_indexes(self, comment)
 
     def index_information(self, session: Any = None, comment: Any = None) -> dict[str, Any]:
         """{index name: {"key": [(field, direction), ...], other options}}."""
-        return _indexes.index_information(self, comment)
+        return self._indexes.index_information(self, comment)
 
     def drop_index(self, index_or_name: _IndexKeyHint, session: Any = None,
                    comment: Any = None, **kwargs: Any) -> None:
         """Drop an index by name or by its key specification."""
-        _indexes.drop_index(self, index_or_name, comment, kwargs)
+        self._indexes.drop_index(self, index_or_name, comment, kwargs)
 
     def drop_indexes(self, session: Any = None, comment: Any = None, **kwargs: Any) -> None:
         """Drop every index but ``_id_``."""
-        _indexes.drop_index(self, "*", comment, kwargs)
+        self._indexes.drop_index(self, "*", comment, kwargs)
 
     # ----- the collection itself -------------------------------------------------------------
 

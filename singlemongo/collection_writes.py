@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING, Any, Generic, cast, Iterable, Optional, Sequen
 import bson
 from bson import ObjectId
 from bson.codec_options import CodecOptions
-from bson.raw_bson import RawBSONDocument
 
-from . import bulk as _bulk
-from .collation import validate_collation
-from .common import (validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
-                     validate_ok_for_update)
+from .common import (hint_value, is_raw, validate_collation, validate_is_document_type,
+                     validate_is_mapping, validate_ok_for_replace, validate_ok_for_update)
 from .errors import DuplicateKeyError, WriteConcernError, WriteError, WTimeoutError
-from .operations import _WriteOp, hint_value
 from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
                       UpdateResult)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:
+    from bson.raw_bson import RawBSONDocument
+
+    from .operations import _WriteOp
+
     from .collection import Collection
     from .engine.topology import Topology
     from .write_concern import WriteConcern
@@ -68,7 +68,8 @@ class WriteMethods(Generic[_DocumentType]):
 
     def _checked_size(self, document: Any) -> None:
         max_bson = self._limits()[0]
-        size = len(document.raw) if isinstance(document, RawBSONDocument) else len(
+        from . import bulk as _bulk  # loaded by the first write, not by import
+        size = len(document.raw) if is_raw(document) else len(
             bson.encode(document, codec_options=self._codec_options))
         if size > max_bson:
             raise _bulk.too_large(size, max_bson)
@@ -79,7 +80,7 @@ class WriteMethods(Generic[_DocumentType]):
         """Insert one document; its ``_id`` is added if missing. Raises DuplicateKeyError,
         WriteError, WriteConcernError or DocumentTooLarge."""
         validate_is_document_type("document", document)
-        if not (isinstance(document, RawBSONDocument) or "_id" in document):
+        if not (is_raw(document) or "_id" in document):
             document["_id"] = ObjectId()  # type: ignore[index]
         cmd: dict[str, Any] = {"insert": self._name, "ordered": True}
         if bypass_document_validation is not None:
@@ -89,7 +90,7 @@ class WriteMethods(Generic[_DocumentType]):
         with self._topology.timeout_scope():
             self._checked_size(document)
             self._write_command(cmd, (("documents", [document]),))
-        return InsertOneResult(None if isinstance(document, RawBSONDocument) else
+        return InsertOneResult(None if is_raw(document) else
                                document["_id"], self._write_concern.acknowledged)
 
     def insert_many(self, documents: Iterable[Union[_DocumentType, RawBSONDocument]],
@@ -99,11 +100,12 @@ class WriteMethods(Generic[_DocumentType]):
         (ordered: the rest are not attempted)."""
         if isinstance(documents, Mapping) or not isinstance(documents, Iterable):
             raise TypeError("documents must be a non-empty list")
+        from . import bulk as _bulk
         bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment)
         inserted_ids = []
         for document in documents:
             bulk.add_insert(document)
-            if not isinstance(document, RawBSONDocument):  # PyMongo leaves raw ones out
+            if not is_raw(document):  # PyMongo leaves raw ones out
                 inserted_ids.append(document["_id"])
         if not bulk.ops:
             raise TypeError("documents must be a non-empty list")
@@ -218,7 +220,9 @@ class WriteMethods(Generic[_DocumentType]):
         ``details`` if any fails."""
         if not isinstance(requests, list):
             raise TypeError(f"requests must be a list, not {type(requests).__name__}")
-        bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment, let)
+        from . import bulk as _bulk
+        bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment,
+                           let)
         for request in requests:
             try:
                 add = request._add_to_bulk

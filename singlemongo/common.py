@@ -4,11 +4,11 @@ unless given; and the checks on names and arguments, with PyMongo's exception ty
 for a wrong type, ValueError for a wrong value, InvalidName for a bad name)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
-from typing import Any, NoReturn, Optional
+import sys
+from collections.abc import ItemsView, Mapping, MutableMapping
+from typing import Any, NoReturn, Optional, Sequence
 
 from bson.codec_options import CodecOptions
-from bson.raw_bson import RawBSONDocument
 
 from .errors import InvalidName
 from .read_concern import ReadConcern
@@ -58,6 +58,25 @@ class BaseObject:
         return self._read_concern
 
 
+def is_raw(document: Any) -> bool:
+    """Whether ``document`` is a RawBSONDocument, without importing bson.raw_bson for the
+    programs that never use one (a user with one has imported the module)."""
+    raw = sys.modules.get("bson.raw_bson")
+    return raw is not None and isinstance(document, raw.RawBSONDocument)
+
+
+def not_offered(feature: str) -> NoReturn:
+    """NotImplementedError for what this driver does not offer by design, with the reason
+    (README, "Differences from PyMongo")."""
+    reasons = {
+        "change streams": "a change stream holds a connection open for as long as it lives, "
+                          "which a short-lived, single-threaded program has no use for",
+        "client bulk write": "MongoClient.bulk_write needs MongoDB 8.0's bulkWrite command; "
+                             "use Collection.bulk_write",
+    }
+    raise NotImplementedError(f"singlemongo does not offer {feature}: {reasons[feature]}")
+
+
 def not_callable(kind: str, name: str) -> NoReturn:
     """PyMongo's hint for a mistyped method: ``coll.find_onee()`` calls the sub-collection
     ``c.find_onee``, ``db.list_collection_name()`` the collection of that name."""
@@ -105,7 +124,7 @@ def validate_is_mapping(option: str, value: Any) -> None:
 
 
 def validate_is_document_type(option: str, value: Any) -> None:
-    if not isinstance(value, (MutableMapping, RawBSONDocument)):
+    if not (isinstance(value, MutableMapping) or is_raw(value)):
         raise TypeError(f"{option} must be an instance of dict, bson.son.SON, "
                         f"bson.raw_bson.RawBSONDocument, or a type that inherits from "
                         f"collections.MutableMapping, not {type(value).__name__}")
@@ -126,7 +145,7 @@ def validate_ok_for_update(update: Any) -> None:
 def validate_ok_for_replace(replacement: Any) -> None:
     """A replacement is a document whose first key is not an operator."""
     validate_is_mapping("replacement", replacement)
-    if replacement and not isinstance(replacement, RawBSONDocument) and \
+    if replacement and not is_raw(replacement) and \
             next(iter(replacement)).startswith("$"):
         raise ValueError(f"replacement can not include $ operators (got "
                          f"{next(iter(replacement))!r}); use update_one to apply them")
@@ -144,3 +163,76 @@ def validate_non_negative_int(option: str, value: Any) -> int:
     if value < 0:
         raise ValueError(f"{option} must be >= 0, not {value}")
     return value
+
+
+def validate_collation(value: Any) -> Optional[dict[str, Any]]:
+    """The ``collation`` document for a Collation or a mapping; TypeError for anything else.
+    (collation.py is not imported for this: a user with a Collation has imported it.)"""
+    if value is None:
+        return None
+    collation = sys.modules.get(f"{__package__}.collation")
+    if collation is not None and isinstance(value, collation.Collation):
+        return value.document  # type: ignore[no-any-return]
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"collation must be a Collation or a mapping, not {value!r}")
+
+
+# ----- keys of sorts, hints and indexes: "a", [("a", 1), ("b", -1)] or {"a": 1} -------------
+
+ASCENDING = 1
+DESCENDING = -1
+
+
+def index_list(key_or_list: Any, direction: Any = None) -> list[tuple[str, Any]]:
+    """``(key, direction)`` pairs from a key and a direction, a key, a list or a mapping."""
+    if direction is not None:
+        if not isinstance(key_or_list, str):
+            raise TypeError(f"expected a key (a string) with a direction, not {key_or_list!r}")
+        return [(key_or_list, direction)]
+    if isinstance(key_or_list, str):
+        return [(key_or_list, ASCENDING)]
+    if isinstance(key_or_list, (ItemsView, Mapping)):
+        items = key_or_list if isinstance(key_or_list, ItemsView) else key_or_list.items()
+        return [tuple(item) for item in items]  # type: ignore[misc]
+    if not isinstance(key_or_list, (list, tuple)):
+        raise TypeError(f"if no direction is specified, key_or_list must be a key, a list of "
+                        f"(key, direction) pairs or a mapping, not {type(key_or_list).__name__}")
+    return [(item, ASCENDING) if isinstance(item, str) else tuple(item)  # type: ignore[misc]
+            for item in key_or_list]
+
+
+def index_document(keys: Any) -> dict[str, Any]:
+    """The ``{key: direction}`` document of a sort, hint or index; TypeError or ValueError
+    naming what is wrong."""
+    if not isinstance(keys, (list, tuple, Mapping)):
+        raise TypeError(f"must use a dictionary or a list of (key, direction) pairs, not: "
+                        f"{keys!r}")
+    if not keys:
+        raise ValueError("key_or_list must not be empty")
+    pairs = keys.items() if isinstance(keys, Mapping) else (
+        (item, ASCENDING) if isinstance(item, str) else item for item in keys)
+    document = {}
+    for pair in pairs:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"each key must be a (key, direction) pair, not {pair!r}")
+        key, value = pair
+        if not isinstance(key, str):
+            raise TypeError(f"first item in each key pair must be a string, not {key!r}")
+        if isinstance(value, bool) or not isinstance(value, (str, int, Mapping)):
+            raise TypeError(f"second item in each key pair must be 1, -1, a string such as "
+                            f"'text' or a document, not {value!r}")
+        document[key] = value
+    return document
+
+
+def gen_index_name(keys: Sequence[tuple[str, Any]]) -> str:
+    """The default name of an index: ``a_1_b_-1``."""
+    return "_".join(f"{key}_{direction}" for key, direction in keys)
+
+
+def hint_value(hint: Any) -> Any:
+    """A hint is an index name or a key specification."""
+    if hint is None or isinstance(hint, str):
+        return hint
+    return index_document(index_list(hint))

@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from bson.code import Code
 
-from .collation import validate_collation
 from .command_cursor import BATCH_FIELDS, _ServerCursor
-from .common import validate_boolean, validate_is_mapping, validate_non_negative_int
+from .common import (hint_value, index_document, index_list, validate_boolean, validate_collation,
+                     validate_is_mapping, validate_non_negative_int)
 from .engine.operation import Request, execute
 from .errors import InvalidOperation
-from .operations import hint_value, index_document, index_list
 from .selection.selector import Criteria
 from .typings import _DocumentType
 

@@ -6,10 +6,10 @@ from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Se
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
-from .collation import validate_collation
 from .collection import Collection, _aggregate
 from .command_cursor import CommandCursor
-from .common import BaseObject, not_callable, validate_database_name
+from .common import (BaseObject, not_callable, not_offered, validate_collation,
+                     validate_database_name)
 from .engine.operation import Request, execute
 from .errors import CollectionInvalid, OperationFailure
 from .read_concern import ReadConcern
@@ -108,6 +108,10 @@ class Database(BaseObject, Generic[_DocumentType]):
         ``codec_options.document_class``). Raises InvalidName for a bad name."""
         return Collection(self, name, False, codec_options, read_preference, write_concern,
                           read_concern)
+
+    def watch(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
+        not_offered("change streams")
 
     def with_options(self, codec_options: Optional[CodecOptions[Any]] = None,
                      read_preference: Any = None, write_concern: Optional[WriteConcern] = None,

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Optional, Sequence, Union
 
-from .collation import validate_collation
-from .common import (validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
+from .common import (hint_value, index_document, index_list, validate_collation,
+                     validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                      validate_ok_for_update)
 from .cursor import projection_document
-from .operations import hint_value, index_document, index_list
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .command_cursor import CommandCursor
 from .errors import OperationFailure
-from .operations import IndexModel, gen_index_name, index_list
+from .common import gen_index_name, index_list
+from .operations import IndexModel
 from .selection.read_preference import ReadPreference as _Core
 from .typings import _IndexKeyHint
 

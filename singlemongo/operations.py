@@ -1,74 +1,21 @@
-"""Write models for ``bulk_write`` and ``IndexModel`` (as ``pymongo.operations``), and how keys
-of sorts, hints and indexes are written (``"a"``, ``[("a", 1), ("b", -1)]`` or ``{"a": 1}``)."""
+"""Write models for ``bulk_write`` and ``IndexModel`` (as ``pymongo.operations``). How keys of
+sorts, hints and indexes are written is in ``common.py`` (a find needs it; this module is
+loaded only by programs that use the models)."""
 from __future__ import annotations
 
-from collections.abc import ItemsView, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Optional, Sequence, Union
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Generic, Optional, Union
 
-from .collation import Collation, validate_collation
-from .common import validate_boolean, validate_is_document_type, validate_is_mapping
+from .collation import Collation
+from .common import (gen_index_name, hint_value, index_document, index_list,
+                     validate_boolean, validate_collation, validate_is_document_type,
+                     validate_is_mapping)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:
     from .bulk import _Bulk
 
-ASCENDING = 1
-DESCENDING = -1
 _CollationIn = Union[Collation, Mapping[str, Any], None]
-
-
-def index_list(key_or_list: Any, direction: Any = None) -> list[tuple[str, Any]]:
-    """``(key, direction)`` pairs from a key and a direction, a key, a list or a mapping."""
-    if direction is not None:
-        if not isinstance(key_or_list, str):
-            raise TypeError(f"expected a key (a string) with a direction, not {key_or_list!r}")
-        return [(key_or_list, direction)]
-    if isinstance(key_or_list, str):
-        return [(key_or_list, ASCENDING)]
-    if isinstance(key_or_list, (ItemsView, Mapping)):
-        items = key_or_list if isinstance(key_or_list, ItemsView) else key_or_list.items()
-        return [tuple(item) for item in items]  # type: ignore[misc]
-    if not isinstance(key_or_list, (list, tuple)):
-        raise TypeError(f"if no direction is specified, key_or_list must be a key, a list of "
-                        f"(key, direction) pairs or a mapping, not {type(key_or_list).__name__}")
-    return [(item, ASCENDING) if isinstance(item, str) else tuple(item)  # type: ignore[misc]
-            for item in key_or_list]
-
-
-def index_document(keys: Any) -> dict[str, Any]:
-    """The ``{key: direction}`` document of a sort, hint or index; TypeError or ValueError
-    naming what is wrong."""
-    if not isinstance(keys, (list, tuple, Mapping)):
-        raise TypeError(f"must use a dictionary or a list of (key, direction) pairs, not: "
-                        f"{keys!r}")
-    if not keys:
-        raise ValueError("key_or_list must not be empty")
-    pairs = keys.items() if isinstance(keys, Mapping) else (
-        (item, ASCENDING) if isinstance(item, str) else item for item in keys)
-    document = {}
-    for pair in pairs:
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise TypeError(f"each key must be a (key, direction) pair, not {pair!r}")
-        key, value = pair
-        if not isinstance(key, str):
-            raise TypeError(f"first item in each key pair must be a string, not {key!r}")
-        if isinstance(value, bool) or not isinstance(value, (str, int, Mapping)):
-            raise TypeError(f"second item in each key pair must be 1, -1, a string such as "
-                            f"'text' or a document, not {value!r}")
-        document[key] = value
-    return document
-
-
-def gen_index_name(keys: Sequence[tuple[str, Any]]) -> str:
-    """The default name of an index: ``a_1_b_-1``."""
-    return "_".join(f"{key}_{direction}" for key, direction in keys)
-
-
-def hint_value(hint: Any) -> Any:
-    """A hint is an index name or a key specification."""
-    if hint is None or isinstance(hint, str):
-        return hint
-    return index_document(index_list(hint))
 
 
 def _repr(obj: Any, *values: Any) -> str:

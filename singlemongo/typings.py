@@ -1,17 +1,26 @@
-"""Type aliases and type variables of the public API (as ``pymongo.typings``)."""
+"""Type aliases and type variables of the public API (as ``pymongo.typings``).
+
+The aliases exist for type checkers only: at run time they are ``object`` (annotations are
+never evaluated here), which keeps them out of a one-off query's import time."""
 from __future__ import annotations
 
-from typing import Any, Mapping, MutableMapping, Sequence, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 _DocumentType = TypeVar("_DocumentType", bound=Mapping[str, Any])
 _DocumentTypeArg = TypeVar("_DocumentTypeArg", bound=Mapping[str, Any])
-_DocumentOut = MutableMapping[str, Any]
-_Pipeline = Sequence[Mapping[str, Any]]
-# A sort or index key: "field", [("field", 1), ...] or {"field": 1, ...}.
-_Direction = Union[int, str, Mapping[str, Any]]
-_IndexList = Union[Sequence[Tuple[str, _Direction]], Mapping[str, Any]]
-_IndexKeyHint = Union[str, _IndexList]
-_Address = Tuple[str, Union[int, None]]
+
+if TYPE_CHECKING:
+    from typing import MutableMapping, Sequence, Tuple, Union
+
+    _DocumentOut = MutableMapping[str, Any]
+    _Pipeline = Sequence[Mapping[str, Any]]
+    # A sort or index key: "field", [("field", 1), ...] or {"field": 1, ...}.
+    _Direction = Union[int, str, Mapping[str, Any]]
+    _IndexList = Union[Sequence[Tuple[str, _Direction]], Mapping[str, Any]]
+    _IndexKeyHint = Union[str, _IndexList]
+    _Address = Tuple[str, Union[int, None]]
+else:
+    _DocumentOut = _Pipeline = _Direction = _IndexList = _IndexKeyHint = _Address = object
 
 __all__ = ["_DocumentType", "_DocumentTypeArg", "_DocumentOut", "_Pipeline", "_IndexList",
            "_IndexKeyHint", "_Address"]

@@ -23,6 +23,7 @@ SHORT_REASONS = {"needs connection-pool events": "pool events",
                  "the seed policy differs": "seed policy",
                  "change streams are not offered by design": "no change streams",
                  "PyMongo 4 removed this API": "removed in PyMongo 4",
+                 "client-level bulk write is not offered": "no client bulk write",
                  "the simulated deployment does not implement": "simulator lacks"}
 
 

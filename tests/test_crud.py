@@ -232,3 +232,13 @@ def test_retryable_write_error_label(rs):
     rs.servers[0].fail("insert", code=91, errmsg="shutting down", labels=("RetryableWriteError",))
     client.test.c.insert_one({"after": 1})
     assert client.test.c.count_documents({"after": 1}) == 1
+
+
+def test_features_not_offered_say_why(coll):
+    """README "Differences from PyMongo": what is not offered by design raises
+    NotImplementedError with the reason, never AttributeError or a database named 'watch'."""
+    for target in (coll, coll.database, coll.database.client):
+        with pytest.raises(NotImplementedError, match="change streams: a change stream holds"):
+            target.watch()
+    with pytest.raises(NotImplementedError, match="MongoDB 8.0's bulkWrite"):
+        coll.database.client.bulk_write([])

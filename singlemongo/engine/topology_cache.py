@@ -26,7 +26,7 @@ from ..sdam.topology_description import TopologyDescription
 from .private_files import UntrustedFile, read_private, resolve, write_private
 
 VERSION = 1
-_OBJECT_ID = re.compile(r"^[0-9a-f]{24}$")
+_OBJECT_ID = r"^[0-9a-f]{24}$"  # compiled on first use (re's cache)
 
 
 def cache_key(options):
@@ -84,7 +84,7 @@ def _optional(check):
 _SERVER_FIELDS = {
     "address": lambda v: isinstance(v, str), "type": lambda v: v in ServerType._value2member_map_,
     "setName": _optional(lambda v: isinstance(v, str)), "setVersion": _optional(_is_int),
-    "electionId": _optional(lambda v: isinstance(v, str) and bool(_OBJECT_ID.match(v))),
+    "electionId": _optional(lambda v: isinstance(v, str) and bool(re.match(_OBJECT_ID, v))),
     "hosts": lambda v: isinstance(v, list), "passives": lambda v: isinstance(v, list),
     "arbiters": lambda v: isinstance(v, list),
     "primary": _optional(lambda v: isinstance(v, str)), "me": _optional(lambda v: isinstance(v, str)),
@@ -98,7 +98,7 @@ _SERVER_FIELDS = {
 _TOP_FIELDS = {
     "writtenAt": _is_number, "topologyType": lambda v: v in TopologyType._value2member_map_,
     "setName": _optional(lambda v: isinstance(v, str)), "maxSetVersion": _optional(_is_int),
-    "maxElectionId": _optional(lambda v: isinstance(v, str) and bool(_OBJECT_ID.match(v))),
+    "maxElectionId": _optional(lambda v: isinstance(v, str) and bool(re.match(_OBJECT_ID, v))),
     "servers": lambda v: isinstance(v, list) and len(v) <= 2 * MAX_MEMBERS and all(
         isinstance(d, dict) for d in v),
 }

@@ -5,7 +5,6 @@ and heartbeat events are also logged under ``singlemongo.topology`` with the spe
 """
 
 from . import log
-from .listeners import deliver
 from ..sdam import monitoring as m
 from ..sdam.address import format_address
 
@@ -65,6 +64,8 @@ class EventBus:
         self.listeners.append(listener)
 
     def publish(self, event):
+        if self.listeners:  # listener classes are loaded only by programs that register some
+            from .listeners import deliver
         for listener in self.listeners:
             try:
                 deliver(listener, event)

@@ -2,10 +2,11 @@
 import re
 
 # Any scheme, even a mistyped one, and leading whitespace: redaction happens before parsing.
-_SCHEME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.\-]*:(//)?")
-_SECRET_OPTIONS = re.compile(
-    r"((?:^|[?&;])(?:proxyPassword|tlsCertificateKeyFilePassword|password)=)[^&;]*",
-    re.IGNORECASE)
+# Patterns are compiled on first use (re's cache), not at import: a one-off query
+# compiles only those it needs.
+_SCHEME = r"^\s*[A-Za-z][A-Za-z0-9+.\-]*:(//)?"
+_SECRET_OPTIONS = (r"(?i)((?:^|[?&;])(?:proxyPassword|tlsCertificateKeyFilePassword|password)=)"
+                   r"[^&;]*")
 SECRET_OPTION_NAMES = frozenset(
     {"proxypassword", "tlscertificatekeyfilepassword", "authmechanismproperties", "password"})
 REDACTED = "<redacted>"
@@ -17,7 +18,7 @@ def userinfo_span(uri):
     an '@' in an option), everything up to the last '@' counts: more is hidden, never less."""
     if "@" not in uri:
         return None
-    match = _SCHEME.match(uri)
+    match = re.match(_SCHEME, uri)
     start = match.end() if match else len(uri) - len(uri.lstrip())
     cut = min((i for i in (uri.find("/", start), uri.find("?", start)) if i >= 0),
               default=len(uri))
@@ -35,11 +36,11 @@ def redact_uri(uri):
     if span is not None:
         start, end = span
         user, colon, _ = uri[start:end].partition(":")
-        clear_scheme = bool(_SCHEME.match(uri)) and _SCHEME.match(uri).group(1)
+        clear_scheme = bool(re.match(_SCHEME, uri)) and re.match(_SCHEME, uri).group(1)
         shown = f"{user}:{REDACTED}" if colon and clear_scheme else (
             uri[start:end] if clear_scheme else REDACTED)
         uri = uri[:start] + shown + uri[end:]
-    return _SECRET_OPTIONS.sub(lambda m: m.group(1) + REDACTED, uri)
+    return re.sub(_SECRET_OPTIONS, lambda m: m.group(1) + REDACTED, uri)
 
 
 def redact_value(name, value):

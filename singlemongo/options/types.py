@@ -7,7 +7,9 @@ import re
 
 from .redact import SecretText
 
-_INT = re.compile(r"^[+-]?\d+$")
+# Patterns are compiled on first use (re's cache), not at import: a one-off query
+# compiles only those it needs.
+_INT = r"^[+-]?\d+$"
 _INT32_MAX = 2 ** 31 - 1
 _INT64_MAX = 2 ** 63 - 1
 
@@ -26,7 +28,7 @@ def integer(minimum=None, maximum=_INT32_MAX, allowed=()):
         if isinstance(value, bool):
             raise ValueError("expected an integer")
         if isinstance(value, str):
-            if not _INT.match(value):
+            if not re.match(_INT, value):
                 raise ValueError("expected an integer")
             value = int(value)
         elif isinstance(value, float) and value.is_integer():
@@ -80,7 +82,7 @@ def appname(value):
 
 
 def write_concern_w(value):
-    if isinstance(value, str) and _INT.match(value):
+    if isinstance(value, str) and re.match(_INT, value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError("expected a non-negative integer or a string")

@@ -15,8 +15,10 @@ from .redact import SecretText, redact_uri
 
 SCHEME = "mongodb://"
 SRV_SCHEME = "mongodb+srv://"
-_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+# Patterns are compiled on first use (re's cache), not at import: a one-off query
+# compiles only those it needs.
+_BAD_PERCENT = r"%(?![0-9A-Fa-f]{2})"
+_IPV4 = r"^\d{1,3}(\.\d{1,3}){3}$"
 # "Auth Database": characters that MUST NOT appear once decoded.
 _BAD_DB_CHARS = frozenset('/\\ "$')
 
@@ -111,7 +113,7 @@ def _parse(uri):
 
 def _parse_userinfo(userinfo, uri):
     where = redact_uri(uri)
-    if "@" in userinfo or userinfo.count(":") > 1 or _BAD_PERCENT.search(userinfo):
+    if "@" in userinfo or userinfo.count(":") > 1 or re.search(_BAD_PERCENT, userinfo):
         raise InvalidURI(
             f"invalid user information in {where!r}: a username or password containing "
             f"'@', ':' or '%' must be percent-encoded (urllib.parse.quote_plus)")
@@ -148,7 +150,7 @@ def _parse_host(text, uri):
     if not host or ":" in port:
         raise InvalidURI(f"invalid host {text!r}: expected host or host:port")
     host = decoded.partition(":")[0].lower()
-    is_ipv4 = _IPV4.match(host) and all(int(octet) <= 255 for octet in host.split("."))
+    is_ipv4 = re.match(_IPV4, host) and all(int(octet) <= 255 for octet in host.split("."))
     kind = "ipv4" if is_ipv4 else "hostname"
     problem = host_name_problem(host) if kind == "hostname" else None
     if problem:

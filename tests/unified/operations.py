@@ -7,7 +7,7 @@ the driver lacks, or arguments it does not take, skip the test as a missing API;
 becomes the document the file expects.
 """
 from .entities import accepts, read_concern, read_preference, snake, write_concern
-from .skips import CHANGE_STREAMS, REMOVED, Skip, missing_api
+from .skips import CHANGE_STREAMS, CLIENT_BULK_WRITE, REMOVED, Skip, missing_api
 
 COMMON = {"fieldName": "key", "arrayFilters": "array_filters", "returnDocument": "return_document",
           "bypassDocumentValidation": "bypass_document_validation", "batchSize": "batch_size",
@@ -176,6 +176,8 @@ def run_entity_operation(runner, entity, name, args):
     what, table = KINDS[kind]
     if name == "createChangeStream":
         raise Skip(CHANGE_STREAMS)
+    if name == "clientBulkWrite":
+        raise Skip(CLIENT_BULK_WRITE)
     if (kind, name) in (("Collection", "count"), ("Collection", "mapReduce")):
         raise Skip(REMOVED)
     if name not in table:

@@ -16,6 +16,7 @@ FILE_SKIP = "skipped by the test file itself"
 # A design decision (README, "Differences from PyMongo"): change streams hold a connection
 # open for as long as they live; a single-threaded, short-lived program has no use for them.
 CHANGE_STREAMS = "change streams are not offered by design"
+CLIENT_BULK_WRITE = "client-level bulk write is not offered by design (MongoDB 8.0's bulkWrite)"
 # Collection.count and map_reduce left PyMongo in 4.0; a PyMongo 4 face has neither.
 REMOVED = "PyMongo 4 removed this API, and this driver's face is PyMongo 4's"
 # What the simulated deployment's query engine does not do (README, "What it does not").
@@ -30,7 +31,8 @@ def seed_policy(rule):
     return f"the seed policy differs: {rule}"
 
 
-REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, FILE_SKIP, CHANGE_STREAMS, SIMULATOR, REMOVED,
+REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, FILE_SKIP, CHANGE_STREAMS, CLIENT_BULK_WRITE,
+                   SIMULATOR, REMOVED,
                    missing_api(""), seed_policy(""))
 
 
