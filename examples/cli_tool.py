@@ -16,7 +16,7 @@ from singlemongo.errors import DuplicateKeyError, PyMongoError
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="A to-do list kept in MongoDB.")
     parser.add_argument("uri")
     parser.add_argument("action", choices=("add", "done", "list"))
     parser.add_argument("title", nargs="?")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import weakref
 from types import TracebackType
-from typing import Any, Generic, NoReturn, Optional, Sequence, Union, cast, overload
+from typing import (TYPE_CHECKING, Any, Generic, NoReturn, Optional, Sequence, Union, cast,
+                    overload)
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
@@ -27,6 +28,9 @@ from .selection.read_preference import ReadPreference as _Core
 from .selection.selector import READ, WRITE, Criteria
 from .typings import _Address, _DocumentType, _DocumentTypeArg
 from .write_concern import WriteConcern
+
+if TYPE_CHECKING:
+    from .client_session import ClientSession
 
 _INSECURE = (("tls_insecure", "tlsInsecure"),
              ("tls_allow_invalid_certificates", "tlsAllowInvalidCertificates"),
@@ -245,6 +249,17 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
             raise ConfigurationError("No default database name defined or provided.")
         return Database(self, name, codec_options, read_preference, write_concern,
                         read_concern)
+
+    def start_session(self, causal_consistency: Optional[bool] = None,
+                      default_transaction_options: Any = None,
+                      snapshot: Optional[bool] = False) -> ClientSession:
+        """A new explicit session (a context manager): pass it as ``session=`` to the
+        operations that should run in it. No I/O; ConfigurationError for snapshot with
+        causal consistency, InvalidOperation after close."""
+        self._topology.check_open()
+        from .client_session import ClientSession, SessionOptions
+        return ClientSession(self, SessionOptions(causal_consistency,
+                                                  default_transaction_options, snapshot))
 
     def list_databases(self, session: Any = None, comment: Any = None,
                        **kwargs: Any) -> CommandCursor[dict[str, Any]]:

@@ -139,11 +139,12 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
 
     def _read_command(self, cmd: dict[str, Any], read_preference: Any = None,
                       user_fields: Any = None, codec: Optional[CodecOptions[Any]] = None,
-                      retry: Optional[str] = "read", keep_session: bool = False) -> Any:
+                      retry: Optional[str] = "read", keep_session: bool = False,
+                      session: Any = None) -> Any:
         outcome = execute(self._topology, Request(
             self._database.name, cmd, self._read_criteria(read_preference), True, retry,
             keep_session=keep_session, codec=codec or self._codec_options,
-            user_fields=user_fields))
+            user_fields=user_fields, explicit_session=session))
         return outcome if keep_session else outcome.reply
 
     def _write_command(self, cmd: dict[str, Any], sequences: tuple[Any, ...] = (),
@@ -158,7 +159,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
             outcome = execute(self._topology, Request(
                 self._database.name, cmd, Criteria(WRITE), False,
                 "write" if retryable else None, sequences, unacknowledged=not wc.acknowledged,
-                codec=self._codec_options, user_fields=user_fields))
+                codec=self._codec_options, user_fields=user_fields, explicit_session=session))
         except WriteConcernError as exc:
             if check:
                 raise
@@ -173,7 +174,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         if collation is not None:
             cmd["collation"] = collation
         cmd.update(options)
-        self._write_command(cmd, retryable=False)
+        self._write_command(cmd, retryable=False, session=session)
 
     # ----- reads -----------------------------------------------------------------------------
 
@@ -204,19 +205,20 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         cmd: dict[str, Any] = {"aggregate": self._name, "pipeline": pipeline, "cursor": {}}
         read_preference = kwargs.pop("read_preference", None)
         self._aggregate_options(cmd, kwargs, comment)
-        reply = self._read_command(cmd, read_preference)
+        reply = self._read_command(cmd, read_preference, session=session)
         batch = reply["cursor"]["firstBatch"]
         return int(batch[0]["n"]) if batch else 0
 
     def estimated_document_count(self, comment: Any = None, **kwargs: Any) -> int:
         """The collection's document count from its metadata (the ``count`` command)."""
         read_preference = kwargs.pop("read_preference", None)
+        session = kwargs.pop("session", None)
         cmd: dict[str, Any] = {"count": self._name}
         cmd.update(kwargs)
         if comment is not None:
             cmd["comment"] = comment
         try:
-            reply = self._read_command(cmd, read_preference)
+            reply = self._read_command(cmd, read_preference, session=session)
         except OperationFailure as exc:
             if exc.code == 26:  # NamespaceNotFound: a missing collection has no documents
                 return 0
@@ -243,7 +245,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
             cmd["collation"] = collation
         if self._read_concern.level:
             cmd["readConcern"] = self._read_concern.document
-        return list(self._read_command(cmd, read_preference)["values"])
+        return list(self._read_command(cmd, read_preference, session=session)["values"])
 
     def _aggregate_options(self, cmd: dict[str, Any], kwargs: dict[str, Any],
                            comment: Any) -> None:
@@ -263,7 +265,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
                   **kwargs: Any) -> CommandCursor[_DocumentType]:
         """Run an aggregation now; a CommandCursor over its results. ``$out`` and ``$merge``
         run on the primary with the write concern."""
-        return _aggregate(self, self._name, pipeline, let, comment, kwargs)
+        return _aggregate(self, self._name, pipeline, let, comment, kwargs, session)
 
     # ----- indexes (indexes.py) --------------------------------------------------------------
 
@@ -338,7 +340,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
 
 
 def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: Any,
-               kwargs: dict[str, Any]) -> CommandCursor[Any]:
+               kwargs: dict[str, Any], session: Any = None) -> CommandCursor[Any]:
     """aggregate for a collection (``name`` its name) or a database (``name`` 1)."""
     if not isinstance(pipeline, list):
         raise TypeError(f"pipeline must be a list, not {type(pipeline).__name__}")
@@ -360,9 +362,10 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
         outcome = execute(coll._topology, Request(
             coll._database.name, cmd, Criteria(AGGREGATE_WRITE, criteria.read_preference),
             True, None, keep_session=True, codec=coll._codec_options,
-            user_fields={"cursor": {"firstBatch": 1}}))
+            user_fields={"cursor": {"firstBatch": 1}}, explicit_session=session))
     else:
         outcome = coll._read_command(cmd, read_preference,
                                      {"cursor": {"firstBatch": 1, "nextBatch": 1}},
-                                     keep_session=True)
-    return CommandCursor(coll, outcome, batch_size or 0, comment, max_await_time_ms=max_await)
+                                     keep_session=True, session=session)
+    return CommandCursor(coll, outcome, batch_size or 0, comment, max_await_time_ms=max_await,
+                         session=session)

@@ -89,7 +89,7 @@ class WriteMethods(Generic[_DocumentType]):
             cmd["comment"] = comment
         with self._topology.timeout_scope():
             self._checked_size(document)
-            self._write_command(cmd, (("documents", [document]),))
+            self._write_command(cmd, (("documents", [document]),), session=session)
         return InsertOneResult(None if is_raw(document) else
                                document["_id"], self._write_concern.acknowledged)
 
@@ -115,7 +115,7 @@ class WriteMethods(Generic[_DocumentType]):
     def _update(self, filter: Mapping[str, Any], document: Any, multi: bool, upsert: bool,
                 bypass_document_validation: Optional[bool], collation: Any,
                 array_filters: Optional[Sequence[Mapping[str, Any]]], hint: Any, let: Any,
-                comment: Any, sort: Any = None) -> UpdateResult:
+                comment: Any, sort: Any = None, session: Any = None) -> UpdateResult:
         validate_is_mapping("filter", filter)
         op: dict[str, Any] = {"q": filter, "u": document, "multi": multi, "upsert": upsert}
         for key, value in (("collation", validate_collation(collation)),
@@ -131,7 +131,8 @@ class WriteMethods(Generic[_DocumentType]):
             cmd["comment"] = comment
         if bypass_document_validation is not None:
             cmd["bypassDocumentValidation"] = bypass_document_validation
-        reply = self._write_command(cmd, (("updates", [op]),), retryable=not multi)
+        reply = self._write_command(cmd, (("updates", [op]),), retryable=not multi,
+                                    session=session)
         if not self._write_concern.acknowledged:
             return UpdateResult(None, False)
         raw = dict(reply)
@@ -152,7 +153,7 @@ class WriteMethods(Generic[_DocumentType]):
         one if none matches."""
         validate_ok_for_update(update)
         return self._update(filter, update, False, upsert, bypass_document_validation,
-                            collation, array_filters, hint, let, comment, sort)
+                            collation, array_filters, hint, let, comment, sort, session)
 
     def update_many(self, filter: Mapping[str, Any],
                     update: Union[Mapping[str, Any], _Pipeline], upsert: bool = False,
@@ -164,7 +165,7 @@ class WriteMethods(Generic[_DocumentType]):
         """Update every matching document (not retryable: it may have partly run)."""
         validate_ok_for_update(update)
         return self._update(filter, update, True, upsert, bypass_document_validation,
-                            collation, array_filters, hint, let, comment)
+                            collation, array_filters, hint, let, comment, None, session)
 
     def replace_one(self, filter: Mapping[str, Any], replacement: Mapping[str, Any],
                     upsert: bool = False, bypass_document_validation: Optional[bool] = None,
@@ -177,10 +178,10 @@ class WriteMethods(Generic[_DocumentType]):
         with self._topology.timeout_scope():
             self._checked_size(replacement)
             return self._update(filter, replacement, False, upsert, bypass_document_validation,
-                                collation, None, hint, let, comment, sort)
+                                collation, None, hint, let, comment, sort, session)
 
     def _delete(self, filter: Mapping[str, Any], limit: int, collation: Any, hint: Any,
-                let: Any, comment: Any) -> DeleteResult:
+                let: Any, comment: Any, session: Any = None) -> DeleteResult:
         validate_is_mapping("filter", filter)
         op: dict[str, Any] = {"q": filter, "limit": limit}
         for key, value in (("collation", validate_collation(collation)),
@@ -193,7 +194,8 @@ class WriteMethods(Generic[_DocumentType]):
             cmd["let"] = let
         if comment is not None:
             cmd["comment"] = comment
-        reply = self._write_command(cmd, (("deletes", [op]),), retryable=limit == 1)
+        reply = self._write_command(cmd, (("deletes", [op]),), retryable=limit == 1,
+                                    session=session)
         return DeleteResult(reply if self._write_concern.acknowledged else None,
                             self._write_concern.acknowledged)
 
@@ -202,14 +204,14 @@ class WriteMethods(Generic[_DocumentType]):
                    let: Optional[Mapping[str, Any]] = None,
                    comment: Any = None) -> DeleteResult:
         """Delete the first matching document."""
-        return self._delete(filter, 1, collation, hint, let, comment)
+        return self._delete(filter, 1, collation, hint, let, comment, session)
 
     def delete_many(self, filter: Mapping[str, Any], collation: Any = None,
                     hint: Optional[_IndexKeyHint] = None, session: Any = None,
                     let: Optional[Mapping[str, Any]] = None,
                     comment: Any = None) -> DeleteResult:
         """Delete every matching document (not retryable)."""
-        return self._delete(filter, 0, collation, hint, let, comment)
+        return self._delete(filter, 0, collation, hint, let, comment, session)
 
     def bulk_write(self, requests: Sequence[_WriteOp], ordered: bool = True,
                    bypass_document_validation: Optional[bool] = None, session: Any = None,

@@ -44,6 +44,7 @@ class _ServerCursor(Generic[_DocumentType]):
         self._id: Optional[int] = None  # None: not started; 0: exhausted or closed
         self._address: Optional[_Address] = None
         self._session: Any = None
+        self._explicit_session: Any = None  # the user's ClientSession: theirs to end
         self._ns: Optional[tuple[str, str]] = None
         self._returned = 0
         self._retrieved = 0
@@ -204,7 +205,8 @@ class _ServerCursor(Generic[_DocumentType]):
             # pinned to the connection that opened the cursor.
             outcome = execute(self._topology, Request(
                 db, cmd, None, is_read=False, session=self._session, keep_session=True,
-                pinned=conn, codec=self._collection.codec_options, user_fields=BATCH_FIELDS))
+                pinned=conn, codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
+                explicit_session=self._explicit_session))
         except ConnectionFailure:
             self._id = 0
             self._release_session(dirty=True)
@@ -217,7 +219,10 @@ class _ServerCursor(Generic[_DocumentType]):
         self._take(outcome, "nextBatch")
 
     def _release_session(self, dirty: bool = False) -> None:
-        if self._session is not None:
+        if self._session is not None and self._explicit_session is not None:
+            self._session.dirty = self._session.dirty or dirty
+            self._session = None  # the ClientSession returns it at end_session
+        elif self._session is not None:
             self._session.dirty = self._session.dirty or dirty
             self._topology.sessions.release(
                 self._session, self._topology.description.logical_session_timeout_minutes)
@@ -264,8 +269,9 @@ class CommandCursor(_ServerCursor[_DocumentType]):
     def __init__(self, collection: Collection[_DocumentType], outcome: Optional[Outcome],
                  batch_size: int = 0, comment: Any = None,
                  documents: Optional[list[Any]] = None,
-                 max_await_time_ms: Optional[int] = None) -> None:
+                 max_await_time_ms: Optional[int] = None, session: Any = None) -> None:
         super().__init__(collection)
+        self._explicit_session = session
         self._batch_size = batch_size or 0
         self._comment = comment
         self._max_await_time_ms = max_await_time_ms

@@ -266,7 +266,8 @@ class Cursor(_ServerCursor[_DocumentType]):
 
         outcome = execute(self._topology, Request(
             self._collection.database.name, self._command(), self._criteria(), True, "read",
-            keep_session=True, codec=self._collection.codec_options, user_fields=BATCH_FIELDS))
+            keep_session=True, codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
+            explicit_session=self._explicit_session))
         self._take(outcome, "firstBatch")
         if self._limit < 0:
             self._limit = -self._limit

@@ -146,7 +146,7 @@ class Database(BaseObject, Generic[_DocumentType]):
         try:
             return execute(self._client._topology, Request(  # type: ignore[no-any-return]
                 self._name, cmd, Criteria(READ, core if core is not None else _PRIMARY),
-                is_read=True, codec=codec_options)).reply
+                is_read=True, codec=codec_options, explicit_session=session)).reply
         except OperationFailure as exc:
             allowed = allowable_errors or ()
             if not check or exc.code in allowed or (exc.code is None and any(
@@ -158,7 +158,7 @@ class Database(BaseObject, Generic[_DocumentType]):
                   ) -> CommandCursor[_DocumentType]:
         """A database-level aggregation (``$currentOp``, ``$documents``, ...)."""
         return _aggregate(self, 1, pipeline, kwargs.pop("let", None),
-                          kwargs.pop("comment", None), kwargs)
+                          kwargs.pop("comment", None), kwargs, session)
 
     def _catalog(self) -> Collection[Any]:
         """The pseudo-collection database-level cursors read (``$cmd.aggregate``)."""

@@ -38,7 +38,8 @@ class FindAndModifyMethods(Generic[_DocumentType]):
                          upsert: Optional[bool] = None,
                          return_document: bool = ReturnDocument.BEFORE,
                          array_filters: Any = None, hint: Any = None,
-                         let: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Any:
+                         let: Optional[Mapping[str, Any]] = None, session: Any = None,
+                         **kwargs: Any) -> Any:
         validate_is_mapping("filter", filter)
         if not isinstance(return_document, bool):
             raise ValueError("return_document must be ReturnDocument.BEFORE or "
@@ -65,7 +66,7 @@ class FindAndModifyMethods(Generic[_DocumentType]):
             cmd["collation"] = collation
         if comment is not None:
             cmd["comment"] = comment
-        reply = self._write_command(cmd, user_fields=_VALUE_FIELD)
+        reply = self._write_command(cmd, user_fields=_VALUE_FIELD, session=session)
         return reply.get("value") if self._write_concern.acknowledged else None
 
     def find_one_and_delete(self, filter: Mapping[str, Any], projection: Any = None,
@@ -74,7 +75,7 @@ class FindAndModifyMethods(Generic[_DocumentType]):
                             comment: Any = None, **kwargs: Any) -> Optional[_DocumentType]:
         """Delete the first matching document (by ``sort``) and return it, or None."""
         return self._find_and_modify(filter, projection, sort, hint=hint, let=let,
-                                     remove=True, comment=comment, **kwargs)
+                                     session=session, remove=True, comment=comment, **kwargs)
 
     def find_one_and_replace(self, filter: Mapping[str, Any], replacement: Mapping[str, Any],
                              projection: Any = None, sort: Any = None, upsert: bool = False,
@@ -85,8 +86,8 @@ class FindAndModifyMethods(Generic[_DocumentType]):
         """Replace the first matching document; the document before (or after) it."""
         validate_ok_for_replace(replacement)
         return self._find_and_modify(filter, projection, sort, upsert, return_document,
-                                     hint=hint, let=let, update=replacement, comment=comment,
-                                     **kwargs)
+                                     hint=hint, let=let, session=session, update=replacement,
+                                     comment=comment, **kwargs)
 
     def find_one_and_update(self, filter: Mapping[str, Any],
                             update: Union[Mapping[str, Any], _Pipeline], projection: Any = None,
@@ -99,5 +100,5 @@ class FindAndModifyMethods(Generic[_DocumentType]):
         """Update the first matching document; the document before (or after) the update."""
         validate_ok_for_update(update)
         return self._find_and_modify(filter, projection, sort, upsert, return_document,
-                                     array_filters, hint=hint, let=let, update=update,
-                                     comment=comment, **kwargs)
+                                     array_filters, hint=hint, let=let, session=session,
+                                     update=update, comment=comment, **kwargs)

@@ -38,6 +38,7 @@ class Request:
     unacknowledged: bool = False  # w: 0: sent with moreToCome, no reply, never retried
     codec: Any = None  # the user's CodecOptions: encodes the command, decodes the reply
     user_fields: Any = None  # where the user's documents are in the reply (selective decoding)
+    explicit_session: Any = None  # the user's ClientSession (client_session.py), if any
 
 
 @dataclass
@@ -71,6 +72,12 @@ def _prepare(topology, req, sd, session, txn_number):
     if txn_number is not None:
         cmd["txnNumber"] = Int64(txn_number)
     cluster_time = topology.sessions.cluster_time
+    explicit = req.explicit_session
+    if explicit is not None:
+        cluster_time = _newer_cluster_time(cluster_time, explicit.cluster_time)
+        after = explicit._read_concern_for(next(iter(cmd)))
+        if after is not None:  # causal consistency spec, "afterClusterTime"
+            cmd["readConcern"] = {**cmd.get("readConcern", {}), "afterClusterTime": after}
     if cluster_time is not None and sd.server_type is not ServerType.STANDALONE:
         cmd["$clusterTime"] = cluster_time
     if req.is_read:
@@ -80,6 +87,12 @@ def _prepare(topology, req, sd, session, txn_number):
         if rp is not None:
             cmd["$readPreference"] = rp
     return cmd
+
+
+def _newer_cluster_time(a, b):
+    if a is None or b is None:
+        return a if b is None else b
+    return b if b["clusterTime"] > a["clusterTime"] else a
 
 
 def _send(topology, conn, req, cmd, session, operation_id, deadline=None):
@@ -99,6 +112,8 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None):
         return None, exc
     conn.last_used = topology.clock.monotonic()
     topology.sessions.advance_cluster_time(reply)
+    if req.explicit_session is not None:
+        req.explicit_session._after_reply(reply)
     reply = sanitize(reply)
     if failed(reply):
         topology.handle_operation_error(conn, reply=reply)
@@ -113,6 +128,8 @@ class _Run:
         self.t = topology
         self.req = req
         self.session, self.owned = req.session, False
+        if req.explicit_session is not None:
+            self.session = req.explicit_session._for_operation(topology, req.unacknowledged)
         self.txn_number = None
         self.state = RetryState()
         self.operation_id = command_monitoring.next_operation_id()

@@ -101,6 +101,7 @@ class EntityMap(dict):
         super().__init__()
         self.runner = runner
         self.recorders = {}
+        self.lsids = {}  # session entity id -> its lsid, recorded at creation
 
     def add(self, name, value):
         if name in self:
@@ -154,7 +155,12 @@ class EntityMap(dict):
         if not callable(getattr(type(client), "start_session", None)):
             raise Skip(missing_api("MongoClient.start_session"))
         options = session_options(spec.get("sessionOptions"))
-        return client.start_session(**options)
+        if options.get("snapshot"):
+            raise Skip(missing_api("snapshot sessions (issue 14)"))
+        session = client.start_session(**options)
+        # Recorded now, as PyMongo's runner does: $$sessionLsid may be asked after endSession.
+        self.lsids[spec["id"]] = session.session_id
+        return session
 
 
 POOL_REASON = "needs connection-pool events (one socket per server, no pool)"

@@ -108,7 +108,7 @@ def _operator(expected, actual, entities, root, path):
         if bytes(actual) != bytes.fromhex(arg):
             raise MatchError(f"{path}: expected bytes {arg}, got {actual!r}")
     elif op == "$$sessionLsid":
-        lsid = entities.get(arg).session_id
+        lsid = entities.lsids[arg]
         if actual != lsid:
             raise MatchError(f"{path}: expected the lsid of {arg}, got {actual!r}")
     elif op == "$$lte":
