@@ -8,7 +8,7 @@ import pytest
 FACE = ("client", "client_cache", "database", "collection", "collection_writes",
         "find_and_modify", "cursor", "command_cursor", "bulk", "results", "errors",
         "operations", "read_preferences", "write_concern", "read_concern", "collation",
-        "server_api", "monitoring.listeners", "options.client_options")
+        "server_api", "monitoring.listeners", "options.client_options", "client_session")
 
 
 def public_members(module):
