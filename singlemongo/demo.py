@@ -2,7 +2,7 @@
 what the scanner did, then a stepdown and the rescan that finds the new primary.
 """
 from .client import MongoClient
-from .errors import OperationFailure
+from .errors import NotPrimaryError
 from .sdam.address import format_address
 from .testing import ReplicaSet, hellos
 
@@ -49,7 +49,7 @@ def main():
         print("   A write to the old primary fails and marks the topology stale:")
         try:
             client.admin.command({"insert": "demo", "documents": [{"x": 1}]})  # not retried
-        except OperationFailure as exc:
+        except NotPrimaryError as exc:  # an AutoReconnect, as PyMongo raises it
             print(f"   -> {type(exc).__name__}: {str(exc).splitlines()[0]}")
         print(f"   stale: {client._topology.stale}; old primary {old.address_text} is now "
               f"{client.topology_description.servers[old.address].server_type}")

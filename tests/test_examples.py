@@ -85,3 +85,11 @@ def test_pytest_suite_with_freezegun_passes():
                          str(EXAMPLES / "test_with_freezegun.py"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 passed" in result.stdout
+
+
+def test_make_demo_runs_to_the_end():
+    """`make demo` (python -m singlemongo.demo) runs every step; the failed write of step 2 is
+    reported as a NotPrimaryError, not a traceback."""
+    result = run_example("-m", "singlemongo.demo")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "NotPrimaryError" in result.stdout and "Traceback" not in result.stderr
