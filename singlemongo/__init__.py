@@ -94,7 +94,7 @@ if TYPE_CHECKING:
     from .write_concern import WriteConcern as WriteConcern
 
 
-def __getattr__(name: str) -> Any:  # noqa: F821 (Any is only for type checkers)
+def __getattr__(name: str) -> Any:
     import importlib
     if name in _MODULES:
         return importlib.import_module(f".{name}", __name__)

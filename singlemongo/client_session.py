@@ -43,7 +43,7 @@ class SessionOptions:
 
     @property
     def snapshot(self) -> bool:
-        """Whether reads are snapshot reads (not offered yet: refused at the first read)."""
+        """Whether reads are snapshot reads (not offered yet: refused at the first operation)."""
         return self._snapshot
 
     @property
@@ -168,7 +168,8 @@ class ClientSession:
             raise InvalidOperation("Explicit sessions are incompatible with unacknowledged "
                                    "write concern")
         if self._options.snapshot:
-            raise InvalidOperation("snapshot reads are not offered yet (issue 14)")
+            raise InvalidOperation("snapshot sessions are not offered yet: start the session "
+                                   "without snapshot=True")
         return self._take_server_session()
 
     def _after_reply(self, reply: Mapping[str, Any]) -> None:

@@ -18,11 +18,28 @@ if TYPE_CHECKING:
 _CollationIn = Union[Collation, Mapping[str, Any], None]
 
 
-def _repr(obj: Any, *values: Any) -> str:
-    return f"{type(obj).__name__}({', '.join(repr(v) for v in values)})"
+class _Model:
+    """What every write model shares: equal when of one type with equal arguments, shown
+    with its arguments, unhashable (as PyMongo's)."""
+    __slots__ = ()
+
+    def _key(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(repr(v) for v in self._key())})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and isinstance(other, _Model) and \
+            other._key() == self._key()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
 
 
-class InsertOne(Generic[_DocumentType]):
+class InsertOne(_Model, Generic[_DocumentType]):
     """Insert ``document`` (its ``_id`` is added if missing)."""
 
     __slots__ = ("_doc",)
@@ -34,19 +51,11 @@ class InsertOne(Generic[_DocumentType]):
     def _add_to_bulk(self, bulk: _Bulk) -> None:
         bulk.add_insert(self._doc)
 
-    def __repr__(self) -> str:
-        return _repr(self, self._doc)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._doc == self._doc  # type: ignore[attr-defined]
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    __hash__ = None  # type: ignore[assignment]
+    def _key(self) -> tuple[Any, ...]:
+        return (self._doc,)
 
 
-class _DeleteOp:
+class _DeleteOp(_Model):
     __slots__ = ("_filter", "_collation", "_hint")
     _limit = 1
 
@@ -62,18 +71,6 @@ class _DeleteOp:
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._collation, self._hint)
 
-    def __repr__(self) -> str:
-        return _repr(self, *self._key())
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._key() == self._key()  # type: ignore[attr-defined]
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    __hash__ = None  # type: ignore[assignment]
-
-
 class DeleteOne(_DeleteOp):
     """Delete the first document matching ``filter``."""
     __slots__ = ()
@@ -86,7 +83,7 @@ class DeleteMany(_DeleteOp):
     _limit = 0
 
 
-class ReplaceOne(Generic[_DocumentType]):
+class ReplaceOne(_Model, Generic[_DocumentType]):
     """Replace the first document matching ``filter`` with ``replacement``."""
 
     __slots__ = ("_filter", "_doc", "_upsert", "_collation", "_hint", "_sort")
@@ -109,19 +106,7 @@ class ReplaceOne(Generic[_DocumentType]):
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._doc, self._upsert, self._collation, self._hint, self._sort)
 
-    def __repr__(self) -> str:
-        return _repr(self, *self._key())
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._key() == self._key()  # type: ignore[attr-defined]
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-class _UpdateOp:
+class _UpdateOp(_Model):
     __slots__ = ("_filter", "_doc", "_upsert", "_collation", "_array_filters", "_hint", "_sort")
     _multi = False
 
@@ -149,18 +134,6 @@ class _UpdateOp:
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._doc, self._upsert, self._collation, self._array_filters,
                 self._hint, self._sort)
-
-    def __repr__(self) -> str:
-        return _repr(self, *self._key())
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._key() == self._key()  # type: ignore[attr-defined]
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 class UpdateOne(_UpdateOp):
     """Update the first document matching ``filter`` (``update``: operators or a pipeline)."""

@@ -71,9 +71,8 @@ class InsertManyResult(_WriteResult):
         return {"inserted_ids": self._inserted_ids}
 
 
-class UpdateResult(_WriteResult):
-    """The result of update_one, update_many and replace_one; ``raw_result`` is the server's
-    reply with ``updatedExisting`` and ``upserted`` as PyMongo shapes them."""
+class _RawResult(_WriteResult):
+    """A result that keeps the server's reply (``raw_result``)."""
 
     __slots__ = ("_raw_result",)
 
@@ -85,6 +84,16 @@ class UpdateResult(_WriteResult):
     def raw_result(self) -> Optional[Mapping[str, Any]]:
         """The server's reply, shaped as PyMongo's (None when unacknowledged)."""
         return self._raw_result
+
+    def _fields(self) -> dict[str, Any]:
+        return {"raw_result": self._raw_result}
+
+
+class UpdateResult(_RawResult):
+    """The result of update_one, update_many and replace_one; ``raw_result`` is the server's
+    reply with ``updatedExisting`` and ``upserted`` as PyMongo shapes them."""
+
+    __slots__ = ()
 
     @property
     def matched_count(self) -> int:
@@ -115,23 +124,11 @@ class UpdateResult(_WriteResult):
         self._raise_if_unacknowledged("did_upsert")
         return self.upserted_id is not None
 
-    def _fields(self) -> dict[str, Any]:
-        return {"raw_result": self._raw_result}
 
-
-class DeleteResult(_WriteResult):
+class DeleteResult(_RawResult):
     """The result of delete_one and delete_many."""
 
-    __slots__ = ("_raw_result",)
-
-    def __init__(self, raw_result: Optional[Mapping[str, Any]], acknowledged: bool) -> None:
-        self._raw_result = raw_result
-        super().__init__(acknowledged)
-
-    @property
-    def raw_result(self) -> Optional[Mapping[str, Any]]:
-        """The server's reply (None when unacknowledged)."""
-        return self._raw_result
+    __slots__ = ()
 
     @property
     def deleted_count(self) -> int:
@@ -139,9 +136,6 @@ class DeleteResult(_WriteResult):
         self._raise_if_unacknowledged("deleted_count")
         assert self._raw_result is not None
         return int(self._raw_result.get("n", 0))
-
-    def _fields(self) -> dict[str, Any]:
-        return {"raw_result": self._raw_result}
 
 
 class BulkWriteResult(_WriteResult):

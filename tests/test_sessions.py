@@ -111,6 +111,9 @@ def test_ended_foreign_and_unacknowledged_uses_are_refused(rs):
         client.app.c.find_one({}, session=session)
     with pytest.raises(ConfigurationError):
         client.start_session(causal_consistency=True, snapshot=True)
+    with client.start_session(snapshot=True) as snapshot:
+        with pytest.raises(InvalidOperation, match="snapshot sessions are not offered"):
+            client.app.c.find_one({}, session=snapshot)
     client.close()
     other.close()
 
