@@ -32,7 +32,8 @@ _LAZY = {
     "Collation": "collation", "CursorType": "cursor", "ReturnDocument": "collection",
     "InsertOne": "operations", "UpdateOne": "operations", "UpdateMany": "operations",
     "ReplaceOne": "operations", "DeleteOne": "operations", "DeleteMany": "operations",
-    "IndexModel": "operations",
+    "IndexModel": "operations", "ClientSession": "client_session",
+    "TransactionOptions": "transaction",
     "PyMongoError": "errors", "SingleMongoError": "errors", "SingleMongoWarning": "errors",
     "ConfigurationError": "errors", "ConnectionFailure": "errors", "AutoReconnect": "errors",
     "NotPrimaryError": "errors", "NetworkTimeout": "errors", "InvalidURI": "errors",
@@ -81,6 +82,8 @@ if TYPE_CHECKING:
     from .operations import DeleteMany as DeleteMany
     from .operations import DeleteOne as DeleteOne
     from .operations import IndexModel as IndexModel
+    from .client_session import ClientSession as ClientSession
+    from .transaction import TransactionOptions as TransactionOptions
     from .operations import InsertOne as InsertOne
     from .operations import ReplaceOne as ReplaceOne
     from .operations import UpdateMany as UpdateMany

@@ -186,7 +186,7 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
     if not bulk.ops:
         raise InvalidOperation("No operations to execute")
     coll = bulk.collection
-    acknowledged = coll.write_concern.acknowledged
+    acknowledged = coll._acknowledged(session)
     result = new_result()
     with coll._topology.timeout_scope():
         limits = coll._limits()

@@ -271,12 +271,14 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         admin: Database[dict[str, Any]] = self.get_database("admin", DEFAULT_CODEC_OPTIONS)
         # A retryable read (retryable reads spec), on the primary, as in PyMongo.
         reply = execute(self._topology, Request("admin", cmd, Criteria(READ, _Core()), True,
-                                                "read", codec=DEFAULT_CODEC_OPTIONS)).reply
+                                                "read", codec=DEFAULT_CODEC_OPTIONS,
+                                                explicit_session=session)).reply
         return CommandCursor(admin["$cmd"], None, documents=list(reply["databases"]))
 
     def list_database_names(self, session: Any = None, comment: Any = None) -> list[str]:
         """The databases' names."""
-        return [doc["name"] for doc in self.list_databases(nameOnly=True, comment=comment)]
+        return [doc["name"] for doc in self.list_databases(session, nameOnly=True,
+                                                           comment=comment)]
 
     def drop_database(self, name_or_database: Union[str, Database[Any]], session: Any = None,
                       comment: Any = None) -> None:
@@ -288,11 +290,11 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
                             f"{type(name).__name__}")
         validate_database_name(name)
         cmd: dict[str, Any] = {"dropDatabase": 1, "comment": comment}  # as PyMongo sends it
-        self[name]["$cmd"]._write_command(cmd, retryable=False)
+        self[name]["$cmd"]._write_command(cmd, retryable=False, session=session)
 
     def server_info(self, session: Any = None) -> dict[str, Any]:
         """The server's buildInfo (version, versionArray, ...)."""
-        return self["admin"].command("buildinfo", read_preference=_Core())
+        return self["admin"].command("buildinfo", read_preference=_Core(), session=session)
 
     # ----- the deployment, as the last scan saw it -------------------------------------------
 

@@ -4,22 +4,37 @@ specs): ``client.start_session()`` and ``session=`` on every operation.
 A ClientSession takes a server session from the client's pool on first use and gives it back
 at ``end_session``. With causal consistency (the default, unless ``snapshot``), every read
 after the session's first operation carries ``readConcern.afterClusterTime`` = the session's
-``operationTime``. Transactions are not offered yet (issue 14).
+``operationTime``. Transactions (``start_transaction``, ``commit_transaction``,
+``abort_transaction``, ``with_transaction``) follow the transactions spec; their state table
+and wire fields are in transaction.py.
 """
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TypeVar
 
 from bson.timestamp import Timestamp
 
-from .errors import ConfigurationError, InvalidOperation
+from .errors import ConfigurationError, InvalidOperation, PyMongoError
+from .transaction import (TRANSIENT, UNKNOWN_COMMIT, Transaction, TransactionOptions,
+                          TransactionStep, TxnState, majority, resolve_options, transition)
 
 if TYPE_CHECKING:
     from .client import MongoClient
 
-# Causal consistency, "Commands that support afterClusterTime".
-READ_CONCERN_COMMANDS = frozenset({"find", "aggregate", "distinct", "count"})
+# Causal consistency, "Causally consistent read and write commands" (the 2026-05 revision
+# adds the writes; the list is PyMongo 4.20's).
+READ_CONCERN_COMMANDS = frozenset({"find", "aggregate", "distinct", "count", "insert", "update",
+                                   "delete", "findAndModify", "bulkWrite", "create",
+                                   "createIndexes", "drop", "dropDatabase", "dropIndexes"})
+# with_transaction: retry for at most this long (convenient transactions API), with a
+# jittered exponential backoff between attempts (as PyMongo 4.20), and at most this many
+# attempts so that frozen time never loops for ever.
+WITH_TRANSACTION_TIME_LIMIT_S = 120.0
+BACKOFF_INITIAL_S = 0.005
+BACKOFF_MAX_S = 0.5
+WITH_TRANSACTION_MAX_ATTEMPTS = 10_000
+_T = TypeVar("_T")
 
 
 class SessionOptions:
@@ -31,6 +46,10 @@ class SessionOptions:
                  ) -> None:
         if snapshot and causal_consistency:
             raise ConfigurationError("snapshot reads do not support causal_consistency=True")
+        if default_transaction_options is not None and not isinstance(
+                default_transaction_options, TransactionOptions):
+            raise TypeError(f"default_transaction_options must be a TransactionOptions, not "
+                            f"{default_transaction_options!r}")
         self._causal_consistency = True if causal_consistency is None and not snapshot else \
             bool(causal_consistency)
         self._snapshot = bool(snapshot)
@@ -47,8 +66,8 @@ class SessionOptions:
         return self._snapshot
 
     @property
-    def default_transaction_options(self) -> Any:
-        """Transaction options by default (transactions are not offered yet)."""
+    def default_transaction_options(self) -> Optional[TransactionOptions]:
+        """The options of transactions started without their own."""
         return self._default_transaction_options
 
 
@@ -63,6 +82,8 @@ class ClientSession:
         self._cluster_time: Optional[Mapping[str, Any]] = None
         self._operation_time: Optional[Timestamp] = None
         self._ended = False
+        self._pid: Optional[int] = None  # the process the server session was taken in
+        self._transaction = Transaction()
 
     # ----- PyMongo's properties ---------------------------------------------------------------
 
@@ -99,8 +120,8 @@ class ClientSession:
 
     @property
     def in_transaction(self) -> bool:
-        """Always False: transactions are not offered yet."""
-        return False
+        """True between start_transaction and commit or abort."""
+        return self._transaction.active
 
     # ----- gossip -----------------------------------------------------------------------------
 
@@ -125,17 +146,151 @@ class ClientSession:
         if self._operation_time is None or operation_time > self._operation_time:
             self._operation_time = operation_time
 
+    # ----- transactions ----------------------------------------------------------------------
+
+    def start_transaction(self, read_concern: Any = None, write_concern: Any = None,
+                          read_preference: Any = None, max_commit_time_ms: Optional[int] = None
+                          ) -> _TransactionContext:
+        """Start a transaction (no I/O: it starts on the server with its first command).
+        Options left None come from ``default_transaction_options``, then the client. Use
+        it as a context manager to abort on an exception (it never commits by itself)."""
+        self._check_ended()
+        if self._options.snapshot:
+            raise InvalidOperation("Transactions are not supported in snapshot sessions")
+        options = resolve_options(
+            TransactionOptions(read_concern, write_concern, read_preference, max_commit_time_ms),
+            self._options.default_transaction_options, self._client)
+        txn = self._transaction
+        transition(txn.state, "start")
+        txn.reset()
+        txn.options = options
+        txn.state = TxnState.STARTING
+        txn.commit_attempts = 0
+        txn.txn_number = self._take_server_session().next_txn_number()
+        return _TransactionContext(self)
+
+    def commit_transaction(self) -> None:
+        """Commit the transaction; a second call re-runs the commit (with w: majority).
+        Errors say whether the outcome is unknown (``UnknownTransactionCommitResult``) or
+        the whole transaction may be retried (``TransientTransactionError``)."""
+        self._check_ended()
+        txn = self._transaction
+        state, send = transition(txn.state, "commit")
+        txn.state = state
+        if not send:
+            return
+        txn.commit_attempts += 1
+        assert txn.options is not None
+        cmd: dict[str, Any] = {"commitTransaction": 1}
+        wc = txn.options.write_concern
+        if wc is not None and not wc.is_server_default:
+            cmd["writeConcern"] = wc.document
+        if txn.commit_attempts > 1:  # "writeConcern for commitTransaction attempts"
+            cmd["writeConcern"] = majority(cmd.get("writeConcern"))
+        if txn.options.max_commit_time_ms is not None:
+            cmd["maxTimeMS"] = txn.options.max_commit_time_ms
+        self._run_admin(cmd)
+
+    def abort_transaction(self) -> None:
+        """Abort the transaction. The server's answer is ignored (transactions spec: "Drivers
+        ignore all abortTransaction errors"); the session is unpinned whatever happens."""
+        self._check_ended()
+        txn = self._transaction
+        state, send = transition(txn.state, "abort")
+        txn.state = state
+        try:
+            if send:
+                assert txn.options is not None
+                cmd: dict[str, Any] = {"abortTransaction": 1}
+                wc = txn.options.write_concern
+                if wc is not None and not wc.is_server_default:
+                    cmd["writeConcern"] = wc.document
+                self._run_admin(cmd)
+        except PyMongoError:
+            pass
+        finally:
+            txn.pinned = None
+            txn.recovery_token = None
+
+    def _run_admin(self, cmd: dict[str, Any]) -> None:
+        from .engine.operation import Request, execute
+        from .selection.selector import WRITE, Criteria
+        execute(self._client._topology, Request("admin", cmd, Criteria(WRITE), False, "write",
+                                                explicit_session=self))
+
+    def with_transaction(self, callback: Callable[[ClientSession], _T],
+                         read_concern: Any = None, write_concern: Any = None,
+                         read_preference: Any = None, max_commit_time_ms: Optional[int] = None
+                         ) -> _T:
+        """Run ``callback(session)`` in a transaction and commit it, retrying the whole
+        transaction on TransientTransactionError and the commit on
+        UnknownTransactionCommitResult, for at most 120 s of the client's clock (a
+        frozen-time test advances it, or the attempts' bound ends the loop). Returns what
+        the callback returned."""
+        clock = self._client._topology.clock
+        budget = _Budget(clock)
+        last: Optional[BaseException] = None
+        for attempt in range(WITH_TRANSACTION_MAX_ATTEMPTS):
+            if attempt:
+                backoff = clock.random() * min(BACKOFF_INITIAL_S * 1.5 ** attempt, BACKOFF_MAX_S)
+                if not budget.allows(backoff):
+                    raise _exhausted(last, budget)
+                budget.sleep(backoff)
+            self.start_transaction(read_concern, write_concern, read_preference,
+                                   max_commit_time_ms)
+            try:
+                result = callback(self)
+            except BaseException as exc:  # KeyboardInterrupt too: the transaction is aborted
+                last = exc
+                if self.in_transaction:
+                    self.abort_transaction()
+                if isinstance(exc, PyMongoError) and exc.has_error_label(TRANSIENT) \
+                        and budget.allows():
+                    continue
+                raise
+            if not self.in_transaction:
+                return result  # the callback committed or aborted: its choice
+            outcome, last = self._commit_with_retries(budget)
+            if outcome == "committed":
+                return result
+        raise _exhausted(last, budget)
+
+    def _commit_with_retries(self, budget: _Budget) -> tuple[str, Optional[BaseException]]:
+        """("committed", None) or ("retry", the transient error); raises what ends it."""
+        for _ in range(WITH_TRANSACTION_MAX_ATTEMPTS):
+            try:
+                self.commit_transaction()
+                return "committed", None
+            except PyMongoError as exc:
+                within = budget.allows()
+                if exc.has_error_label(UNKNOWN_COMMIT) and getattr(exc, "code", None) != 50 \
+                        and within:
+                    continue
+                if exc.has_error_label(TRANSIENT) and within:
+                    return "retry", exc
+                raise
+        raise InvalidOperation(f"commitTransaction failed {WITH_TRANSACTION_MAX_ATTEMPTS} times "
+                               f"with an unknown result")
+
     # ----- ending -----------------------------------------------------------------------------
 
     def end_session(self) -> None:
-        """End the session: its server session goes back to the client's pool. Idempotent."""
+        """End the session: a transaction in progress is aborted (errors ignored), and its
+        server session goes back to the client's pool. Idempotent."""
         if self._ended:
             return
+        if self.in_transaction:
+            try:
+                self.abort_transaction()
+            except PyMongoError:
+                pass
         self._ended = True
+        self._transaction.reset()
         if self._server_session is not None:
             topology = self._client._topology
-            topology.sessions.release(self._server_session,
-                                      topology.description.logical_session_timeout_minutes)
+            if self._pid == topology.pid:  # a forked child never pools its parent's sessions
+                topology.sessions.release(self._server_session,
+                                          topology.description.logical_session_timeout_minutes)
             self._server_session = None
 
     def __enter__(self) -> ClientSession:
@@ -152,25 +307,40 @@ class ClientSession:
             raise InvalidOperation("Cannot use ended session")
 
     def _take_server_session(self) -> Any:
+        topology = self._client._topology
+        if self._server_session is not None and self._pid != topology.pid:
+            # Driver sessions spec: a forked child never reuses the parent's sessions.
+            raise InvalidOperation("this session was started before the process forked: its "
+                                   "server session belongs to the parent; start a new session "
+                                   "in the child")
         if self._server_session is None:
-            topology = self._client._topology
             self._server_session = topology.sessions.acquire(
                 topology.description.logical_session_timeout_minutes)
+            self._pid = topology.pid
         return self._server_session
 
-    def _for_operation(self, topology: Any, unacknowledged: bool) -> Any:
-        """The server session an operation of this client runs in; InvalidOperation for an
-        ended session, another client's session or an unacknowledged write (sessions spec)."""
+    def _for_operation(self, topology: Any, req: Any) -> tuple[Any, Optional[TransactionStep]]:
+        """(the server session, the TransactionStep or None) for an operation of this
+        client; InvalidOperation for an ended session, another client's session, or an
+        unacknowledged write outside a transaction (sessions spec)."""
         self._check_ended()
         if topology is not self._client._topology:
             raise InvalidOperation("Can only use session with the MongoClient that started it")
-        if unacknowledged:
-            raise InvalidOperation("Explicit sessions are incompatible with unacknowledged "
-                                   "write concern")
         if self._options.snapshot:
             raise InvalidOperation("snapshot sessions are not offered yet: start the session "
                                    "without snapshot=True")
-        return self._take_server_session()
+        name = next(iter(req.command), "")
+        txn = self._transaction
+        if name not in ("commitTransaction", "abortTransaction"):
+            state, _ = transition(txn.state, "operation")
+            if state is TxnState.NONE and txn.state is not TxnState.NONE:
+                txn.reset()  # an operation after commit or abort: no transaction, unpinned
+        if not txn.active and name not in ("commitTransaction", "abortTransaction"):
+            if req.unacknowledged:
+                raise InvalidOperation("Explicit sessions are incompatible with unacknowledged "
+                                       "write concern")
+            return self._take_server_session(), None
+        return self._take_server_session(), TransactionStep(txn, name, req.is_read)
 
     def _after_reply(self, reply: Mapping[str, Any]) -> None:
         """Gossip: the reply's $clusterTime and operationTime advance the session's."""
@@ -183,7 +353,55 @@ class ClientSession:
             self.advance_operation_time(operation_time)
 
     def _read_concern_for(self, command_name: str) -> Optional[Timestamp]:
-        """afterClusterTime for a read in a causally consistent session, else None."""
+        """afterClusterTime for a read or write in a causally consistent session, else None."""
         if not self._options.causal_consistency or command_name not in READ_CONCERN_COMMANDS:
             return None
         return self._operation_time
+
+    def _after_cluster_time(self) -> Optional[Timestamp]:
+        """afterClusterTime for the command that starts a transaction (any command)."""
+        return self._operation_time if self._options.causal_consistency else None
+
+
+class _TransactionContext:
+    """What start_transaction returns: ``with session.start_transaction():`` aborts the
+    transaction if the block raises or ends without commit; it never commits."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._session = session
+
+    def __enter__(self) -> _TransactionContext:
+        return self
+
+    def __exit__(self, exc_type: Optional[type[BaseException]],
+                 exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+        if self._session.in_transaction:
+            self._session.abort_transaction()
+
+
+class _Budget:
+    """with_transaction's 120 s on the client's clock; counts its own backoffs even when the
+    clock is frozen."""
+
+    def __init__(self, clock: Any) -> None:
+        self.clock = clock
+        self.start = clock.monotonic()
+        self.slept = 0.0
+
+    def elapsed(self) -> float:
+        return max(self.clock.monotonic() - self.start, self.slept)
+
+    def allows(self, extra: float = 0.0) -> bool:
+        return self.elapsed() + extra < WITH_TRANSACTION_TIME_LIMIT_S
+
+    def sleep(self, seconds: float) -> None:
+        self.clock.sleep(seconds)
+        self.slept += seconds
+
+
+def _exhausted(last: Optional[BaseException], budget: _Budget) -> BaseException:
+    """The last error once with_transaction's time is used up (as PyMongo: that error)."""
+    if last is None:
+        return InvalidOperation(f"with_transaction used {budget.elapsed():.1f} s of its "
+                                f"{WITH_TRANSACTION_TIME_LIMIT_S:.0f} s without an attempt")
+    return last

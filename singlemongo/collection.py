@@ -147,6 +147,12 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
             user_fields=user_fields, explicit_session=session))
         return outcome if keep_session else outcome.reply
 
+    def _acknowledged(self, session: Any) -> bool:
+        """Whether a write is acknowledged: in a transaction always (the transaction's write
+        concern applies, transactions spec), else as the write concern says."""
+        return self._write_concern.acknowledged or bool(
+            session is not None and session.in_transaction)
+
     def _write_command(self, cmd: dict[str, Any], sequences: tuple[Any, ...] = (),
                        retryable: bool = True, session: Any = None, check: bool = True,
                        user_fields: Any = None) -> Any:
@@ -158,7 +164,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         try:
             outcome = execute(self._topology, Request(
                 self._database.name, cmd, Criteria(WRITE), False,
-                "write" if retryable else None, sequences, unacknowledged=not wc.acknowledged,
+                "write" if retryable else None, sequences, unacknowledged=not self._acknowledged(session),
                 codec=self._codec_options, user_fields=user_fields, explicit_session=session))
         except WriteConcernError as exc:
             if check:
@@ -278,37 +284,37 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
                      **kwargs: Any) -> str:
         """Create an index (``"a"``, ``[("a", 1), ("b", -1)]``) with PyMongo's options
         (``unique``, ``sparse``, ``name``, ``expireAfterSeconds``, ...); its name."""
-        return self._indexes.create_index(self, keys, comment, kwargs)
+        return self._indexes.create_index(self, keys, comment, kwargs, session)
 
     def create_indexes(self, indexes: Sequence[IndexModel], session: Any = None,
                        comment: Any = None, **kwargs: Any) -> list[str]:
         """Create several indexes (IndexModel) in one command; their names."""
-        return self._indexes.create_indexes(self, indexes, comment, kwargs)
+        return self._indexes.create_indexes(self, indexes, comment, kwargs, session)
 
     def list_indexes(self, session: Any = None,
                      comment: Any = None) -> CommandCursor[dict[str, Any]]:
         """A cursor over the index documents (empty for a missing collection)."""
-        return self._indexes.list_indexes(self, comment)
+        return self._indexes.list_indexes(self, comment, session)
 
     def index_information(self, session: Any = None, comment: Any = None) -> dict[str, Any]:
         """{index name: {"key": [(field, direction), ...], other options}}."""
-        return self._indexes.index_information(self, comment)
+        return self._indexes.index_information(self, comment, session)
 
     def drop_index(self, index_or_name: _IndexKeyHint, session: Any = None,
                    comment: Any = None, **kwargs: Any) -> None:
         """Drop an index by name or by its key specification."""
-        self._indexes.drop_index(self, index_or_name, comment, kwargs)
+        self._indexes.drop_index(self, index_or_name, comment, kwargs, session)
 
     def drop_indexes(self, session: Any = None, comment: Any = None, **kwargs: Any) -> None:
         """Drop every index but ``_id_``."""
-        self._indexes.drop_index(self, "*", comment, kwargs)
+        self._indexes.drop_index(self, "*", comment, kwargs, session)
 
     # ----- the collection itself -------------------------------------------------------------
 
     def drop(self, session: Any = None, comment: Any = None,
              encrypted_fields: Optional[Mapping[str, Any]] = None) -> None:
         """Drop the collection (a missing one is not an error)."""
-        self._database.drop_collection(self._name, comment=comment)
+        self._database.drop_collection(self._name, session=session, comment=comment)
 
     def rename(self, new_name: str, session: Any = None, comment: Any = None,
                **kwargs: Any) -> Mapping[str, Any]:
@@ -331,7 +337,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
 
     def options(self, session: Any = None, comment: Any = None) -> dict[str, Any]:
         """The options the collection was created with ({} for none or a missing one)."""
-        for doc in self._database.list_collections(filter={"name": self._name},
+        for doc in self._database.list_collections(session=session, filter={"name": self._name},
                                                    comment=comment):
             options = dict(doc.get("options", {}))
             options.pop("create", None)

@@ -66,6 +66,8 @@ class WriteMethods(Generic[_DocumentType]):
                            retryable: bool = True, session: Any = None, check: bool = True,
                            user_fields: Any = None) -> Any: ...
 
+        def _acknowledged(self, session: Any) -> bool: ...
+
     def _checked_size(self, document: Any) -> None:
         max_bson = self._limits()[0]
         from . import bulk as _bulk  # loaded by the first write, not by import
@@ -91,7 +93,7 @@ class WriteMethods(Generic[_DocumentType]):
             self._checked_size(document)
             self._write_command(cmd, (("documents", [document]),), session=session)
         return InsertOneResult(None if is_raw(document) else
-                               document["_id"], self._write_concern.acknowledged)
+                               document["_id"], self._acknowledged(session))
 
     def insert_many(self, documents: Iterable[Union[_DocumentType, RawBSONDocument]],
                     ordered: bool = True, bypass_document_validation: Optional[bool] = None,
@@ -133,7 +135,7 @@ class WriteMethods(Generic[_DocumentType]):
             cmd["bypassDocumentValidation"] = bypass_document_validation
         reply = self._write_command(cmd, (("updates", [op]),), retryable=not multi,
                                     session=session)
-        if not self._write_concern.acknowledged:
+        if not self._acknowledged(session):
             return UpdateResult(None, False)
         raw = dict(reply)
         raw["updatedExisting"] = bool(raw.get("n")) and "upserted" not in raw
@@ -196,8 +198,8 @@ class WriteMethods(Generic[_DocumentType]):
             cmd["comment"] = comment
         reply = self._write_command(cmd, (("deletes", [op]),), retryable=limit == 1,
                                     session=session)
-        return DeleteResult(reply if self._write_concern.acknowledged else None,
-                            self._write_concern.acknowledged)
+        return DeleteResult(reply if self._acknowledged(session) else None,
+                            self._acknowledged(session))
 
     def delete_one(self, filter: Mapping[str, Any], collation: Any = None,
                    hint: Optional[_IndexKeyHint] = None, session: Any = None,

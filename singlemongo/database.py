@@ -11,7 +11,7 @@ from .command_cursor import CommandCursor
 from .common import (BaseObject, not_callable, not_offered, validate_collation,
                      validate_database_name)
 from .engine.operation import Request, execute
-from .errors import CollectionInvalid, OperationFailure
+from .errors import CollectionInvalid, InvalidOperation, OperationFailure
 from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .selection.read_preference import ReadPreference as _Core
@@ -143,6 +143,10 @@ class Database(BaseObject, Generic[_DocumentType]):
         if comment is not None:
             cmd["comment"] = comment
         core = to_core(read_preference)
+        if core is not None and core.mode != "primary" and session is not None and \
+                session.in_transaction:  # transactions spec: the user's own read preference
+            raise InvalidOperation(f"read preference in a transaction must be primary, not "
+                                   f"{core.mode}")
         try:
             return execute(self._client._topology, Request(  # type: ignore[no-any-return]
                 self._name, cmd, Criteria(READ, core if core is not None else _PRIMARY),
@@ -180,8 +184,8 @@ class Database(BaseObject, Generic[_DocumentType]):
             codec_options=self._codec_options.with_options(document_class=dict))
         outcome = execute(self._client._topology, Request(
             self._name, cmd, Criteria(READ, _PRIMARY), True, "read", keep_session=True,
-            codec=catalog.codec_options))
-        return CommandCursor(catalog, outcome, comment=comment)
+            codec=catalog.codec_options, explicit_session=session))
+        return CommandCursor(catalog, outcome, comment=comment, session=session)
 
     def list_collection_names(self, session: Any = None,
                               filter: Optional[Mapping[str, Any]] = None, comment: Any = None,
@@ -191,8 +195,8 @@ class Database(BaseObject, Generic[_DocumentType]):
             kwargs["nameOnly"] = True
         else:
             kwargs.setdefault("nameOnly", True)
-        return [doc["name"] for doc in self.list_collections(filter=filter, comment=comment,
-                                                             **kwargs)]
+        return [doc["name"] for doc in self.list_collections(session, filter=filter,
+                                                             comment=comment, **kwargs)]
 
     def create_collection(self, name: str, codec_options: Optional[CodecOptions[Any]] = None,
                           read_preference: Any = None,
@@ -202,12 +206,16 @@ class Database(BaseObject, Generic[_DocumentType]):
                           **kwargs: Any) -> Collection[_DocumentType]:
         """Create a collection with options (``capped``, ``size``, ``validator``,
         ``collation``, ...); CollectionInvalid if it exists."""
-        if check_exists and name in self.list_collection_names(filter={"name": name}):
+        in_transaction = session is not None and session.in_transaction
+        # No listCollections in a transaction (the server refuses it): the server's create
+        # then says whether the collection exists.
+        if check_exists and not in_transaction and name in self.list_collection_names(
+                session, filter={"name": name}):
             raise CollectionInvalid(f"collection {name} already exists")
         if "collation" in kwargs:
             kwargs["collation"] = validate_collation(kwargs["collation"])
         return Collection(self, name, True, codec_options, read_preference, write_concern,
-                          read_concern, **kwargs)
+                          read_concern, session, **kwargs)
 
     def drop_collection(self, name_or_collection: Union[str, Collection[Any]],
                         session: Any = None, comment: Any = None,
@@ -222,7 +230,8 @@ class Database(BaseObject, Generic[_DocumentType]):
         if comment is not None:
             cmd["comment"] = comment
         try:
-            return Collection(self, name)._write_command(cmd, retryable=False)  # type: ignore[no-any-return]
+            return Collection(self, name)._write_command(  # type: ignore[no-any-return]
+                cmd, retryable=False, session=session)
         except OperationFailure as exc:
             if exc.code == NAMESPACE_NOT_FOUND:
                 return exc.details  # type: ignore[return-value]
@@ -238,4 +247,4 @@ class Database(BaseObject, Generic[_DocumentType]):
         cmd: dict[str, Any] = {"validate": name, "scandata": scandata, "full": full}
         if background is not None:
             cmd["background"] = background
-        return self.command(cmd, comment=comment)
+        return self.command(cmd, session=session, comment=comment)

@@ -34,6 +34,8 @@ class FindAndModifyMethods(Generic[_DocumentType]):
                            retryable: bool = True, session: Any = None, check: bool = True,
                            user_fields: Any = None) -> Any: ...
 
+        def _acknowledged(self, session: Any) -> bool: ...
+
     def _find_and_modify(self, filter: Mapping[str, Any], projection: Any, sort: Any,
                          upsert: Optional[bool] = None,
                          return_document: bool = ReturnDocument.BEFORE,
@@ -67,7 +69,7 @@ class FindAndModifyMethods(Generic[_DocumentType]):
         if comment is not None:
             cmd["comment"] = comment
         reply = self._write_command(cmd, user_fields=_VALUE_FIELD, session=session)
-        return reply.get("value") if self._write_concern.acknowledged else None
+        return reply.get("value") if self._acknowledged(session) else None
 
     def find_one_and_delete(self, filter: Mapping[str, Any], projection: Any = None,
                             sort: Any = None, hint: Optional[_IndexKeyHint] = None,

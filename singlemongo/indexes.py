@@ -28,7 +28,7 @@ def _with_options(coll: Collection[Any], cmd: dict[str, Any], comment: Any,
 
 
 def create_indexes(coll: Collection[Any], indexes: Sequence[IndexModel], comment: Any,
-                   kwargs: dict[str, Any]) -> list[str]:
+                   kwargs: dict[str, Any], session: Any = None) -> list[str]:
     if not isinstance(indexes, list):
         raise TypeError(f"indexes must be a list, not {type(indexes).__name__}")
     names, documents = [], []
@@ -39,35 +39,38 @@ def create_indexes(coll: Collection[Any], indexes: Sequence[IndexModel], comment
         names.append(index.document["name"])
     cmd = _with_options(coll, {"createIndexes": coll.name, "indexes": documents}, comment,
                         kwargs)
-    coll._write_command(cmd, retryable=False)
+    coll._write_command(cmd, retryable=False, session=session)
     return names
 
 
 def create_index(coll: Collection[Any], keys: _IndexKeyHint, comment: Any,
-                 kwargs: dict[str, Any]) -> str:
+                 kwargs: dict[str, Any], session: Any = None) -> str:
     command_options: dict[str, Any] = {k: kwargs.pop(k) for k in ("maxTimeMS", "commitQuorum")
                                        if k in kwargs}
-    return create_indexes(coll, [IndexModel(keys, **kwargs)], comment, command_options)[0]
+    return create_indexes(coll, [IndexModel(keys, **kwargs)], comment, command_options,
+                          session)[0]
 
 
-def list_indexes(coll: Collection[Any], comment: Any) -> CommandCursor[Any]:
+def list_indexes(coll: Collection[Any], comment: Any, session: Any = None
+                 ) -> CommandCursor[Any]:
     cmd: dict[str, Any] = {"listIndexes": coll.name, "cursor": {}}
     if comment is not None:
         cmd["comment"] = comment
     plain = coll.with_options(codec_options=coll.codec_options.with_options(
         document_class=dict))  # PyMongo returns index documents as dicts
     try:
-        outcome = plain._read_command(cmd, _PRIMARY, keep_session=True)
+        outcome = plain._read_command(cmd, _PRIMARY, keep_session=True, session=session)
     except OperationFailure as exc:
         if exc.code != NAMESPACE_NOT_FOUND:
             raise
         return CommandCursor(plain, None, documents=[])
-    return CommandCursor(plain, outcome, comment=comment)
+    return CommandCursor(plain, outcome, comment=comment, session=session)
 
 
-def index_information(coll: Collection[Any], comment: Any) -> dict[str, Any]:
+def index_information(coll: Collection[Any], comment: Any, session: Any = None
+                      ) -> dict[str, Any]:
     info: dict[str, Any] = {}
-    for index in list_indexes(coll, comment):
+    for index in list_indexes(coll, comment, session):
         index = dict(index)
         index["key"] = list(index["key"].items())
         info[index.pop("name")] = index
@@ -75,13 +78,13 @@ def index_information(coll: Collection[Any], comment: Any) -> dict[str, Any]:
 
 
 def drop_index(coll: Collection[Any], index_or_name: _IndexKeyHint, comment: Any,
-               kwargs: dict[str, Any]) -> None:
+               kwargs: dict[str, Any], session: Any = None) -> None:
     name = index_or_name
     if not isinstance(name, str):
         name = gen_index_name(index_list(index_or_name))
     cmd = _with_options(coll, {"dropIndexes": coll.name, "index": name}, comment, kwargs)
     try:
-        coll._write_command(cmd, retryable=False)
+        coll._write_command(cmd, retryable=False, session=session)
     except OperationFailure as exc:
         if exc.code != NAMESPACE_NOT_FOUND:
             raise

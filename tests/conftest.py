@@ -77,6 +77,10 @@ def _short_reason(report):
                 "other: " + text[:60])
 
 
+# A test run once per topology (tests/test_unified.py, EVERY_TOPOLOGY) ends its id so.
+TOPOLOGY_SUFFIX = re.compile(r" \[(replicaset|sharded|single|load-balanced)\]\]?$")
+
+
 def unified_table(terminalreporter):
     """Per directory: files, passed, expected failures, skipped by reason (markdown)."""
     rows = collections.defaultdict(lambda: {"files": set(), "outcomes": collections.Counter()})
@@ -89,6 +93,9 @@ def unified_table(terminalreporter):
             row["files"].add(found.group(2))
             key = f"skipped: {_short_reason(report)}" if outcome == "skipped" else outcome
             row["outcomes"][key] += 1
+            topology = TOPOLOGY_SUFFIX.search(report.nodeid)
+            if topology and outcome == "passed":
+                row.setdefault("by_topology", collections.Counter())[topology.group(1)] += 1
     if not rows:
         return []
     lines = ["| directory | files | tests | passed | expected to fail | skipped (reason: count) |",
@@ -96,7 +103,10 @@ def unified_table(terminalreporter):
     for directory, row in sorted(rows.items()):
         o = row["outcomes"]
         skipped = ", ".join(f"{k[9:]}: {n}" for k, n in sorted(o.items()) if k.startswith("skipped"))
-        lines.append(f"| {directory} | {len(row['files'])} | {sum(o.values())} | {o['passed']} | "
+        split = row.get("by_topology")
+        passed = f"{o['passed']}" + (" (" + ", ".join(
+            f"{t} {n}" for t, n in sorted(split.items())) + ")" if split else "")
+        lines.append(f"| {directory} | {len(row['files'])} | {sum(o.values())} | {passed} | "
                      f"{o['xfailed']} | {skipped} |"
                      + (f" FAILED {o['failed']}" if o["failed"] else ""))
     return lines

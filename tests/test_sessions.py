@@ -51,8 +51,9 @@ def test_every_command_of_a_session_carries_its_lsid(rs):
 
 
 def test_causal_consistency_reads_after_the_sessions_operation_time(rs):
-    """Causal consistency spec: the first read has no afterClusterTime; every later read
-    carries the operationTime of the session's last operation; writes never do."""
+    """Causal consistency spec: the first operation has no afterClusterTime; every later
+    read and (since the 2026-05 revision) write carries the operationTime of the session's
+    last operation."""
     client, commands = client_for(rs)
     coll = client.app.c
     with client.start_session() as session:
@@ -60,10 +61,11 @@ def test_causal_consistency_reads_after_the_sessions_operation_time(rs):
         coll.find_one({}, session=session)
         first = commands.started[-1]
         assert "readConcern" not in first
+        read_time = session.operation_time
         coll.insert_one({"a": 1}, session=session)
         op_time = session.operation_time
         assert isinstance(op_time, Timestamp)
-        assert "readConcern" not in commands.started[-1]
+        assert commands.started[-1]["readConcern"] == {"afterClusterTime": read_time}
         coll.find_one({}, session=session)
         assert commands.started[-1]["readConcern"] == {"afterClusterTime": op_time}
         coll.distinct("a", session=session)

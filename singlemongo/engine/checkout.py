@@ -47,6 +47,25 @@ def checkout(topology, criteria, deprioritized=(), operation="command", operatio
         f"{criteria}; the topology is now:\n{topology.summary()}")
 
 
+def checkout_pinned(topology, address, connect_timeout_s=None):
+    """The server a transaction is pinned to and its connection (Mongos Pinning): never
+    another server; a selection error if it is not known to be usable now."""
+    topology.check_open()
+    topology.check_fork()
+    sd = topology.description.servers.get(address)
+    conn = None
+    if sd is not None and sd.is_data_bearing:
+        conn = connection_for(topology, sd, connect_timeout_s)
+    if conn is None or not idle_check(topology, conn):
+        raise ServerSelectionError(
+            f"the transaction is pinned to {format_address(address)}, which is "
+            f"{'not in the topology' if sd is None else sd.server_type.name} now; the "
+            f"topology is:\n{topology.summary()}")
+    if topology.options.credentials is not None and not conn.authenticated:
+        authenticate(topology, conn)
+    return sd, conn
+
+
 def authenticate(topology, conn):
     from ..auth import authenticate as run  # hashlib and friends load only when needed
     try:  # authentication is part of opening a connection: connectTimeoutMS bounds it

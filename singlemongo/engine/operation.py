@@ -8,20 +8,24 @@ from typing import Any, Optional
 from bson import Int64
 
 from ..clock import Deadline
-from ..errors import ConnectionFailure, NetworkTimeout, OperationFailure, ServerSelectionError
+from ..errors import (ConnectionFailure, NetworkTimeout, OperationFailure, PyMongoError,
+                      ServerSelectionError)
 from ..monitoring import command_monitoring
 from ..records import dataclass
 from ..sdam.server_description import ServerDescription
-from ..sdam.server_type import ServerType
-from ..selection.selector import WRITE, effective
+from ..sdam.server_type import ServerType, TopologyType
+from ..selection.read_preference import PRIMARY
+from ..selection.selector import WRITE, Criteria, effective
 from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
                            RETRY_TOKEN_RETURN_RATE, SYSTEM_OVERLOADED, RetryState, annotate,
                            decide, labels_of)
-from .checkout import checkout
+from .checkout import checkout, checkout_pinned
 from .handshake import api_fields, read_preference_for_op_msg
 from .replies import error_from_reply, failed, from_server, is_retryable, sanitize
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
+# Sharded Transactions, "Mongos Pinning" (and the load balancer's one connection).
+PINNING_TOPOLOGIES = frozenset({TopologyType.SHARDED, TopologyType.LOAD_BALANCED})
 
 
 @dataclass
@@ -64,8 +68,8 @@ def flush_kill_queue(topology):
                 pass
 
 
-def _prepare(topology, req, sd, session, txn_number):
-    cmd = dict(req.command)
+def _prepare(topology, req, sd, session, txn_number, step=None, command=None, criteria=None):
+    cmd = dict(req.command if command is None else command)
     cmd.update(api_fields(topology.options))
     if session is not None:
         cmd["lsid"] = session.lsid
@@ -75,13 +79,17 @@ def _prepare(topology, req, sd, session, txn_number):
     explicit = req.explicit_session
     if explicit is not None:
         cluster_time = _newer_cluster_time(cluster_time, explicit.cluster_time)
-        after = explicit._read_concern_for(next(iter(cmd)))
-        if after is not None:  # causal consistency spec, "afterClusterTime"
-            cmd["readConcern"] = {**cmd.get("readConcern", {}), "afterClusterTime": after}
+        if step is not None:  # transactions spec, "Constructing commands within a transaction"
+            step.apply(cmd, explicit._after_cluster_time() if step.first else None)
+            cmd["txnNumber"] = Int64(cmd["txnNumber"])
+        else:
+            after = explicit._read_concern_for(next(iter(cmd)))
+            if after is not None:  # causal consistency spec, "afterClusterTime"
+                cmd["readConcern"] = {**cmd.get("readConcern", {}), "afterClusterTime": after}
     if cluster_time is not None and sd.server_type is not ServerType.STANDALONE:
         cmd["$clusterTime"] = cluster_time
     if req.is_read:
-        criteria = effective(topology.description, req.criteria)
+        criteria = effective(topology.description, criteria or req.criteria)
         rp = read_preference_for_op_msg(topology.description.topology_type, sd.server_type,
                                         criteria.read_preference, criteria.operation != WRITE)
         if rp is not None:
@@ -95,7 +103,7 @@ def _newer_cluster_time(a, b):
     return b if b["clusterTime"] > a["clusterTime"] else a
 
 
-def _send(topology, conn, req, cmd, session, operation_id, deadline=None):
+def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=None):
     """Send ``cmd`` and read its reply within timeoutMS (``deadline``), else within
     socketTimeoutMS for the whole reply."""
     if deadline is None:
@@ -115,6 +123,8 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None):
     if req.explicit_session is not None:
         req.explicit_session._after_reply(reply)
     reply = sanitize(reply)
+    if step is not None and not failed(reply):
+        step.on_reply(reply)
     if failed(reply):
         topology.handle_operation_error(conn, reply=reply)
         return reply, error_from_reply(reply, conn.address)
@@ -128,8 +138,16 @@ class _Run:
         self.t = topology
         self.req = req
         self.session, self.owned = req.session, False
+        self.step = None  # a command of a transaction (transaction.py)
         if req.explicit_session is not None:
-            self.session = req.explicit_session._for_operation(topology, req.unacknowledged)
+            self.session, self.step = req.explicit_session._for_operation(topology, req)
+        # Transactions spec: a collection's w: 0 is ignored in a transaction.
+        self.unacknowledged = req.unacknowledged and self.step is None
+        self.command = dict(req.command)  # a commit retry changes its write concern
+        # Transactions spec, "readPreference": a transaction reads from the primary, whatever
+        # the collection says (step refused any other transaction read preference).
+        self.criteria = req.criteria if self.step is None or not req.is_read else Criteria(
+            req.criteria.operation, PRIMARY)
         self.txn_number = None
         self.state = RetryState()
         self.operation_id = command_monitoring.next_operation_id()
@@ -139,6 +157,17 @@ class _Run:
         self.handshake_budget_s = topology.options.connect_timeout_ms / 1000.0 or None
 
     def run(self):
+        if self.step is None:
+            return self._run()
+        try:
+            return self._run()
+        except PyMongoError as exc:
+            self.step.label(exc)  # Error Reporting and Retrying Transactions
+            raise
+        finally:
+            self.step.finish()
+
+    def _run(self):
         # Bounded: the overload retries plus the one ordinary retry.
         for _ in range(MAX_ATTEMPTS + 2):
             outcome, error, retry_kind, max_wire = self._attempt()
@@ -150,13 +179,16 @@ class _Run:
         raise self.last_error
 
     def _server(self):
-        """(server description, connection): the pinned connection, or a checked-out one."""
+        """(server description, connection): the pinned connection, the transaction's mongos,
+        or a checked-out one."""
         pinned = self.req.pinned
         if pinned is not None:
             sd = self.t.description.servers.get(pinned.address) or ServerDescription(
                 pinned.address)
             return sd, pinned
-        return checkout(self.t, self.req.criteria, self.state.deprioritized,
+        if self.step is not None and self.step.txn.pinned is not None:
+            return checkout_pinned(self.t, self.step.txn.pinned, self.handshake_budget_s)
+        return checkout(self.t, self.criteria, self.state.deprioritized,
                         next(iter(self.req.command), "command"), self.operation_id,
                         self.handshake_budget_s)
 
@@ -174,28 +206,37 @@ class _Run:
             return None, exc, None, 0
         self.last_server = sd
         td = self.t.description
-        if self.session is None and self.t.sessions.supported(td) and not self.req.unacknowledged:
+        if self.session is None and self.t.sessions.supported(td) and not self.unacknowledged:
             self.session = self.t.sessions.acquire(td.logical_session_timeout_minutes)
             self.owned = True
-        can_retry_write = (self.req.retry == "write" and self.session is not None
-                           and self.t.options.retry_writes and not self.req.unacknowledged
-                           and sd.server_type is not ServerType.STANDALONE)
-        if can_retry_write and self.txn_number is None:
-            self.txn_number = self.session.next_txn_number()
+        step = self.step
+        if step is not None:
+            step.selected(sd.address, td.topology_type in PINNING_TOPOLOGIES)
+            can_retry_write = step.retry_kind == "write"
+        else:
+            can_retry_write = (self.req.retry == "write" and self.session is not None
+                               and self.t.options.retry_writes and not self.unacknowledged
+                               and sd.server_type is not ServerType.STANDALONE)
+            if can_retry_write and self.txn_number is None:
+                self.txn_number = self.session.next_txn_number()
         cmd = _prepare(self.t, self.req, sd, self.session,
-                       self.txn_number if can_retry_write else None)
+                       self.txn_number if can_retry_write and step is None else None, step,
+                       self.command, self.criteria)
         if self.deadline is not None:
             _add_max_time(cmd, self.deadline, sd)
-        if self.req.unacknowledged:
+        if self.unacknowledged:
             return (_send_unacknowledged(self.t, conn, self.req, cmd, sd, self.deadline),
                     None, None, 0)
         reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id,
-                             self.deadline)
+                             self.deadline, step)
         if can_retry_write and isinstance(error, ConnectionFailure) and not from_server(error):
             # Retryable writes: a network error of a retryable write is labelled for the user.
             error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
-        retry_kind = "write" if can_retry_write else (
-            "read" if self.req.retry == "read" and self.t.options.retry_reads else None)
+        if step is not None:
+            retry_kind = step.retry_kind
+        else:
+            retry_kind = "write" if can_retry_write else (
+                "read" if self.req.retry == "read" and self.t.options.retry_reads else None)
         outcome = Outcome(reply, sd, self.session) if error is None else None
         return outcome, error, retry_kind, (conn.hello or {}).get("maxWireVersion", 0)
 
@@ -221,6 +262,8 @@ class _Run:
         if not decision.retry:
             raise annotate(error, decision.reason, self.state.attempts)
         self.last_error = error
+        if self.step is not None:
+            self.step.before_retry(self.command, error)
         if decision.backoff_s:
             clock.sleep(decision.backoff_s)
         if decision.deprioritize and self.last_server is not None and self.req.pinned is None:

@@ -12,7 +12,7 @@ import itertools
 from bson import ObjectId, Timestamp
 
 from .scram_server import Users
-from .failpoints import server_labels
+from .failpoints import add_write_concern_error, server_labels
 from .server import SimServer
 from .query import Store
 
@@ -110,6 +110,14 @@ class _Deployment:
         """An error reply if this server cannot run the command in its current role."""
         return None
 
+    def data_bearing_members(self):
+        """How many members a write concern's ``w`` can count (more: UnsatisfiableWriteConcern):
+        a replica set's data-bearing members; behind mongos, a three-member shard."""
+        if self.kind in ("sharded", "load-balanced"):
+            return 3
+        return len([s for s in self.servers if getattr(s, "role", None) in (
+            "primary", "secondary", "hidden", "standalone")]) or 1
+
     def _handle(self, server, name, cmd, state):
         reply = self._dispatch(server, name, name.lower(), cmd, state)
         if name.lower() in ("hello", "ismaster") and not self.hello_ok:
@@ -118,6 +126,15 @@ class _Deployment:
             labels = server_labels(cmd, reply.get("code"))  # what a 4.4+ server adds itself
             if labels:
                 reply = dict(reply, errorLabels=list(labels))
+        wc = cmd.get("writeConcern")
+        if reply.get("ok") and isinstance(wc, dict) and isinstance(wc.get("w"), int) and \
+                wc["w"] > self.data_bearing_members():
+            reply = add_write_concern_error(reply, cmd, {
+                "code": 100, "codeName": "UnsatisfiableWriteConcern",
+                "errmsg": "Not enough data-bearing nodes"})
+        if "autocommit" in cmd and reply.get("ok") and self.kind == "sharded":
+            # Sharded Transactions, "recoveryToken field": every ok reply in a transaction.
+            reply = dict(reply, recoveryToken={"recoveryShardId": "shard0"})
         if self.gossips_cluster_time:  # hello replies carry it too, as on a real server
             now = Timestamp(1_700_000_000, next(self._cluster_time))
             reply.setdefault("$clusterTime", {"clusterTime": now, "signature": {
@@ -203,6 +220,13 @@ class Standalone(_Deployment):
     def __init__(self, **options):
         super().__init__(**options)
         self._new_server(role="standalone")
+
+    def refuse(self, server, name, cmd):
+        if "txnNumber" in cmd:  # what a standalone mongod answers
+            return {"ok": 0, "code": 20, "codeName": "IllegalOperation",
+                    "errmsg": "Transaction numbers are only allowed on a replica set member "
+                              "or mongos"}
+        return None
 
     def hello(self, server, cmd):
         return {_primary_key(cmd): True}

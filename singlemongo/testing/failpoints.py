@@ -84,17 +84,42 @@ def is_retryable_write(cmd):
         name in ("commitTransaction", "abortTransaction")
 
 
-def server_labels(cmd, code):
+# What a server counts as a transient transaction error (WriteConflict, LockTimeout,
+# PreparedTransactionInProgress, ShardCannotRefreshDueToLocksHeld, stale shard versions).
+TRANSIENT_CODES = frozenset({112, 24, 267, 294, 13388, 150, 249})
+NO_SUCH_TRANSACTION = 251
+TRANSIENT = "TransientTransactionError"
+
+
+def is_transient(cmd, code, has_write_concern_error=False):
+    """Whether a server labels this error TransientTransactionError: only in a transaction;
+    commit and abort only for conflicts and NoSuchTransaction without a write concern error."""
+    if "autocommit" not in cmd:
+        return False
+    if code in TRANSIENT_CODES:
+        return True
+    if next(iter(cmd), "") in ("commitTransaction", "abortTransaction"):
+        return code == NO_SUCH_TRANSACTION and not has_write_concern_error
+    return code in RETRYABLE_WRITE_CODES or code == NO_SUCH_TRANSACTION
+
+
+def server_labels(cmd, code, has_write_concern_error=False):
     """The labels a 4.4+ server adds itself to an error with ``code`` on ``cmd``."""
+    labels = []
+    if is_transient(cmd, code, has_write_concern_error):
+        labels.append(TRANSIENT)
     if code in RETRYABLE_WRITE_CODES and is_retryable_write(cmd):
-        return ("RetryableWriteError",)
-    return ()
+        labels.append("RetryableWriteError")
+    return tuple(labels)
 
 
 def add_write_concern_error(reply, cmd, wce, labels=None):
     reply = dict(reply)
     reply["writeConcernError"] = dict(wce)
-    labels = list(labels) if labels is not None else list(server_labels(cmd, wce.get("code")))
+    # A write concern error is never transient (the write happened); a retryable write, or
+    # commit and abort, get RetryableWriteError for a retryable code.
+    labels = list(labels) if labels is not None else [
+        label for label in server_labels(cmd, wce.get("code")) if label != TRANSIENT]
     if labels:
         reply["errorLabels"] = sorted(set(reply.get("errorLabels", [])) | set(labels))
     return reply

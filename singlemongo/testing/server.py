@@ -151,7 +151,9 @@ class SimServer:
         return {"ok": 1}
 
     def _take_fault(self, name, cmd, conn):
-        client = conn.state.get("handshake", {}).get("client") or {}
+        # The handshake that carries the client metadata already counts as that client's.
+        client = conn.state.get("handshake", {}).get("client") or (
+            cmd.get("client") if isinstance(cmd.get("client"), dict) else None) or {}
         app_name = (client.get("application") or {}).get("name")
         with self._lock:
             for fault in list(self.faults):

@@ -34,11 +34,17 @@ class Recorder:
         self.log_levels = {c: SEVERITY.index(l) for c, l in
                            (spec.get("observeLogMessages") or {}).items()}
         self.events = []
+        self.frozen = False
         self.logs = []
         self.topology_id = None
 
     def __call__(self, event):
-        self.events.append(event)
+        if not self.frozen:
+            self.events.append(event)
+
+    def freeze(self):
+        """Stop recording: the test's operations are over."""
+        self.frozen = True
 
     def observed(self, kinds=None):
         """Events this client observes, with ignored and sensitive commands left out."""
@@ -182,6 +188,8 @@ def collection_options(doc):
             out["write_concern"] = write_concern(value)
         elif key == "readConcern":
             out["read_concern"] = read_concern(value)
+        elif key == "maxCommitTimeMS":
+            out["max_commit_time_ms"] = value
         else:
             out[snake(key)] = value
     return out

@@ -43,11 +43,11 @@ def unmet(requirement, topology, auth=False):
     return None
 
 
-def choose_topology(file_doc, test):
-    """(topology, authenticated?) to run ``test`` on; Skip if no simulated deployment meets
-    its requirements."""
+def choose_topology(file_doc, test, only=None):
+    """(topology, authenticated?) to run ``test`` on (``only`` that one, if given); Skip if
+    no simulated deployment meets its requirements."""
     reasons = []
-    for topology in PREFERENCE:
+    for topology in (PREFERENCE if only is None else (only,)):
         for auth in (False, True):
             why = None
             for requirements in (file_doc.get("runOnRequirements"), test.get("runOnRequirements")):

@@ -13,7 +13,8 @@ COMMON = {"fieldName": "key", "arrayFilters": "array_filters", "returnDocument":
           "bypassDocumentValidation": "bypass_document_validation", "batchSize": "batch_size",
           "maxTimeMS": "max_time_ms", "allowDiskUse": "allow_disk_use", "newName": "new_name",
           "to": "new_name", "readPreference": "read_preference", "writeConcern": "write_concern",
-          "readConcern": "read_concern", "noCursorTimeout": "no_cursor_timeout"}
+          "readConcern": "read_concern", "noCursorTimeout": "no_cursor_timeout",
+          "maxCommitTimeMS": "max_commit_time_ms"}
 # PyMongo passes these through as command options (**kwargs), in the command's own names.
 RAW_OPTIONS = {"aggregate": {"batchSize", "allowDiskUse", "maxTimeMS", "collation",
                              "bypassDocumentValidation", "hint", "maxAwaitTimeMS"},

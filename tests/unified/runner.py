@@ -95,8 +95,9 @@ def check_feasible(file_doc, test, file_name):
 
 
 class Runner:
-    def __init__(self, request, file_doc, test, file_name):
+    def __init__(self, request, file_doc, test, file_name, only_topology=None):
         self.file_doc, self.test, self.file_name = file_doc, test, file_name
+        self.only_topology = only_topology
         self.env = Environment(request)
         self.clock = FakeClock()
         self.clients = []
@@ -116,7 +117,8 @@ class Runner:
         if policy:
             raise Skip(policy)
         check_feasible(self.file_doc, self.test, self.file_name)
-        self.topology, self.env.auth = choose_topology(self.file_doc, self.test)
+        self.topology, self.env.auth = choose_topology(self.file_doc, self.test,
+                                                       self.only_topology)
         self.deployment = self.env.deployment(self.topology).reset()
         try:
             self._initial_data()
@@ -159,6 +161,8 @@ class Runner:
             logger = logging.getLogger("singlemongo")
             logger.removeHandler(self.log_tap)
             logger.setLevel(self._log_level)
+        for recorder in self.entities.recorders.values():
+            recorder.freeze()  # what the test did; closing its entities (abort, endSessions) is not
         for entity in list(self.entities.values()):
             if type(entity).__name__ == "ClientSession":
                 try:
@@ -295,17 +299,46 @@ class Runner:
         if args["indexName"] in self._index_names(args):
             raise MatchError(f"index {args['indexName']} exists")
 
-    def _session_op(self, args, name):
-        session = self.entities.get(args["session"])
-        method = getattr(session, f"_unified_{name}", None)
-        if method is None:
-            from .skips import missing_api
-            raise Skip(missing_api(f"ClientSession ({name})"))
-        method(args)
+    def _session(self, args):
+        return self.entities.get(args["session"])
 
-    op_assertSessionTransactionState = op_assertSessionPinned = _session_op
-    op_assertSessionUnpinned = op_assertSessionDirty = op_assertSessionNotDirty = _session_op
-    op_targetedFailPoint = _session_op
+    def op_assertSessionTransactionState(self, args, name):
+        state = self._session(args)._transaction.state.value
+        state = "committed" if state == "committed_empty" else state
+        if state != args["state"]:
+            raise MatchError(f"transaction state {state}, expected {args['state']}")
+
+    def op_assertSessionPinned(self, args, name):
+        if self._session(args)._transaction.pinned is None:
+            raise MatchError("the session is not pinned")
+
+    def op_assertSessionUnpinned(self, args, name):
+        pinned = self._session(args)._transaction.pinned
+        if pinned is not None:
+            raise MatchError(f"the session is pinned to {pinned}")
+
+    def _dirty(self, args):
+        server_session = self._session(args)._server_session
+        return bool(server_session is not None and server_session.dirty)
+
+    def op_assertSessionDirty(self, args, name):
+        if not self._dirty(args):
+            raise MatchError("the session is not dirty")
+
+    def op_assertSessionNotDirty(self, args, name):
+        if self._dirty(args):
+            raise MatchError("the session is dirty")
+
+    def op_targetedFailPoint(self, args, name):
+        """A fail point on the server the session is pinned to (through the simulator, the
+        spec's "internal client")."""
+        pinned = self._session(args)._transaction.pinned
+        if pinned is None:
+            raise MatchError("targetedFailPoint: the session is not pinned")
+        server = next(s for s in self.deployment.servers if tuple(s.address) == tuple(pinned))
+        reply = server._configure(args["failPoint"])
+        if not reply.get("ok"):
+            raise MatchError(f"targetedFailPoint refused: {reply}")
 
     def _last_two_lsids(self, args):
         events = [e for e in self._recorder(args["client"]).observed({"commandStartedEvent"})]

@@ -101,6 +101,9 @@ SEED_POLICY = {
     ("*client-backpressure/getMore-retried.json", "*maxAttempts=2 times"):
         "specs/client-backpressure.md retries an overloaded command up to MAX_ATTEMPTS = 5 "
         "times (maxAdaptiveRetries defaults to 5 here); this later revision expects 2",
+    ("*transactions/unified/backpressure-retryable-*.json", "*maxAttempts=2 times*"):
+        "specs/client-backpressure.md retries an overloaded command up to MAX_ATTEMPTS = 5 "
+        "times (maxAdaptiveRetries defaults to 5 here); this later revision expects 2",
     ("*client-backpressure/backpressure-retry-loop.json", "*does not retry if retry*=false"):
         "overload retries follow the seed's pseudocode whatever retryReads and retryWrites "
         "say (specs/client-backpressure.md, DESIGN.md \"Decisions already taken\")",

@@ -5,6 +5,11 @@ from .codes import CommandError
 from .reads import DEFAULT_BATCH, exists, namespace
 
 ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+# Fields of any command, not options of the collection ``create`` makes.
+GENERIC_FIELDS = frozenset({"create", "$db", "lsid", "txnNumber", "$clusterTime", "writeConcern",
+                            "readConcern", "$readPreference", "comment", "apiVersion",
+                            "apiStrict", "apiDeprecationErrors", "startTransaction",
+                            "autocommit", "maxTimeMS"})
 INDEX_OPTIONS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds",
                  "collation", "hidden", "weights", "default_language", "2dsphereIndexVersion")
 
@@ -113,11 +118,7 @@ def create(store, server, cmd):
     ns = namespace(cmd, "create")
     if exists(store, ns):
         raise CommandError(48, f"Collection {ns[0]}.{ns[1]} already exists.")
-    options = {k: v for k, v in cmd.items() if k not in ("create", "$db", "lsid", "txnNumber",
-                                                          "$clusterTime", "writeConcern",
-                                                          "$readPreference", "comment",
-                                                          "apiVersion", "apiStrict",
-                                                          "apiDeprecationErrors")}
+    options = {k: v for k, v in cmd.items() if k not in GENERIC_FIELDS}
     store.client[ns[0]].create_collection(ns[1], **options)
     return {"ok": 1}
 

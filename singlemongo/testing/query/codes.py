@@ -18,7 +18,7 @@ CODE_NAMES = {
     115: "CommandNotSupported", 121: "DocumentValidationFailure", 125: "CommandFailed",
     133: "FailedToSatisfyReadPreference", 134: "ReadConcernMajorityNotAvailableYet",
     189: "PrimarySteppedDown", 211: "KeyNotFound", 238: "NotImplemented",
-    244: "TransactionTooOld", 251: "NoSuchTransaction", 256: "TransactionCommitted",
+    225: "TransactionTooOld", 244: "TransactionAborted", 251: "NoSuchTransaction", 256: "TransactionCommitted",
     257: "TransactionTooLarge", 262: "ExceededTimeLimit", 263: "OperationNotSupportedInTransaction",
     267: "PreparedTransactionInProgress", 462: "IngressRequestRateLimitExceeded",
     9001: "SocketException", 10107: "NotWritablePrimary", 11000: "DuplicateKey",

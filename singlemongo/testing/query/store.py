@@ -17,6 +17,7 @@ from mongomock_ng.helpers import NOTHING
 
 from . import catalog, conformance, reads, writes
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
+from .transactions import Transactions
 
 # What an engine exception means, as MongoDB's code and message: (type, pattern, code, text).
 ERROR_TABLE = (
@@ -30,7 +31,9 @@ ERROR_TABLE = (
      "Cannot apply $inc to a value of non-numeric type"),
     (NotImplementedError, r"", 238, None),
 )
-COMMANDS = {**reads.COMMANDS, **writes.COMMANDS, **catalog.COMMANDS}
+COMMANDS = {**reads.COMMANDS, **writes.COMMANDS, **catalog.COMMANDS,
+            "commitTransaction": lambda store, server, cmd: store.transactions.commit(store.txn),
+            "abortTransaction": lambda store, server, cmd: store.transactions.abort(store.txn)}
 # Commands that change documents other than by insert or update (unique tables are rebuilt).
 INVALIDATING = frozenset({"delete", "findAndModify", "drop", "dropDatabase", "renameCollection",
                           "createIndexes", "dropIndexes", "create", "aggregate"})
@@ -74,6 +77,8 @@ class Store:
         self.executed = {}  # (lsid, txnNumber) -> reply, for retryable writes
         self.executions = 0  # write commands executed (not answered from the cache)
         self._cursor_ids = itertools.count(1000)
+        self.transactions = Transactions(self)
+        self.txn = None  # the transaction of the command being run (commit and abort)
 
     def install(self, deployment):
         for name in COMMANDS:
@@ -106,6 +111,7 @@ class Store:
                 self.client.drop_database(name)
             self.cursors.clear()
             self.executed.clear()
+            self.transactions.clear()
 
     # ----- commands ------------------------------------------------------------------------
 
@@ -113,16 +119,30 @@ class Store:
         run = COMMANDS[name]
 
         def handle(server, cmd, state):
+            def execute(target, cmd):
+                try:
+                    return run(target, server, reads.evaluate_let(cmd))
+                except Exception as exc:  # the engine never takes the server down
+                    return engine_error(exc).reply()
+
             with self.lock:
                 key = self._retry_key(name, cmd)
                 if key is not None and key in self.executed:
                     return self.executed[key]
-                if name in INVALIDATING:
-                    conformance.invalidate_unique_tables()
                 try:
-                    reply = run(self, server, reads.evaluate_let(cmd))
-                except Exception as exc:  # the engine never takes the server down
-                    reply = engine_error(exc).reply()
+                    self.txn = self.transactions.enter(name, cmd, server.address)
+                    if self.txn is not None and name not in ("commitTransaction",
+                                                             "abortTransaction"):
+                        conformance.invalidate_unique_tables()
+                        return self.transactions.run(self.txn, name, cmd,
+                                                     lambda view: execute(view, cmd))
+                    if name in INVALIDATING or name == "commitTransaction":
+                        conformance.invalidate_unique_tables()
+                    reply = self.transactions.outside(name, cmd, lambda s: execute(s, cmd))
+                except CommandError as exc:
+                    return exc.reply()
+                finally:
+                    self.txn = None
                 if key is not None and reply.get("ok"):
                     self.executed[key] = reply
                 return reply

@@ -1,0 +1,214 @@
+"""Multi-document transactions on the simulated deployment, as a 7.0 server runs them for a
+test: snapshot isolation, commit, abort, write conflicts, and the server's checks.
+
+A transaction starts with its first command (``startTransaction: true``) and reads and
+writes a private copy of the data taken then (snapshot isolation: uncommitted writes are
+invisible to everyone else, and the transaction never sees later commits). Its commit writes
+the documents it changed back, and replays the collections and indexes it created. Two
+writers of the same document conflict as on a real server: the second transaction gets
+WriteConflict (112, labelled TransientTransactionError) and is aborted. A write outside any
+transaction to a document an open transaction has written goes ahead and aborts that
+transaction (a real server makes the write wait for the transaction; a simulated one,
+serving one command at a time, cannot wait).
+"""
+import copy
+
+from mongomock_ng import MongoClient
+from mongomock_ng.store import ServerStore
+
+from .codes import CommandError
+
+# Commands a transaction may run (the server's list, as far as the simulator has them).
+ALLOWED = frozenset({"find", "aggregate", "distinct", "getMore", "killCursors", "insert",
+                     "update", "delete", "findAndModify", "create", "createIndexes",
+                     "commitTransaction", "abortTransaction"})
+WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
+CATALOG = frozenset({"create", "createIndexes"})
+ENDING = frozenset({"commitTransaction", "abortTransaction"})
+WRITE_CONFLICT = ("WriteConflict error: this operation conflicted with another operation. "
+                  "Please retry your operation or multi-document transaction.")
+
+
+def snapshot(server_store):
+    """A private copy of every collection (documents, indexes and options)."""
+    copied = ServerStore()
+    for db_name, db in server_store._databases.items():
+        for name, coll in db._collections.items():
+            target = copied[db_name][name]
+            target._documents = copy.deepcopy(coll._documents)
+            target.indexes = copy.deepcopy(coll.indexes)
+            target._ttl_indexes = copy.deepcopy(coll._ttl_indexes)
+            target.options = copy.deepcopy(coll.options)
+            target._is_force_created = coll._is_force_created
+    return copied
+
+
+class StoreView:
+    """The store as a transaction sees it: its own data, the shared cursors."""
+
+    def __init__(self, store, client):
+        self._store = store
+        self.client = client
+
+    def collection(self, db, name):
+        return self.client[db][name]
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+class Txn:
+    def __init__(self, store, number, server):
+        self.number = number
+        self.server = server  # a transaction lives on the mongod or mongos it started on
+        self.state = "active"
+        self.view = StoreView(store, MongoClient(_store=snapshot(store.client._store)))
+        self.written = {}  # (db, collection) -> the _id keys this transaction wrote
+        self.catalog = []  # create / createIndexes commands, replayed at commit
+
+
+def _ns(name, cmd):
+    target = cmd.get(name)
+    return (cmd.get("$db"), target) if isinstance(target, str) else None
+
+
+def _documents(client, ns):
+    return client._store[ns[0]][ns[1]]._documents
+
+
+def _changed(before, after):
+    return {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+
+
+class Transactions:
+    """Every session's transaction on one deployment (lsid -> Txn)."""
+
+    def __init__(self, store):
+        self.store = store
+        self.by_lsid = {}
+
+    def clear(self):
+        self.by_lsid.clear()
+
+    def open(self):
+        return [t for t in self.by_lsid.values() if t.state == "active"]
+
+    # ----- routing a command ---------------------------------------------------------------
+
+    def enter(self, name, cmd, server):
+        """The Txn a command runs in, or None outside a transaction; CommandError for what a
+        server refuses. Another server (a new primary, another mongos) does not know an
+        open transaction: it answers NoSuchTransaction, and a commit there (recoveryToken)
+        finds it uncommitted and aborts it."""
+        lsid = cmd.get("lsid")
+        if "autocommit" not in cmd:
+            if lsid is not None and "txnNumber" in cmd:
+                current = self.by_lsid.get(bytes(lsid["id"]))
+                if current is not None and current.number < cmd["txnNumber"] and \
+                        current.state == "active":
+                    current.state = "aborted"  # a newer txnNumber aborts the open transaction
+            return None
+        if cmd["autocommit"] is not False or lsid is None or "txnNumber" not in cmd:
+            raise CommandError(72, "autocommit must be false and come with lsid and txnNumber")
+        key, number = bytes(lsid["id"]), cmd["txnNumber"]
+        current = self.by_lsid.get(key)
+        if cmd.get("startTransaction"):
+            if current is not None and current.number >= number:
+                raise CommandError(225, f"Cannot start transaction {number} on session because "
+                                        f"a newer transaction {current.number} has already "
+                                        f"started")
+            txn = self.by_lsid[key] = Txn(self.store, number, server)
+        else:
+            txn = current
+            if txn is None or txn.number != number:
+                raise _no_such(number)
+            if txn.server != server and txn.state == "active":
+                if name == "commitTransaction":
+                    txn.state = "aborted"
+                raise _no_such(number)
+            if "readConcern" in cmd and name not in ENDING:
+                raise CommandError(72, "Only the first command in a transaction may specify "
+                                       "a readConcern")
+        if name not in ALLOWED:
+            txn.state = "aborted" if txn.state == "active" else txn.state
+            raise CommandError(263, f"Cannot run '{name}' in a multi-document transaction.")
+        if name not in ENDING:
+            if "writeConcern" in cmd:
+                raise CommandError(72, "Cannot set write concern after starting a transaction")
+            if txn.state != "active":
+                raise _no_such(number, txn.state)
+        return txn
+
+    def run(self, txn, name, cmd, execute):
+        """Run ``execute(view)`` in the transaction; a write conflict or any error aborts it."""
+        ns = _ns(name, cmd) if name in WRITES else None
+        before = dict(copy.deepcopy(_documents(txn.view.client, ns))) if ns else None
+        reply = execute(txn.view)
+        if ns is not None:
+            changed = _changed(before, _documents(txn.view.client, ns))
+            if self._conflicts(txn, ns, changed):
+                txn.state = "aborted"
+                raise CommandError(112, WRITE_CONFLICT)
+            txn.written.setdefault(ns, set()).update(changed)
+        if name in CATALOG and reply.get("ok"):
+            txn.catalog.append((name, cmd))
+        if not reply.get("ok") or reply.get("writeErrors"):
+            txn.state = "aborted"  # an error in a transaction aborts it on the server
+        return reply
+
+    def _conflicts(self, txn, ns, keys):
+        return any(other is not txn and keys & other.written.get(ns, set())
+                   for other in self.open())
+
+    def outside(self, name, cmd, execute):
+        """Run a command outside any transaction; a write to a document an open transaction
+        wrote aborts that transaction."""
+        ns = _ns(name, cmd) if name in WRITES and self.open() else None
+        before = dict(copy.deepcopy(_documents(self.store.client, ns))) if ns else None
+        reply = execute(self.store)
+        if ns is not None:
+            changed = _changed(before, _documents(self.store.client, ns))
+            for txn in self.open():
+                if changed & txn.written.get(ns, set()):
+                    txn.state = "aborted"
+        return reply
+
+    # ----- ending --------------------------------------------------------------------------
+
+    def commit(self, txn):
+        if txn.state == "aborted":
+            raise _no_such(txn.number, txn.state)
+        if txn.state == "committed":
+            return {"ok": 1}  # a retried commit is answered again
+        for name, cmd in txn.catalog:
+            ns = _ns(name, cmd)
+            if name == "create" and ns[1] not in self.store.client[ns[0]].list_collection_names():
+                self.store.client[ns[0]].create_collection(ns[1])
+            elif name == "createIndexes":
+                from .catalog import create_indexes
+                create_indexes(self.store, None, cmd)
+        for ns, keys in txn.written.items():
+            source = _documents(txn.view.client, ns)
+            target = _documents(self.store.client, ns)
+            for key in keys:
+                if key in source:
+                    target[key] = copy.deepcopy(source[key])
+                elif key in target:
+                    del target[key]
+        txn.state = "committed"
+        return {"ok": 1}
+
+    def abort(self, txn):
+        if txn.state == "committed":
+            raise CommandError(256, f"Transaction {txn.number} has been committed.")
+        if txn.state == "aborted":
+            raise _no_such(txn.number, txn.state)
+        txn.state = "aborted"
+        return {"ok": 1}
+
+
+def _no_such(number, state=None):
+    if state == "aborted":
+        return CommandError(251, f"Transaction with {{ txnNumber: {number} }} has been aborted.")
+    return CommandError(251, f"Given transaction number {number} does not match any "
+                             f"in-progress transactions.")
