@@ -18,6 +18,7 @@ UNIFIED_ITEM = re.compile(r"::test_unified\[[^/\]]+/(.+)/([^/]+\.json)::")
 SHORT_REASONS = {"needs connection-pool events": "pool events",
                  "needs a streaming or threaded monitor": "monitor",
                  "runOnRequirements not met": "server version",
+                 "written for other topologies": "other topology",
                  "skipped by the test file itself": "file's skipReason",
                  "needs an API this driver does not have yet": "API not yet",
                  "the seed policy differs": "seed policy",

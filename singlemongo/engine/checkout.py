@@ -53,6 +53,8 @@ def checkout_pinned(topology, address, connect_timeout_s=None):
     topology.check_open()
     topology.check_fork()
     sd = topology.description.servers.get(address)
+    if sd is not None and not sd.is_data_bearing:
+        sd = topology.check_server(address)  # marked Unknown by an error: check it now
     conn = None
     if sd is not None and sd.is_data_bearing:
         conn = connection_for(topology, sd, connect_timeout_s)

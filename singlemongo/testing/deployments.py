@@ -132,7 +132,7 @@ class _Deployment:
             reply = add_write_concern_error(reply, cmd, {
                 "code": 100, "codeName": "UnsatisfiableWriteConcern",
                 "errmsg": "Not enough data-bearing nodes"})
-        if "autocommit" in cmd and reply.get("ok") and self.kind == "sharded":
+        if "autocommit" in cmd and reply.get("ok") and self.kind in ("sharded", "load-balanced"):
             # Sharded Transactions, "recoveryToken field": every ok reply in a transaction.
             reply = dict(reply, recoveryToken={"recoveryShardId": "shard0"})
         if self.gossips_cluster_time:  # hello replies carry it too, as on a real server
@@ -250,6 +250,7 @@ class LoadBalancer(_Deployment):
     """A load balancer in front of mongoses; ``service_id=False`` plays one without serviceId,
     ``op_msg_only=True`` one that never answers OP_QUERY (legacy hello)."""
     kind = "load-balanced"
+    gossips_cluster_time = True  # the mongos behind it does
 
     def __init__(self, service_id=True, op_msg_only=False, **options):
         super().__init__(**options)

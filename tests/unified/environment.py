@@ -2,7 +2,7 @@
 accept. Each test runs once, on the first accepted topology in PREFERENCE."""
 from singlemongo.testing.deployments import SERVER_VERSION
 
-from .skips import REQUIREMENTS, Skip
+from .skips import OTHER_TOPOLOGY, REQUIREMENTS, Skip
 
 PREFERENCE = ("replicaset", "sharded", "single", "load-balanced")
 FIXTURES = {"single": "mongo_standalone_session", "replicaset": "mongo_replica_set_session",
@@ -59,6 +59,8 @@ def choose_topology(file_doc, test, only=None):
             if why is None:
                 return topology, auth
             reasons.append(why)
+    if only is not None and all(r.startswith("topology in") for r in reasons):
+        raise Skip(f"{OTHER_TOPOLOGY}: {reasons[0]}")
     raise Skip(f"{REQUIREMENTS} (needs {sorted(set(reasons))[0]}; the simulated deployment is "
                f"MongoDB {'.'.join(map(str, SERVER_VERSION[:2]))})")
 

@@ -12,6 +12,8 @@ import pytest
 POOL = "needs connection-pool events (one socket per server, no pool)"
 MONITOR = "needs a streaming or threaded monitor"
 REQUIREMENTS = "runOnRequirements not met by the simulated deployment"
+# A test run once per topology (tests/test_unified.py) on a topology its file leaves out.
+OTHER_TOPOLOGY = "written for other topologies (runOnRequirements)"
 FILE_SKIP = "skipped by the test file itself"
 # A design decision (README, "Differences from PyMongo"): change streams hold a connection
 # open for as long as they live; a single-threaded, short-lived program has no use for them.
@@ -31,7 +33,7 @@ def seed_policy(rule):
     return f"the seed policy differs: {rule}"
 
 
-REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, FILE_SKIP, CHANGE_STREAMS, CLIENT_BULK_WRITE,
+REASON_PREFIXES = (POOL, MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, CHANGE_STREAMS, CLIENT_BULK_WRITE,
                    SIMULATOR, REMOVED,
                    missing_api(""), seed_policy(""))
 
