@@ -35,6 +35,7 @@ BACKOFF_INITIAL_S = 0.005
 BACKOFF_MAX_S = 0.5
 WITH_TRANSACTION_MAX_ATTEMPTS = 10_000
 _T = TypeVar("_T")
+SNAPSHOT_MIN_WIRE_VERSION = 13  # MongoDB 5.0
 
 
 class SessionOptions:
@@ -62,7 +63,7 @@ class SessionOptions:
 
     @property
     def snapshot(self) -> bool:
-        """Whether reads are snapshot reads (not offered yet: refused at the first operation)."""
+        """Whether reads are snapshot reads: all at the point in time of the first one."""
         return self._snapshot
 
     @property
@@ -83,6 +84,7 @@ class ClientSession:
         self._operation_time: Optional[Timestamp] = None
         self._ended = False
         self._pid: Optional[int] = None  # the process the server session was taken in
+        self._snapshot_time: Optional[Timestamp] = None  # snapshot sessions: atClusterTime
         self._transaction = Transaction()
 
     # ----- PyMongo's properties ---------------------------------------------------------------
@@ -326,9 +328,6 @@ class ClientSession:
         self._check_ended()
         if topology is not self._client._topology:
             raise InvalidOperation("Can only use session with the MongoClient that started it")
-        if self._options.snapshot:
-            raise InvalidOperation("snapshot sessions are not offered yet: start the session "
-                                   "without snapshot=True")
         name = next(iter(req.command), "")
         txn = self._transaction
         if name not in ("commitTransaction", "abortTransaction"):
@@ -342,8 +341,29 @@ class ClientSession:
             return self._take_server_session(), None
         return self._take_server_session(), TransactionStep(txn, name, req.is_read)
 
+    def _snapshot_read_concern(self, command_name: str, max_wire_version: int
+                               ) -> Optional[dict[str, Any]]:
+        """Snapshot reads (sessions spec): readConcern level snapshot on every command of a
+        snapshot session but a cursor's getMore and killCursors, with the atClusterTime the
+        first read reported; None outside snapshot sessions."""
+        if not self._options.snapshot or command_name in ("getMore", "killCursors"):
+            return None
+        if max_wire_version < SNAPSHOT_MIN_WIRE_VERSION:
+            raise ConfigurationError("Snapshot reads require MongoDB 5.0 or later")
+        doc: dict[str, Any] = {"level": "snapshot"}
+        if self._snapshot_time is not None:
+            doc["atClusterTime"] = self._snapshot_time
+        return doc
+
     def _after_reply(self, reply: Mapping[str, Any]) -> None:
-        """Gossip: the reply's $clusterTime and operationTime advance the session's."""
+        """Gossip: the reply's $clusterTime and operationTime advance the session's; a
+        snapshot session keeps the atClusterTime of its first read."""
+        if self._options.snapshot and self._snapshot_time is None:
+            cursor = reply.get("cursor")
+            at = cursor.get("atClusterTime") if isinstance(cursor, Mapping) else \
+                reply.get("atClusterTime")
+            if isinstance(at, Timestamp):
+                self._snapshot_time = at
         cluster_time = reply.get("$clusterTime")
         if isinstance(cluster_time, Mapping) and isinstance(cluster_time.get("clusterTime"),
                                                             Timestamp):

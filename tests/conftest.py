@@ -59,14 +59,33 @@ def certs(tmp_path_factory):
     (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
     run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
         "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
+    # A client certificate for MONGODB-X509 (subject CN=client,OU=drivers,O=singlemongo),
+    # as one PEM with its key, and again with the key encrypted by a password.
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key",
+        "-out", "client.csr", "-subj", "/O=singlemongo/OU=drivers/CN=client")
+    run("openssl", "x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "client.crt", "-days", "2")
+    (d / "client.pem").write_bytes((d / "client.crt").read_bytes() + (d / "client.key").read_bytes())
+    run("openssl", "pkey", "-in", "client.key", "-aes256", "-passout", "pass:" + CLIENT_KEY_PASSWORD,
+        "-out", "client-encrypted.key")
+    (d / "client-encrypted.pem").write_bytes((d / "client.crt").read_bytes()
+                                             + (d / "client-encrypted.key").read_bytes())
     return d
 
 
-def server_context(certs):
-    """An SSLContext serving the test CA's server certificate."""
+CLIENT_KEY_PASSWORD = "s3cret-key-passphrase"
+CLIENT_SUBJECT = "CN=client,OU=drivers,O=singlemongo"
+
+
+def server_context(certs, verify_clients=False):
+    """An SSLContext serving the test CA's server certificate; ``verify_clients`` also asks
+    for client certificates and verifies them with the test CA (MONGODB-X509)."""
     import ssl
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(certs / "server.pem", certs / "server.key")
+    if verify_clients:
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.load_verify_locations(certs / "ca.pem")
     return ctx
 
 

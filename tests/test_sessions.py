@@ -4,7 +4,7 @@ import pytest
 from bson.timestamp import Timestamp
 
 from singlemongo import MongoClient
-from singlemongo.errors import ConfigurationError, InvalidOperation
+from singlemongo.errors import OperationFailure, ConfigurationError, InvalidOperation
 from singlemongo.clock import FakeClock
 
 
@@ -113,11 +113,32 @@ def test_ended_foreign_and_unacknowledged_uses_are_refused(rs):
         client.app.c.find_one({}, session=session)
     with pytest.raises(ConfigurationError):
         client.start_session(causal_consistency=True, snapshot=True)
-    with client.start_session(snapshot=True) as snapshot:
-        with pytest.raises(InvalidOperation, match="snapshot sessions are not offered"):
-            client.app.c.find_one({}, session=snapshot)
     client.close()
     other.close()
+
+
+def test_snapshot_session_reads_one_point_in_time(rs):
+    """Sessions spec, "Snapshot reads": the first read sends readConcern level snapshot and
+    the server's atClusterTime is sent with every later read, which sees the data as it was
+    then; a write in a snapshot session is the server's error; no transactions in one."""
+    client, commands = client_for(rs)
+    coll = client.app.c
+    coll.insert_one({"_id": 1, "x": 1})
+    with client.start_session(snapshot=True) as snapshot:
+        assert coll.find_one({"_id": 1}, session=snapshot)["x"] == 1
+        first = commands.started[-1]["readConcern"]
+        assert first == {"level": "snapshot"}
+        coll.update_one({"_id": 1}, {"$set": {"x": 2}})
+        assert coll.find_one({"_id": 1}, session=snapshot)["x"] == 1
+        again = commands.started[-1]["readConcern"]
+        assert again["level"] == "snapshot" and isinstance(again["atClusterTime"], Timestamp)
+        assert coll.distinct("x", session=snapshot) == [1]
+        assert coll.find_one({"_id": 1})["x"] == 2
+        with pytest.raises(OperationFailure):
+            coll.insert_one({"_id": 2}, session=snapshot)
+        with pytest.raises(InvalidOperation, match="snapshot sessions"):
+            snapshot.start_transaction()
+    client.close()
 
 
 def test_advance_times_only_forward_and_check_types(rs):

@@ -1,9 +1,14 @@
 """Authentication on a connection: SCRAM-SHA-256 and SCRAM-SHA-1, with mechanism negotiation
-and speculative authentication inside the handshake's hello.
+and speculative authentication inside the handshake's hello, and MONGODB-X509.
 
 A handshake carries ``speculativeAuthenticate`` (the SCRAM client-first message) on every
 connection, which costs nothing; the conversation is completed, with one saslContinue, only
 on a connection actually used for an operation. Checks alone never authenticate.
+
+MONGODB-X509 (auth spec) is one ``authenticate`` command, whose speculative form rides in
+the handshake: the TLS client certificate (tlsCertificateKeyFile) is the credential, and the
+server takes the user name from its subject when the URI gives none. A one-off query
+authenticated this way costs no round trip more than an unauthenticated one.
 """
 import base64
 
@@ -11,6 +16,22 @@ from ..errors import ConfigurationError
 from .scram import HASHES, AuthenticationFailed, Conversation
 
 __all__ = ["AuthenticationFailed", "handshake_fields", "authenticate"]
+X509 = "MONGODB-X509"
+HINTS = {X509: "Check tlsCertificateKeyFile: the server must trust its CA, and its subject "
+               "must be a user of $external (and equal the username, if one is given).",
+         None: "Check the username, password and authSource."}
+
+
+class X509Conversation:
+    """The speculative X.509 authenticate a handshake sent (nothing more to say after it)."""
+    mechanism = X509
+
+
+def _x509_command(credentials):
+    cmd = {"authenticate": 1, "mechanism": X509}
+    if credentials.username is not None:  # else the server reads it from the certificate
+        cmd["user"] = credentials.username
+    return cmd
 
 
 def _default_mechanism(credentials):
@@ -25,6 +46,9 @@ def handshake_fields(credentials, clock):
     if credentials.mechanism is None:
         fields["saslSupportedMechs"] = f"{credentials.source}.{credentials.username}"
     mechanism = _default_mechanism(credentials)
+    if mechanism == X509:  # auth spec, "Speculative Authentication": the whole exchange
+        fields["speculativeAuthenticate"] = dict(_x509_command(credentials), db="$external")
+        return fields, X509Conversation()
     if mechanism not in HASHES:
         return fields, None
     conversation = Conversation(mechanism, credentials.username,
@@ -49,7 +73,7 @@ def _check(reply, credentials, mechanism):
         raise AuthenticationFailed(
             f"authentication failed for user {credentials.username!r} on database "
             f"{credentials.source!r} with {mechanism}: {reply.get('errmsg', 'unknown error')} "
-            f"(code {reply.get('code')}). Check the username, password and authSource.",
+            f"(code {reply.get('code')}). {HINTS.get(mechanism, HINTS[None])}",
             reply.get("code"), {k: v for k, v in reply.items() if k != "payload"})
     return reply
 
@@ -60,9 +84,12 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
     if conn.authenticated or credentials is None:
         return
     mechanism = negotiate(credentials, conn.hello or {})
+    if mechanism == X509:
+        _authenticate_x509(conn, credentials, timeout_s)
+        return
     if mechanism not in HASHES:
         raise ConfigurationError(f"authMechanism {mechanism} is not supported by singlemongo; "
-                                 f"use SCRAM-SHA-256 or SCRAM-SHA-1")
+                                 f"use SCRAM-SHA-256, SCRAM-SHA-1 or MONGODB-X509")
     source = credentials.source
     speculative = (conn.hello or {}).get("speculativeAuthenticate")
     conversation = conn.conversation
@@ -87,5 +114,15 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
         reply = _check(conn.command(source, {"saslContinue": 1, "payload": b"",
                                              "conversationId": reply.get("conversationId", 1)},
                                     timeout_s), credentials, mechanism)
+    conn.authenticated = True
+    conn.conversation = None
+
+
+def _authenticate_x509(conn, credentials, timeout_s):
+    """Done if the handshake's speculative authenticate succeeded, else one command."""
+    speculative = (conn.hello or {}).get("speculativeAuthenticate")
+    if not (speculative and isinstance(conn.conversation, X509Conversation)):
+        _check(conn.command("$external", _x509_command(credentials), timeout_s),
+               credentials, X509)
     conn.authenticated = True
     conn.conversation = None

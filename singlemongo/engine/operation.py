@@ -86,6 +86,9 @@ def _prepare(topology, req, sd, session, txn_number, step=None, command=None, cr
             after = explicit._read_concern_for(next(iter(cmd)))
             if after is not None:  # causal consistency spec, "afterClusterTime"
                 cmd["readConcern"] = {**cmd.get("readConcern", {}), "afterClusterTime": after}
+            snapshot = explicit._snapshot_read_concern(next(iter(cmd)), sd.max_wire_version or 0)
+            if snapshot is not None:  # sessions spec, "Snapshot reads"
+                cmd["readConcern"] = snapshot
     if cluster_time is not None and sd.server_type is not ServerType.STANDALONE:
         cmd["$clusterTime"] = cluster_time
     if req.is_read:

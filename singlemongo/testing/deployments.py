@@ -23,7 +23,7 @@ WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "crea
 READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors", "getmore",
                            "saslstart", "saslcontinue"})
 NO_AUTH_NEEDED = frozenset({"hello", "ismaster", "ping", "saslstart", "saslcontinue",
-                            "endsessions", "buildinfo"})
+                            "endsessions", "buildinfo", "authenticate"})
 _ids = itertools.count(1)
 
 
@@ -40,16 +40,19 @@ class _Deployment:
     kind = "deployment"
     gossips_cluster_time = False
 
-    def __init__(self, users=None, tls_context=None, compressors=("zlib",), hello_ok=True):
+    def __init__(self, users=None, tls_context=None, compressors=("zlib",), hello_ok=True,
+                 x509_users=()):
         self.servers = []
         self.hello_ok = hello_ok  # False plays a server that only knows legacy hello
         self.commands = {}  # extra command handlers: name -> fn(server, cmd, state) -> reply
         self.users = Users(users) if users else None
+        # MONGODB-X509: the certificate subjects (RFC 2253) that are users of $external.
+        self.x509_users = frozenset(x509_users)
+        self.requires_auth = bool(users or x509_users)
         self.tls_context = tls_context
         self.compressors = tuple(compressors)
         self.store = Store().install(self)
         self.sessions_ended = []
-        self._cluster_time = itertools.count(1)
 
     def __enter__(self):
         return self.start()
@@ -136,7 +139,7 @@ class _Deployment:
             # Sharded Transactions, "recoveryToken field": every ok reply in a transaction.
             reply = dict(reply, recoveryToken={"recoveryShardId": "shard0"})
         if self.gossips_cluster_time:  # hello replies carry it too, as on a real server
-            now = Timestamp(1_700_000_000, next(self._cluster_time))
+            now = self.store.transactions.tick()
             reply.setdefault("$clusterTime", {"clusterTime": now, "signature": {
                 "hash": b"\x00" * 20, "keyId": 0}})
             reply.setdefault("operationTime", now)
@@ -145,11 +148,13 @@ class _Deployment:
     def _dispatch(self, server, name, lname, cmd, state):
         if lname in ("hello", "ismaster"):
             return self._hello(server, cmd, state)
-        if self.users is not None and lname not in NO_AUTH_NEEDED and not state.get("authenticated"):
+        if self.requires_auth and lname not in NO_AUTH_NEEDED and not state.get("authenticated"):
             return {"ok": 0, "code": 13, "codeName": "Unauthorized",
                     "errmsg": f"command {name} requires authentication"}
         if lname == "ping":
             return {"ok": 1}
+        if lname == "authenticate":
+            return self._x509(cmd, state)
         if lname == "saslstart" and self.users is not None:
             return self.users.start(state, cmd.get("mechanism"), cmd.get("payload", b""))
         if lname == "saslcontinue" and self.users is not None:
@@ -179,7 +184,12 @@ class _Deployment:
         wanted = [c for c in cmd.get("compression", ()) if c in self.compressors]
         if wanted:
             reply["compression"] = wanted
-        if self.users is not None:
+        spec = cmd.get("speculativeAuthenticate")
+        if isinstance(spec, dict) and spec.get("mechanism") == "MONGODB-X509":
+            done = self._x509(spec, state)
+            if done.get("ok") == 1:
+                reply["speculativeAuthenticate"] = {"dbname": "$external", "user": done["user"]}
+        elif self.users is not None:
             mechs_for = cmd.get("saslSupportedMechs")
             if mechs_for:
                 reply["saslSupportedMechs"] = self.users.mechanisms(mechs_for.partition(".")[2])
@@ -189,6 +199,24 @@ class _Deployment:
                 if first.get("ok") == 1:
                     reply["speculativeAuthenticate"] = first
         return reply
+
+    def _x509(self, cmd, state):
+        """MONGODB-X509: the connection's verified client certificate names the user."""
+        subject = rfc2253(state.get("peer_certificate"))
+        if cmd.get("mechanism") != "MONGODB-X509":
+            return {"ok": 0, "code": 2, "codeName": "BadValue",
+                    "errmsg": f"Unsupported mechanism {cmd.get('mechanism')!r}"}
+        if subject is None:
+            return {"ok": 0, "code": 18, "codeName": "AuthenticationFailed",
+                    "errmsg": "No verified subject name available from client"}
+        if cmd.get("user") not in (None, subject):
+            return {"ok": 0, "code": 18, "codeName": "AuthenticationFailed",
+                    "errmsg": "There is no x.509 client certificate matching the user."}
+        if subject not in self.x509_users:
+            return {"ok": 0, "code": 11, "codeName": "UserNotFound",
+                    "errmsg": f"Could not find user \"{subject}\" for db \"$external\""}
+        state["authenticated"] = True
+        return {"ok": 1, "dbname": "$external", "user": subject}
 
     @staticmethod
     def _base_hello(server, cmd, state):
@@ -204,6 +232,19 @@ class _Deployment:
             reply["helloOk"] = True
         reply.update(server.limits)
         return reply
+
+
+RDN_NAMES = {"commonName": "CN", "organizationalUnitName": "OU", "organizationName": "O",
+             "localityName": "L", "stateOrProvinceName": "ST", "countryName": "C",
+             "domainComponent": "DC", "emailAddress": "emailAddress"}
+
+
+def rfc2253(certificate):
+    """A certificate's subject as MongoDB names an X.509 user ("CN=client,OU=...,O=...")."""
+    if not certificate or not certificate.get("subject"):
+        return None
+    return ",".join(f"{RDN_NAMES.get(name, name)}={value}"
+                    for rdn in reversed(certificate["subject"]) for name, value in rdn)
 
 
 def hellos(server):
@@ -222,6 +263,10 @@ class Standalone(_Deployment):
         self._new_server(role="standalone")
 
     def refuse(self, server, name, cmd):
+        if (cmd.get("readConcern") or {}).get("level") == "snapshot":
+            return {"ok": 0, "code": 123, "codeName": "NotAReplicaSet",
+                    "errmsg": "readConcern level 'snapshot' is only allowed on a replica set "
+                              "member or mongos"}
         if "txnNumber" in cmd:  # what a standalone mongod answers
             return {"ok": 0, "code": 20, "codeName": "IllegalOperation",
                     "errmsg": "Transaction numbers are only allowed on a replica set member "

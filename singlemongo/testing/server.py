@@ -216,6 +216,8 @@ class SimServer:
         self._connection_ids += 1
         conn = _Conn(sock, self._connection_ids)
         conn.state["connection_id"] = self._connection_ids
+        if self.tls_context is not None:  # MONGODB-X509 reads the client's certificate
+            conn.state["peer_certificate"] = sock.getpeercert() or None
         self._conns[sock.fileno()] = conn
         sel.register(sock, selectors.EVENT_READ, conn)
 

@@ -161,8 +161,6 @@ class EntityMap(dict):
         if not callable(getattr(type(client), "start_session", None)):
             raise Skip(missing_api("MongoClient.start_session"))
         options = session_options(spec.get("sessionOptions"))
-        if options.get("snapshot"):
-            raise Skip(missing_api("snapshot sessions (issue 14)"))
         session = client.start_session(**options)
         # Recorded now, as PyMongo's runner does: $$sessionLsid may be asked after endSession.
         self.lsids[spec["id"]] = session.session_id

@@ -138,7 +138,9 @@ class Store:
                                                      lambda view: execute(view, cmd))
                     if name in INVALIDATING or name == "commitTransaction":
                         conformance.invalidate_unique_tables()
-                    reply = self.transactions.outside(name, cmd, lambda s: execute(s, cmd))
+                    reply = self.transactions.snapshot_read(name, cmd, lambda v: execute(v, cmd))
+                    if reply is None:
+                        reply = self.transactions.outside(name, cmd, lambda s: execute(s, cmd))
                 except CommandError as exc:
                     return exc.reply()
                 finally:

@@ -12,7 +12,9 @@ transaction (a real server makes the write wait for the transaction; a simulated
 serving one command at a time, cannot wait).
 """
 import copy
+import itertools
 
+from bson.timestamp import Timestamp
 from mongomock_ng import MongoClient
 from mongomock_ng.store import ServerStore
 
@@ -25,6 +27,10 @@ ALLOWED = frozenset({"find", "aggregate", "distinct", "getMore", "killCursors", 
 WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
 CATALOG = frozenset({"create", "createIndexes"})
 ENDING = frozenset({"commitTransaction", "abortTransaction"})
+# Snapshot reads: what takes one, how many points in time the server keeps (an older
+# atClusterTime is SnapshotTooOld, as past a real server's history window).
+SNAPSHOT_READS = frozenset({"find", "aggregate", "distinct", "count"})
+SNAPSHOT_HISTORY = 16
 WRITE_CONFLICT = ("WriteConflict error: this operation conflicted with another operation. "
                   "Please retry your operation or multi-document transaction.")
 
@@ -81,14 +87,53 @@ def _changed(before, after):
 
 
 class Transactions:
-    """Every session's transaction on one deployment (lsid -> Txn)."""
+    """Every session's transaction on one deployment (lsid -> Txn), the deployment's cluster
+    time, and the points in time snapshot reads see."""
 
     def __init__(self, store):
         self.store = store
         self.by_lsid = {}
+        self.snapshots = {}  # Timestamp -> StoreView of the data at that cluster time
+        self._ticks = itertools.count(1)
+        self.now = Timestamp(1_700_000_000, 0)
 
     def clear(self):
         self.by_lsid.clear()
+        self.snapshots.clear()
+
+    def tick(self):
+        """The next cluster time (every reply of a gossiping deployment carries one)."""
+        self.now = Timestamp(1_700_000_000, next(self._ticks))
+        return self.now
+
+    def snapshot_read(self, name, cmd, execute):
+        """readConcern level snapshot outside a transaction (sessions spec, "Snapshot reads"):
+        the data at atClusterTime, or at a new point in time reported back as atClusterTime;
+        None if the command is not a snapshot read."""
+        read_concern = cmd.get("readConcern")
+        if not isinstance(read_concern, dict) or read_concern.get("level") != "snapshot" \
+                or "autocommit" in cmd:
+            return None
+        if name not in SNAPSHOT_READS:
+            raise CommandError(72, f"Command {name} does not support {{ readConcern: {{ level: "
+                                   f"\"snapshot\" }} }} outside a transaction")
+        at = read_concern.get("atClusterTime")
+        if at is None:
+            at = self.tick()
+            self.snapshots[at] = StoreView(self.store,
+                                           MongoClient(_store=snapshot(self.store.client._store)))
+            while len(self.snapshots) > SNAPSHOT_HISTORY:
+                del self.snapshots[min(self.snapshots)]
+        view = self.snapshots.get(at)
+        if view is None:
+            raise CommandError(239, f"Read timestamp {at} is older than the oldest available "
+                                    f"timestamp.")
+        reply = dict(execute(view))
+        if isinstance(reply.get("cursor"), dict):
+            reply["cursor"] = dict(reply["cursor"], atClusterTime=at)
+        elif reply.get("ok"):
+            reply["atClusterTime"] = at
+        return reply
 
     def open(self):
         return [t for t in self.by_lsid.values() if t.state == "active"]

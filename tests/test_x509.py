@@ -1,0 +1,98 @@
+"""MONGODB-X509 authentication (auth spec) against a simulated replica set that verifies
+client certificates with a test CA generated at test time (tests/conftest.py ``certs``)."""
+import pytest
+
+from singlemongo import MongoClient
+from singlemongo.errors import OperationFailure
+from singlemongo.testing import ReplicaSet
+
+from .conftest import CLIENT_KEY_PASSWORD, CLIENT_SUBJECT, server_context
+
+
+@pytest.fixture(scope="module")
+def x509_rs(certs):
+    with ReplicaSet(3, tls_context=server_context(certs, verify_clients=True),
+                    x509_users={CLIENT_SUBJECT}) as rs:
+        yield rs
+
+
+@pytest.fixture
+def deployment(x509_rs):
+    return x509_rs.reset()
+
+
+def uri(rs, certs, key_file="client.pem", x509=True, user="", extra=""):
+    hosts = ",".join(s.address_text for s in rs.servers)
+    query = f"tls=true&tlsCAFile={certs / 'ca.pem'}&tlsCertificateKeyFile={certs / key_file}"
+    if x509:
+        query += "&authMechanism=MONGODB-X509"
+    return f"mongodb://{user}{hosts}/?{query}{extra}"
+
+
+@pytest.fixture(scope="module")
+def open_rs(certs):
+    """The same replica set, same TLS, without authentication."""
+    with ReplicaSet(3, tls_context=server_context(certs, verify_clients=True)) as rs:
+        yield rs
+
+
+def one_off(rs, address_uri):
+    """A one-off find_one, and what it cost on each member, in member order:
+    (connections, commands other than endSessions)."""
+    rs.reset()
+    rs.store.seed("app", "c", [{"_id": 1}])
+    client = MongoClient(address_uri)
+    doc = client.app.c.find_one({"_id": 1})
+    client.close()
+    return doc, [(s.connections, sum(n for name, n in s.commands.items()
+                                     if name != "endSessions")) for s in rs.servers]
+
+
+def test_a_one_off_x509_query_costs_what_an_unauthenticated_one_does(deployment, open_rs,
+                                                                       certs):
+    """Speculative authentication: the handshake's hello carries the whole X.509 exchange,
+    so an authenticated one-off find_one on a 3-member replica set opens the same
+    connections and sends the same number of commands as one without authentication on the
+    same replica set without it; the user name comes from the certificate's subject."""
+    plain_doc, plain_cost = one_off(open_rs, uri(open_rs, certs, x509=False))
+    doc, cost = one_off(deployment, uri(deployment, certs))
+    assert plain_doc == doc == {"_id": 1}
+    assert cost == plain_cost
+    assert sum(s.commands.get("authenticate", 0) for s in deployment.servers) == 0
+    assert sum(c for c, _ in cost) == 3  # one socket per member
+
+
+def test_the_username_may_be_given_and_must_match(deployment, certs):
+    """The URI's user must be the certificate's subject (RFC 2253); another name fails with
+    an error that names the user and says what to check, never a traceback from deep inside."""
+    quoted = CLIENT_SUBJECT.replace("=", "%3D").replace(",", "%2C")
+    client = MongoClient(uri(deployment, certs, user=quoted + "@"))
+    client.app.c.insert_one({"_id": 2})
+    client.close()
+    wrong = MongoClient(uri(deployment, certs, user="CN%3Dsomeone-else@"))
+    with pytest.raises(OperationFailure) as failure:
+        wrong.app.c.find_one({})
+    assert "CN=someone-else" in str(failure.value)
+    assert "tlsCertificateKeyFile" in str(failure.value)
+    wrong.close()
+
+
+def test_an_encrypted_key_file_with_its_password(deployment, certs):
+    """tlsCertificateKeyFilePassword decrypts the key; the password never shows in the
+    client's repr."""
+    client = MongoClient(uri(deployment, certs, key_file="client-encrypted.pem",
+                             extra=f"&tlsCertificateKeyFilePassword={CLIENT_KEY_PASSWORD}"))
+    assert client.app.c.count_documents({}) == 0
+    assert CLIENT_KEY_PASSWORD not in repr(client)
+    client.close()
+
+
+def test_without_a_certificate_the_server_refuses(deployment, certs):
+    """No client certificate: the server has no verified subject, the driver reports the
+    authentication failure with the mechanism and the hint."""
+    hosts = ",".join(s.address_text for s in deployment.servers)
+    client = MongoClient(f"mongodb://{hosts}/?tls=true&tlsCAFile={certs / 'ca.pem'}"
+                         f"&authMechanism=MONGODB-X509")
+    with pytest.raises(OperationFailure, match="MONGODB-X509"):
+        client.app.c.find_one({})
+    client.close()
