@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TypeVar
 from bson.timestamp import Timestamp
 
 from .errors import ConfigurationError, InvalidOperation, PyMongoError
-from .transaction import (TRANSIENT, UNKNOWN_COMMIT, Transaction, TransactionOptions,
-                          TransactionStep, TxnState, majority, resolve_options, transition)
+from .transaction import (Transaction, TransactionOptions, TransactionStep, TxnState, majority,
+                          resolve_options, transition)
 
 if TYPE_CHECKING:
     from .client import MongoClient
@@ -27,13 +27,6 @@ if TYPE_CHECKING:
 READ_CONCERN_COMMANDS = frozenset({"find", "aggregate", "distinct", "count", "insert", "update",
                                    "delete", "findAndModify", "bulkWrite", "create",
                                    "createIndexes", "drop", "dropDatabase", "dropIndexes"})
-# with_transaction: retry for at most this long (convenient transactions API), with a
-# jittered exponential backoff between attempts (as PyMongo 4.20), and at most this many
-# attempts so that frozen time never loops for ever.
-WITH_TRANSACTION_TIME_LIMIT_S = 120.0
-BACKOFF_INITIAL_S = 0.005
-BACKOFF_MAX_S = 0.5
-WITH_TRANSACTION_MAX_ATTEMPTS = 10_000
 _T = TypeVar("_T")
 SNAPSHOT_MIN_WIRE_VERSION = 13  # MongoDB 5.0
 
@@ -229,50 +222,9 @@ class ClientSession:
         UnknownTransactionCommitResult, for at most 120 s of the client's clock (a
         frozen-time test advances it, or the attempts' bound ends the loop). Returns what
         the callback returned."""
-        clock = self._client._topology.clock
-        budget = _Budget(clock)
-        last: Optional[BaseException] = None
-        for attempt in range(WITH_TRANSACTION_MAX_ATTEMPTS):
-            if attempt:
-                backoff = clock.random() * min(BACKOFF_INITIAL_S * 1.5 ** attempt, BACKOFF_MAX_S)
-                if not budget.allows(backoff):
-                    raise _exhausted(last, budget)
-                budget.sleep(backoff)
-            self.start_transaction(read_concern, write_concern, read_preference,
-                                   max_commit_time_ms)
-            try:
-                result = callback(self)
-            except BaseException as exc:  # KeyboardInterrupt too: the transaction is aborted
-                last = exc
-                if self.in_transaction:
-                    self.abort_transaction()
-                if isinstance(exc, PyMongoError) and exc.has_error_label(TRANSIENT) \
-                        and budget.allows():
-                    continue
-                raise
-            if not self.in_transaction:
-                return result  # the callback committed or aborted: its choice
-            outcome, last = self._commit_with_retries(budget)
-            if outcome == "committed":
-                return result
-        raise _exhausted(last, budget)
-
-    def _commit_with_retries(self, budget: _Budget) -> tuple[str, Optional[BaseException]]:
-        """("committed", None) or ("retry", the transient error); raises what ends it."""
-        for _ in range(WITH_TRANSACTION_MAX_ATTEMPTS):
-            try:
-                self.commit_transaction()
-                return "committed", None
-            except PyMongoError as exc:
-                within = budget.allows()
-                if exc.has_error_label(UNKNOWN_COMMIT) and getattr(exc, "code", None) != 50 \
-                        and within:
-                    continue
-                if exc.has_error_label(TRANSIENT) and within:
-                    return "retry", exc
-                raise
-        raise InvalidOperation(f"commitTransaction failed {WITH_TRANSACTION_MAX_ATTEMPTS} times "
-                               f"with an unknown result")
+        from .with_transaction import run
+        return run(self, callback, TransactionOptions(read_concern, write_concern,
+                                                      read_preference, max_commit_time_ms))
 
     # ----- ending -----------------------------------------------------------------------------
 
@@ -397,31 +349,3 @@ class _TransactionContext:
                  exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
         if self._session.in_transaction:
             self._session.abort_transaction()
-
-
-class _Budget:
-    """with_transaction's 120 s on the client's clock; counts its own backoffs even when the
-    clock is frozen."""
-
-    def __init__(self, clock: Any) -> None:
-        self.clock = clock
-        self.start = clock.monotonic()
-        self.slept = 0.0
-
-    def elapsed(self) -> float:
-        return max(self.clock.monotonic() - self.start, self.slept)
-
-    def allows(self, extra: float = 0.0) -> bool:
-        return self.elapsed() + extra < WITH_TRANSACTION_TIME_LIMIT_S
-
-    def sleep(self, seconds: float) -> None:
-        self.clock.sleep(seconds)
-        self.slept += seconds
-
-
-def _exhausted(last: Optional[BaseException], budget: _Budget) -> BaseException:
-    """The last error once with_transaction's time is used up (as PyMongo: that error)."""
-    if last is None:
-        return InvalidOperation(f"with_transaction used {budget.elapsed():.1f} s of its "
-                                f"{WITH_TRANSACTION_TIME_LIMIT_S:.0f} s without an attempt")
-    return last

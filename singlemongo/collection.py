@@ -164,7 +164,8 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         try:
             outcome = execute(self._topology, Request(
                 self._database.name, cmd, Criteria(WRITE), False,
-                "write" if retryable else None, sequences, unacknowledged=not self._acknowledged(session),
+                "write" if retryable else None, sequences,
+                unacknowledged=not self._acknowledged(session),
                 codec=self._codec_options, user_fields=user_fields, explicit_session=session))
         except WriteConcernError as exc:
             if check:

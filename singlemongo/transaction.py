@@ -147,6 +147,7 @@ class Transaction:
 
     @property
     def active(self) -> bool:
+        """Between start_transaction and commit or abort."""
         return self.state in (TxnState.STARTING, TxnState.IN_PROGRESS)
 
     def reset(self) -> None:
@@ -190,6 +191,7 @@ class TransactionStep:
 
     @property
     def ends_transaction(self) -> bool:
+        """True for commitTransaction and abortTransaction."""
         return self.kind != "operation"
 
     @property

@@ -65,11 +65,11 @@ def certs(tmp_path_factory):
         "-out", "client.csr", "-subj", "/O=singlemongo/OU=drivers/CN=client")
     run("openssl", "x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
         "-CAcreateserial", "-out", "client.crt", "-days", "2")
-    (d / "client.pem").write_bytes((d / "client.crt").read_bytes() + (d / "client.key").read_bytes())
-    run("openssl", "pkey", "-in", "client.key", "-aes256", "-passout", "pass:" + CLIENT_KEY_PASSWORD,
-        "-out", "client-encrypted.key")
-    (d / "client-encrypted.pem").write_bytes((d / "client.crt").read_bytes()
-                                             + (d / "client-encrypted.key").read_bytes())
+    crt = (d / "client.crt").read_bytes()
+    (d / "client.pem").write_bytes(crt + (d / "client.key").read_bytes())
+    run("openssl", "pkey", "-in", "client.key", "-aes256", "-passout",
+        "pass:" + CLIENT_KEY_PASSWORD, "-out", "client-encrypted.key")
+    (d / "client-encrypted.pem").write_bytes(crt + (d / "client-encrypted.key").read_bytes())
     return d
 
 

@@ -8,7 +8,8 @@ import pytest
 FACE = ("client", "client_cache", "database", "collection", "collection_writes",
         "find_and_modify", "cursor", "command_cursor", "bulk", "results", "errors",
         "operations", "read_preferences", "write_concern", "read_concern", "collation",
-        "server_api", "monitoring.listeners", "options.client_options", "client_session")
+        "server_api", "monitoring.listeners", "options.client_options", "client_session",
+        "transaction", "with_transaction")
 
 
 def public_members(module):

@@ -9,10 +9,11 @@ Each is a context manager that starts real TCP servers on 127.0.0.1 and stops th
 import datetime
 import itertools
 
-from bson import ObjectId, Timestamp
+from bson import ObjectId
 
 from .scram_server import Users
 from .failpoints import add_write_concern_error, server_labels
+from .x509 import authenticate_x509
 from .server import SimServer
 from .query import Store
 
@@ -201,22 +202,7 @@ class _Deployment:
         return reply
 
     def _x509(self, cmd, state):
-        """MONGODB-X509: the connection's verified client certificate names the user."""
-        subject = rfc2253(state.get("peer_certificate"))
-        if cmd.get("mechanism") != "MONGODB-X509":
-            return {"ok": 0, "code": 2, "codeName": "BadValue",
-                    "errmsg": f"Unsupported mechanism {cmd.get('mechanism')!r}"}
-        if subject is None:
-            return {"ok": 0, "code": 18, "codeName": "AuthenticationFailed",
-                    "errmsg": "No verified subject name available from client"}
-        if cmd.get("user") not in (None, subject):
-            return {"ok": 0, "code": 18, "codeName": "AuthenticationFailed",
-                    "errmsg": "There is no x.509 client certificate matching the user."}
-        if subject not in self.x509_users:
-            return {"ok": 0, "code": 11, "codeName": "UserNotFound",
-                    "errmsg": f"Could not find user \"{subject}\" for db \"$external\""}
-        state["authenticated"] = True
-        return {"ok": 1, "dbname": "$external", "user": subject}
+        return authenticate_x509(self.x509_users, cmd, state)
 
     @staticmethod
     def _base_hello(server, cmd, state):
@@ -232,19 +218,6 @@ class _Deployment:
             reply["helloOk"] = True
         reply.update(server.limits)
         return reply
-
-
-RDN_NAMES = {"commonName": "CN", "organizationalUnitName": "OU", "organizationName": "O",
-             "localityName": "L", "stateOrProvinceName": "ST", "countryName": "C",
-             "domainComponent": "DC", "emailAddress": "emailAddress"}
-
-
-def rfc2253(certificate):
-    """A certificate's subject as MongoDB names an X.509 user ("CN=client,OU=...,O=...")."""
-    if not certificate or not certificate.get("subject"):
-        return None
-    return ",".join(f"{RDN_NAMES.get(name, name)}={value}"
-                    for rdn in reversed(certificate["subject"]) for name, value in rdn)
 
 
 def hellos(server):

@@ -150,6 +150,13 @@ class _Recorder:
             body["getMore"] = "<cursor id>"
         if "killCursors" in body:
             body["cursors"] = ["<cursor id>" for _ in body.get("cursors", ())]
+        # Cluster times are the server's clock; txnNumbers count each client's own writes.
+        if isinstance(body.get("readConcern"), Mapping):
+            body["readConcern"] = {k: "<cluster time>" if k in ("afterClusterTime",
+                                                                "atClusterTime") else v
+                                   for k, v in body["readConcern"].items()}
+        if "txnNumber" in body:
+            body["txnNumber"] = "<txnNumber>"
         self.commands.append((name, body))
 
 
@@ -163,7 +170,7 @@ def _names(driver, uri, recorder, clients):
     for name in ("InsertOne", "UpdateOne", "UpdateMany", "ReplaceOne", "DeleteOne",
                  "DeleteMany", "IndexModel", "ASCENDING", "DESCENDING", "TEXT", "HASHED",
                  "GEO2D", "GEOSPHERE", "ReturnDocument", "ReadPreference", "WriteConcern",
-                 "MongoClient"):
+                 "MongoClient", "ReadConcern"):
         setattr(ns, name, getattr(lib, name, None))
     if driver == "pymongo":
         from pymongo.collation import Collation
@@ -177,6 +184,8 @@ def _names(driver, uri, recorder, clients):
         from singlemongo import read_preferences as rp
     ns.Collation, ns.ReadConcern, ns.ServerApi, ns.read_preferences = (
         Collation, ReadConcern, ServerApi, rp)
+    ns.TransactionOptions = lib.client_session.TransactionOptions if driver == "pymongo" \
+        else lib.TransactionOptions
 
     def client(uri=uri, **options):
         made = make_client(driver, uri, recorder, **options)
