@@ -18,3 +18,16 @@ def test_the_simulated_deployment_example_passes_as_a_users_test(pytester):
     pytester.makepyfile(test_readme=readme_block("## Simulated deployments for your tests"))
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_the_transaction_example_moves_the_money(mongo_replica_set):
+    """The README's with_transaction example, run as written against the simulator."""
+    import textwrap
+    from singlemongo import MongoClient
+    code = textwrap.dedent(readme_block("- **Transactions**", 0))
+    client = MongoClient(mongo_replica_set.uri)
+    accounts = client.bank.accounts
+    accounts.insert_many([{"_id": "a", "balance": 100}, {"_id": "b", "balance": 0}])
+    exec(code, {"client": client, "accounts": accounts})
+    assert {d["_id"]: d["balance"] for d in accounts.find()} == {"a": 70, "b": 30}
+    client.close()
