@@ -334,7 +334,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         if not self._write_concern.is_server_default:
             cmd["writeConcern"] = self._write_concern.document
         admin = self._database.client.admin
-        return admin.command(cmd)
+        return admin.command(cmd, session=session)
 
     def options(self, session: Any = None, comment: Any = None) -> dict[str, Any]:
         """The options the collection was created with ({} for none or a missing one)."""

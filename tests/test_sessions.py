@@ -169,3 +169,26 @@ def test_session_returns_to_the_pool_and_is_reused(rs):
         client.app.c.find_one({}, session=second)
         assert second.session_id == lsid
     client.close()
+
+
+def test_every_helper_sends_the_sessions_lsid(rs):
+    """Every operation takes session=: the catalog, index, rename and drop helpers too run
+    in the session (its lsid on each of their commands)."""
+    client, commands = client_for(rs)
+    db = client.app
+    with client.start_session() as session:
+        coll = db.create_collection("h", session=session)
+        coll.create_index("a", session=session)
+        coll.index_information(session=session)
+        db.list_collection_names(session=session)
+        coll.drop_index("a_1", session=session)
+        coll.rename("h2", session=session)
+        db.drop_collection("h2", session=session)
+        client.list_database_names(session=session)
+        lsid = session.session_id
+    names = ["listCollections", "create", "createIndexes", "listIndexes", "listCollections",
+             "dropIndexes", "renameCollection", "drop", "listDatabases"]
+    sent = [c for c in commands.started if next(iter(c)) in names]
+    assert [next(iter(c)) for c in sent] == names  # create_collection checks it exists first
+    assert all(c["lsid"] == lsid for c in sent)
+    client.close()
