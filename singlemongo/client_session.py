@@ -156,10 +156,10 @@ class ClientSession:
             TransactionOptions(read_concern, write_concern, read_preference, max_commit_time_ms),
             self._options.default_transaction_options, self._client)
         txn = self._transaction
-        transition(txn.state, "start")
+        state, _ = transition(txn.state, "start")
         txn.reset()
         txn.options = options
-        txn.state = TxnState.STARTING
+        txn.state = state
         txn.commit_attempts = 0
         txn.txn_number = self._take_server_session().next_txn_number()
         return _TransactionContext(self)

@@ -96,6 +96,39 @@ class FakeClock(Clock):
         return items[0]
 
 
+class Budget:
+    """Time used against a budget of ``timeout_s`` on ``clock.monotonic()``; it counts its own
+    sleeps even when the clock is frozen (freezegun), so a loop bounded by it always ends."""
+
+    __slots__ = ("clock", "start", "timeout_s", "slept")
+
+    def __init__(self, clock, timeout_s: float):
+        self.clock = clock
+        self.start = clock.monotonic()
+        self.timeout_s = timeout_s
+        self.slept = 0.0
+
+    def now(self) -> float:
+        return max(self.clock.monotonic(), self.start + self.slept)
+
+    @property
+    def elapsed(self) -> float:
+        return self.now() - self.start
+
+    @property
+    def deadline(self) -> float:
+        return self.start + self.timeout_s
+
+    def allows(self, extra: float = 0.0) -> bool:
+        """Whether ``extra`` more seconds still fit in the budget."""
+        return self.elapsed + extra < self.timeout_s
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self.clock.sleep(seconds)
+            self.slept += seconds
+
+
 class Deadline:
     """When some work must be done by, on ``clock.io_time()``; ``None`` seconds: never."""
 

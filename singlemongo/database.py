@@ -11,7 +11,7 @@ from .command_cursor import CommandCursor
 from .common import (BaseObject, not_callable, not_offered, validate_collation,
                      validate_database_name)
 from .engine.operation import Request, execute
-from .errors import CollectionInvalid, InvalidOperation, OperationFailure
+from .errors import CollectionInvalid, OperationFailure
 from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .selection.read_preference import ReadPreference as _Core
@@ -143,10 +143,9 @@ class Database(BaseObject, Generic[_DocumentType]):
         if comment is not None:
             cmd["comment"] = comment
         core = to_core(read_preference)
-        if core is not None and core.mode != "primary" and session is not None and \
-                session.in_transaction:  # transactions spec: the user's own read preference
-            raise InvalidOperation(f"read preference in a transaction must be primary, not "
-                                   f"{core.mode}")
+        if session is not None and session.in_transaction:
+            from .transaction import check_read_preference
+            check_read_preference(core)  # the user's own read preference counts too
         try:
             return execute(self._client._topology, Request(  # type: ignore[no-any-return]
                 self._name, cmd, Criteria(READ, core if core is not None else _PRIMARY),

@@ -15,18 +15,18 @@ from typing import Any, Mapping, Optional
 from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation, OperationFailure,
                      PyMongoError, WriteConcernError)
 from .read_concern import ReadConcern
+from .engine.backpressure import SYSTEM_OVERLOADED
+from .engine.operation import RETRYABLE_WRITE_ERROR
+from .engine.replies import RETRYABLE_CODES, from_server
 from .read_preferences import to_core
 from .write_concern import WriteConcern
 
 TRANSIENT = "TransientTransactionError"
 UNKNOWN_COMMIT = "UnknownTransactionCommitResult"
-RETRYABLE_WRITE_ERROR = "RetryableWriteError"
-SYSTEM_OVERLOADED = "SystemOverloadedError"
 # Error Reporting and Retrying Transactions, "UnknownTransactionCommitResult": retryable
 # write errors, MaxTimeMSExpired and WriteConcernFailed; a write concern error that only says
 # the write concern cannot be satisfied (100, 79) is not unknown: a retry fails the same way.
-UNKNOWN_COMMIT_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435,
-                                  13436, 50, 64})
+UNKNOWN_COMMIT_CODES = RETRYABLE_CODES | {50, 64}
 UNSATISFIABLE_WRITE_CONCERN = frozenset({100, 79})
 # "writeConcern for commitTransaction attempts".
 COMMIT_RETRY_WTIMEOUT_MS = 10_000
@@ -184,10 +184,7 @@ class TransactionStep:
         self.non_overload_failure = False
         assert txn.options is not None
         if is_read and self.kind == "operation":
-            core = to_core(txn.options.read_preference)
-            if core is not None and core.mode != "primary":
-                raise InvalidOperation(f"read preference in a transaction must be primary, not "
-                                       f"{core.mode}")
+            check_read_preference(txn.options.read_preference)
 
     @property
     def ends_transaction(self) -> bool:
@@ -210,7 +207,6 @@ class TransactionStep:
         if not self.ends_transaction:
             cmd.pop("readConcern", None)
             cmd.pop("writeConcern", None)
-        cmd["txnNumber"] = self.txn.txn_number
         if self.first and not self.ends_transaction:
             cmd["startTransaction"] = True
             read_concern = dict(self.txn.options.read_concern.document
@@ -245,7 +241,7 @@ class TransactionStep:
         """The labels the driver adds (Error Reporting and Retrying Transactions), and the
         unpinning they call for ("When to unpin")."""
         labels = list(error.error_labels)
-        network = isinstance(error, ConnectionFailure) and not hasattr(error, "code")
+        network = isinstance(error, ConnectionFailure) and not from_server(error)
         if self.kind == "operation":
             if network and TRANSIENT not in labels:
                 labels.append(TRANSIENT)
@@ -261,6 +257,14 @@ class TransactionStep:
         """The session is "in progress" after its first command was sent, even on error."""
         if self.sent and self.first and self.txn.state is TxnState.STARTING:
             self.txn.state = TxnState.IN_PROGRESS
+
+
+def check_read_preference(read_preference: Any) -> None:
+    """transactions spec, "readPreference": reads in a transaction are on the primary."""
+    core = to_core(read_preference)
+    if core is not None and core.mode != "primary":
+        raise InvalidOperation(f"read preference in a transaction must be primary, not "
+                               f"{core.mode}")
 
 
 def majority(write_concern: Optional[Mapping[str, Any]]) -> dict[str, Any]:

@@ -9,8 +9,9 @@ so frozen time never loops for ever.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
+from .clock import Budget
 from .errors import InvalidOperation, PyMongoError
 from .transaction import TRANSIENT, UNKNOWN_COMMIT, TransactionOptions
 
@@ -26,37 +27,17 @@ MAX_TIME_MS_EXPIRED = 50
 _T = TypeVar("_T")
 
 
-class _Budget:
-    """The 120 s on the client's clock; counts its own backoffs even when the clock is
-    frozen."""
-
-    def __init__(self, clock: Any) -> None:
-        self.clock = clock
-        self.start = clock.monotonic()
-        self.slept = 0.0
-
-    def elapsed(self) -> float:
-        return max(self.clock.monotonic() - self.start, self.slept)
-
-    def allows(self, extra: float = 0.0) -> bool:
-        return self.elapsed() + extra < TIME_LIMIT_S
-
-    def sleep(self, seconds: float) -> None:
-        self.clock.sleep(seconds)
-        self.slept += seconds
-
-
 def run(session: ClientSession, callback: Callable[[ClientSession], _T],
         options: TransactionOptions) -> _T:
     """What ``session.with_transaction(callback, ...)`` does."""
     clock = session.client._topology.clock
-    budget = _Budget(clock)
+    budget = Budget(clock, TIME_LIMIT_S)
     last: Optional[BaseException] = None
     for attempt in range(MAX_ATTEMPTS):
         if attempt:
             backoff = clock.random() * min(BACKOFF_INITIAL_S * 1.5 ** attempt, BACKOFF_MAX_S)
             if not budget.allows(backoff):
-                raise _exhausted(last, budget)
+                break
             budget.sleep(backoff)
         session.start_transaction(options.read_concern, options.write_concern,
                                   options.read_preference, options.max_commit_time_ms)
@@ -75,10 +56,11 @@ def run(session: ClientSession, callback: Callable[[ClientSession], _T],
         committed, last = _commit(session, budget)
         if committed:
             return result
-    raise _exhausted(last, budget)
+    assert last is not None  # only an error leads to another attempt
+    raise last  # the time or the attempts are used up: the last error, as PyMongo
 
 
-def _commit(session: ClientSession, budget: _Budget) -> tuple[bool, Optional[BaseException]]:
+def _commit(session: ClientSession, budget: Budget) -> tuple[bool, Optional[BaseException]]:
     """(True, None) once committed, (False, the transient error) to run it all again;
     raises what ends it."""
     for _ in range(MAX_ATTEMPTS):
@@ -95,11 +77,3 @@ def _commit(session: ClientSession, budget: _Budget) -> tuple[bool, Optional[Bas
             raise
     raise InvalidOperation(f"commitTransaction failed {MAX_ATTEMPTS} times with an unknown "
                            f"result")
-
-
-def _exhausted(last: Optional[BaseException], budget: _Budget) -> BaseException:
-    """The last error once the time is used up (as PyMongo: that error)."""
-    if last is None:
-        return InvalidOperation(f"with_transaction used {budget.elapsed():.1f} s of its "
-                                f"{TIME_LIMIT_S:.0f} s without an attempt")
-    return last

@@ -73,6 +73,20 @@ def certs(tmp_path_factory):
     return d
 
 
+class Commands:
+    """An event listener keeping the commands a client started (``started``)."""
+
+    def __init__(self):
+        self.started = []
+
+    def __call__(self, event):
+        if type(event).__name__ == "CommandStartedEvent":
+            self.started.append(event.command)
+
+    def named(self, name):
+        return [c for c in self.started if next(iter(c)) == name]
+
+
 CLIENT_KEY_PASSWORD = "s3cret-key-passphrase"
 CLIENT_SUBJECT = "CN=client,OU=drivers,O=singlemongo"
 

@@ -7,14 +7,7 @@ from singlemongo import MongoClient
 from singlemongo.errors import OperationFailure, ConfigurationError, InvalidOperation
 from singlemongo.clock import FakeClock
 
-
-class Commands:
-    def __init__(self):
-        self.started = []
-
-    def __call__(self, event):
-        if type(event).__name__ == "CommandStartedEvent":
-            self.started.append(event.command)
+from .conftest import Commands
 
 
 @pytest.fixture

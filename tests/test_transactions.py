@@ -14,17 +14,7 @@ from singlemongo.errors import (ConnectionFailure, InvalidOperation, OperationFa
                                 PyMongoError)
 from singlemongo.transaction import TxnState
 
-
-class Commands:
-    def __init__(self):
-        self.started = []
-
-    def __call__(self, event):
-        if type(event).__name__ == "CommandStartedEvent":
-            self.started.append(event.command)
-
-    def named(self, name):
-        return [c for c in self.started if next(iter(c)) == name]
+from .conftest import Commands
 
 
 def client_for(deployment, clock=None, **options):

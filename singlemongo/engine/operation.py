@@ -81,7 +81,6 @@ def _prepare(topology, req, sd, session, txn_number, step=None, command=None, cr
         cluster_time = _newer_cluster_time(cluster_time, explicit.cluster_time)
         if step is not None:  # transactions spec, "Constructing commands within a transaction"
             step.apply(cmd, explicit._after_cluster_time() if step.first else None)
-            cmd["txnNumber"] = Int64(cmd["txnNumber"])
         else:
             after = explicit._read_concern_for(next(iter(cmd)))
             if after is not None:  # causal consistency spec, "afterClusterTime"
@@ -146,7 +145,7 @@ class _Run:
             self.session, self.step = req.explicit_session._for_operation(topology, req)
         # Transactions spec: a collection's w: 0 is ignored in a transaction.
         self.unacknowledged = req.unacknowledged and self.step is None
-        self.command = dict(req.command)  # a commit retry changes its write concern
+        self.command = req.command  # copied before a commit retry changes its write concern
         # Transactions spec, "readPreference": a transaction reads from the primary, whatever
         # the collection says (step refused any other transaction read preference).
         self.criteria = req.criteria if self.step is None or not req.is_read else Criteria(
@@ -222,9 +221,10 @@ class _Run:
                                and sd.server_type is not ServerType.STANDALONE)
             if can_retry_write and self.txn_number is None:
                 self.txn_number = self.session.next_txn_number()
-        cmd = _prepare(self.t, self.req, sd, self.session,
-                       self.txn_number if can_retry_write and step is None else None, step,
-                       self.command, self.criteria)
+        txn_number = step.txn.txn_number if step is not None else (
+            self.txn_number if can_retry_write else None)
+        cmd = _prepare(self.t, self.req, sd, self.session, txn_number, step, self.command,
+                       self.criteria)
         if self.deadline is not None:
             _add_max_time(cmd, self.deadline, sd)
         if self.unacknowledged:
@@ -266,6 +266,7 @@ class _Run:
             raise annotate(error, decision.reason, self.state.attempts)
         self.last_error = error
         if self.step is not None:
+            self.command = dict(self.command)
             self.step.before_retry(self.command, error)
         if decision.backoff_s:
             clock.sleep(decision.backoff_s)

@@ -6,6 +6,7 @@ every minHeartbeatFrequencyMS until serverSelectionTimeoutMS, so it may take the
 one blocking scan. Every loop here is bounded by a count, so frozen time cannot hang it.
 """
 
+from ..clock import Budget
 from ..monitoring import log
 from ..constants import MIN_HEARTBEAT_FREQUENCY_MS
 from ..errors import IncompatibleWireVersionError, ServerSelectionError
@@ -16,33 +17,14 @@ from ..selection.selector import READ, WRITE, SelectionSettings, select
 MIN_INTERVAL_S = MIN_HEARTBEAT_FREQUENCY_MS / 1000.0
 
 
-class _Budget:
-    """Time used against the selection budget; counts sleeps even if the clock is frozen."""
+class _Budget(Budget):
+    """The selection budget: waits never longer than the interval they serve."""
 
-    def __init__(self, clock, timeout_s):
-        self.clock = clock
-        self.start = clock.monotonic()
-        self.timeout_s = timeout_s
-        self.slept = 0.0
-
-    def now(self):
-        return max(self.clock.monotonic(), self.start + self.slept)
+    __slots__ = ()
 
     def sleep_until(self, target):
-        # Never longer than the interval it serves, whatever the clock did (a clock moved
-        # backwards would otherwise ask for years).
-        wait = min(target - self.now(), MIN_INTERVAL_S)
-        if wait > 0:
-            self.clock.sleep(wait)
-            self.slept += wait
-
-    @property
-    def elapsed(self):
-        return self.now() - self.start
-
-    @property
-    def deadline(self):
-        return self.start + self.timeout_s
+        # Whatever the clock did (a clock moved backwards would otherwise ask for years).
+        self.sleep(min(target - self.now(), MIN_INTERVAL_S))
 
 
 def settings_for(topo):
