@@ -40,6 +40,8 @@ def snapshot(server_store):
     copied = ServerStore()
     for db_name, db in server_store._databases.items():
         for name, coll in db._collections.items():
+            if not coll.is_created:  # dropped: nothing to see
+                continue
             target = copied[db_name][name]
             target._documents = copy.deepcopy(coll._documents)
             target.indexes = copy.deepcopy(coll.indexes)
