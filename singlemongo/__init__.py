@@ -42,10 +42,13 @@ _LAZY = {
     "BulkWriteError": "errors", "WriteError": "errors", "WriteConcernError": "errors",
     "ExecutionTimeout": "errors", "CursorNotFound": "errors", "InvalidOperation": "errors",
     "InvalidName": "errors", "InvalidDocument": "errors", "DocumentTooLarge": "errors",
+    "install_as_pymongo": "drop_in", "timeout": "csot", "DriverInfo": "driver_info",
 }
 _MODULES = ("errors", "monitoring", "operations", "results", "read_preferences",
             "write_concern", "read_concern", "collation", "server_api", "cursor",
-            "command_cursor", "collection", "database", "client", "typings", "testing")
+            "command_cursor", "collection", "database", "client", "typings", "testing",
+            "gridfs", "uri_parser", "driver_info", "client_options", "change_stream", "csot",
+            "client_session", "drop_in")
 
 __all__ = ["__version__", "version", "version_tuple", "ASCENDING", "DESCENDING", "GEO2D",
            "GEOSPHERE", "HASHED", "TEXT", *_LAZY]
@@ -95,6 +98,9 @@ if TYPE_CHECKING:
     from .server_api import ServerApi as ServerApi
     from .server_api import ServerApiVersion as ServerApiVersion
     from .write_concern import WriteConcern as WriteConcern
+    from .drop_in import install_as_pymongo as install_as_pymongo
+    from .csot import timeout as timeout
+    from .driver_info import DriverInfo as DriverInfo
 
 
 def __getattr__(name: str) -> Any:

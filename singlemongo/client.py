@@ -19,7 +19,8 @@ from .engine.handshake import api_fields
 from .engine.operation import Request, execute, flush_kill_queue
 from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
 from .engine.topology import Topology
-from .errors import ConfigurationError, ConnectionFailure, InvalidOperation
+from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
+                     WaitQueueTimeoutError)
 from .options.client_options import ClientOptions, client_options
 from .options.redact import SecretText
 from .read_concern import ReadConcern
@@ -30,7 +31,11 @@ from .typings import _Address, _DocumentType, _DocumentTypeArg
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
+    from bson.codec_options import TypeRegistry
+
+    from .client_options import ClientOptions as PyMongoClientOptions
     from .client_session import ClientSession
+    from .driver_info import DriverInfo
 
 _INSECURE = (("tls_insecure", "tlsInsecure"),
              ("tls_allow_invalid_certificates", "tlsAllowInvalidCertificates"),
@@ -53,7 +58,9 @@ def _warn_if_insecure(options: ClientOptions) -> None:
 
 
 def _seed_text(host: str, port: int) -> str:
-    """``host`` as it goes in a connection string's host list (``host`` gets ``port``)."""
+    """``host`` as it goes in a connection string's host list (``host`` gets ``port``). A
+    host name is no secret: it is unwrapped (formatting a SecretText gives ``<redacted>``)."""
+    host = str.__str__(host)
     if host.endswith(".sock"):
         from urllib.parse import quote_plus
         return quote_plus(host)
@@ -79,7 +86,25 @@ def connection_string(host: Union[str, Sequence[str], None], port: Optional[int]
             raise ConfigurationError("give one connection string with every host in it, not a "
                                      "list of several")
         return uris[0]
-    return "mongodb://" + ",".join(_seed_text(h, port or 27017) for h in hosts)
+    return SecretText("mongodb://" + ",".join(_seed_text(h, port or 27017) for h in hosts))
+
+
+def _read_preference_keywords(kwargs: dict[str, Any]) -> None:
+    """PyMongo's ``read_preference=ReadPreference.SECONDARY`` (an object) as the connection
+    string's readPreference, readPreferenceTags and maxStalenessSeconds."""
+    value = kwargs.get("read_preference")
+    if value is None or isinstance(value, str):
+        return
+    from .read_preferences import _ServerMode, to_core
+    if not isinstance(value, (_ServerMode, _Core)):
+        raise TypeError(f"{value!r} is not a read preference")
+    core = to_core(kwargs.pop("read_preference"))
+    assert core is not None
+    kwargs["readPreference"] = core.mode
+    if any(core.tag_sets):
+        kwargs["readPreferenceTags"] = [dict(tags) for tags in core.tag_sets]
+    if core.max_staleness_seconds is not None:
+        kwargs["maxStalenessSeconds"] = core.max_staleness_seconds
 
 
 class MongoClient(BaseObject, Generic[_DocumentType]):
@@ -104,18 +129,18 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
     def __init__(self: MongoClient[dict[str, Any]], host: Union[str, Sequence[str], None] = None,
                  port: Optional[int] = None, document_class: None = None,
                  tz_aware: Optional[bool] = None, connect: Optional[bool] = None,
-                 **kwargs: Any) -> None: ...
+                 type_registry: Optional[TypeRegistry] = None, **kwargs: Any) -> None: ...
 
     @overload
     def __init__(self, host: Union[str, Sequence[str], None] = None, port: Optional[int] = None,
                  document_class: Optional[type[_DocumentType]] = None,
                  tz_aware: Optional[bool] = None, connect: Optional[bool] = None,
-                 **kwargs: Any) -> None: ...
+                 type_registry: Optional[TypeRegistry] = None, **kwargs: Any) -> None: ...
 
     def __init__(self, host: Union[str, Sequence[str], None] = None, port: Optional[int] = None,
                  document_class: Optional[type[_DocumentType]] = None,
                  tz_aware: Optional[bool] = None, connect: Optional[bool] = None,
-                 **kwargs: Any) -> None:
+                 type_registry: Optional[TypeRegistry] = None, **kwargs: Any) -> None:
         if isinstance(host, str):  # it may hold a password: frames below can raise
             host = SecretText(host)
         elif isinstance(host, (list, tuple)):
@@ -126,18 +151,23 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         scan_executor = kwargs.pop("scan_executor", "concurrent")
         server_selector = kwargs.pop("server_selector", None)
         for name, value in (("document_class", document_class), ("tz_aware", tz_aware),
-                            ("connect", connect)):
+                            ("connect", connect), ("type_registry", type_registry)):
             if value is not None:
                 kwargs[name] = value
+        _read_preference_keywords(kwargs)
+        if kwargs.get("auto_encryption_opts") is not None:
+            from .drop_in.unsupported import not_offered
+            not_offered("AutoEncryptionOpts")
+        kwargs.pop("auto_encryption_opts", None)
         uri = SecretText(connection_string(host, port))
-        self._options = client_options(uri, **kwargs)
-        _warn_if_insecure(self._options)
-        self._topology = Topology(self._options, clock or DEFAULT_CLOCK, listeners, resolver,
+        self._settings = client_options(uri, **kwargs)
+        _warn_if_insecure(self._settings)
+        self._topology = Topology(self._settings, clock or DEFAULT_CLOCK, listeners, resolver,
                                   scan_executor, server_selector)
         self._init_settings()
 
     def _init_settings(self) -> None:
-        o = self._options
+        o = self._settings
         BaseObject.__init__(self, o.codec_options(), o.read_preference,
                             WriteConcern(o.w, o.wtimeout_ms, o.journal), ReadConcern(
                                 o.read_concern_level))
@@ -152,7 +182,7 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
                      event_listeners: Sequence[Any] = ()) -> MongoClient[dict[str, Any]]:
         """A client from already validated ClientOptions (no parsing, no I/O)."""
         client = cast("MongoClient[dict[str, Any]]", object.__new__(cls))
-        client._options = options
+        client._settings = options
         client._topology = Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
         client._init_settings()
         return client
@@ -160,15 +190,30 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
     # ----- identity --------------------------------------------------------------------------
 
     @property
-    def options(self) -> ClientOptions:
-        """The validated options (passwords redacted in its repr)."""
-        return self._options
+    def options(self) -> PyMongoClientOptions:
+        """The client's options, as PyMongo's ``ClientOptions`` (``codec_options``,
+        ``pool_options``, ``read_preference``, ``server_selection_timeout``, ...; read only,
+        passwords redacted in its repr)."""
+        from .client_options import ClientOptions as PyMongoClientOptions
+        return PyMongoClientOptions(self._settings, self._topology)
+
+    _options = options  # where PyMongo keeps them (libraries read ``client._options``)
+
+    def append_metadata(self, driver_info: DriverInfo) -> None:
+        """Add a wrapping library's name, version and platform to the client metadata of the
+        connections opened from now on (handshake spec, "Supporting Wrapping Libraries")."""
+        from .driver_info import DriverInfo
+        if not isinstance(driver_info, DriverInfo):
+            raise TypeError(f"driver_info must be an instance of DriverInfo, not "
+                            f"{type(driver_info)}")
+        if driver_info not in self._topology.drivers:
+            self._topology.drivers += (driver_info,)
 
     def __repr__(self) -> str:
-        return f"MongoClient({self.__dict__.get('_options')!r})"
+        return f"MongoClient({self.__dict__.get('_settings')!r})"
 
     def _eq_props(self) -> tuple[Any, ...]:
-        o = self._options
+        o = self._settings
         return (tuple(sorted(o.seeds, key=repr)), o.srv_host, o.replica_set)
 
     def __eq__(self, other: Any) -> bool:
@@ -230,7 +275,7 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         type follows ``codec_options.document_class``. Raises ConfigurationError without a
         name or default, InvalidName for a bad one."""
         if name is None:
-            name = self._options.database
+            name = self._settings.database
             if name is None:
                 raise ConfigurationError("No default database name defined or provided.")
         return Database(self, name, codec_options, read_preference, write_concern,
@@ -244,7 +289,7 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
                              ) -> Database[_DocumentType]:
         """The connection string's database, else ``default``; ConfigurationError if
         neither is given."""
-        name = self._options.database or default
+        name = self._settings.database or default
         if name is None:
             raise ConfigurationError("No default database name defined or provided.")
         return Database(self, name, codec_options, read_preference, write_concern,
@@ -399,8 +444,11 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         self._closed = True
         unregister(self)
         try:
-            flush_kill_queue(self._topology)  # cursors dropped since the last operation
-            self._end_sessions()
+            with self._topology.operation():  # after another thread's operation, if any
+                flush_kill_queue(self._topology)  # cursors dropped since the last operation
+                self._end_sessions()
+        except WaitQueueTimeoutError:
+            pass  # that thread's operation fails on the closed sockets
         finally:
             self._topology.close()
 

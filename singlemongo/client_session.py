@@ -147,8 +147,9 @@ class ClientSession:
                           read_preference: Any = None, max_commit_time_ms: Optional[int] = None
                           ) -> _TransactionContext:
         """Start a transaction (no I/O: it starts on the server with its first command).
-        Options left None come from ``default_transaction_options``, then the client. Use
-        it as a context manager to abort on an exception (it never commits by itself)."""
+        Options left None come from ``default_transaction_options``, then the client. As a
+        context manager (``with session.start_transaction():``) it commits when the block
+        ends normally and aborts when it raises, as PyMongo's does."""
         self._check_ended()
         if self._options.snapshot:
             raise InvalidOperation("Transactions are not supported in snapshot sessions")
@@ -336,8 +337,10 @@ class ClientSession:
 
 
 class _TransactionContext:
-    """What start_transaction returns: ``with session.start_transaction():`` aborts the
-    transaction if the block raises or ends without commit; it never commits."""
+    """What start_transaction returns: ``with session.start_transaction():`` commits the
+    transaction when the block ends normally and aborts it when the block raises (PyMongo's
+    rule, and MongoDB's documented pattern); a transaction the block already committed or
+    aborted is left alone."""
 
     def __init__(self, session: ClientSession) -> None:
         self._session = session
@@ -348,4 +351,7 @@ class _TransactionContext:
     def __exit__(self, exc_type: Optional[type[BaseException]],
                  exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
         if self._session.in_transaction:
-            self._session.abort_transaction()
+            if exc is None:
+                self._session.commit_transaction()
+            else:
+                self._session.abort_transaction()

@@ -168,9 +168,12 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
                 unacknowledged=not self._acknowledged(session),
                 codec=self._codec_options, user_fields=user_fields, explicit_session=session))
         except WriteConcernError as exc:
-            if check:
-                raise
-            return exc.details
+            reply = exc.reply or {}
+            if not check:
+                return reply
+            _raise_write_error({"writeErrors": reply.get("writeErrors")},
+                               exc.address)  # PyMongo: a write error wins over the WCE
+            raise
         if check:
             _raise_write_error(outcome.reply, outcome.server.address)
         return outcome.reply
@@ -331,10 +334,12 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         cmd.update(kwargs)
         if comment is not None:
             cmd["comment"] = comment
-        if not self._write_concern.is_server_default:
-            cmd["writeConcern"] = self._write_concern.document
-        admin = self._database.client.admin
-        return admin.command(cmd, session=session)
+        # A write on the primary with this collection's write concern, whose
+        # writeConcernError is raised (as PyMongo's rename).
+        admin = self._database.client.admin.get_collection(
+            "$cmd", write_concern=self._write_concern)
+        return admin._write_command(cmd, retryable=False,  # type: ignore[no-any-return]
+                                    session=session)
 
     def options(self, session: Any = None, comment: Any = None) -> dict[str, Any]:
         """The options the collection was created with ({} for none or a missing one)."""

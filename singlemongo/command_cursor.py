@@ -235,20 +235,25 @@ class _ServerCursor(Generic[_DocumentType]):
         if self._forked():
             self._id, self._session = 0, None
             return
-        if self._id and self._ns is not None:
-            conn = self._topology.connections.get(self._address)
-            if conn is not None and not conn.closed:
-                db, coll = self._ns
-                ms = self._topology.options.socket_timeout_ms
-                try:
-                    command_monitoring.run(self._topology.events, self._topology.clock, conn, db,
-                                           {"killCursors": coll, "cursors": [Int64(self._id)],
-                                            **api_fields(self._topology.options)},
-                                           ms / 1000.0 if ms else None)
-                except ConnectionFailure:
-                    pass
+        if self._id and self._ns is not None and not self._topology.closed:
+            with self._topology.operation():  # another thread's operation may hold the socket
+                self._kill()
         self._id = 0
         self._release_session()
+
+    def _kill(self) -> None:
+        conn = self._topology.connections.get(self._address)
+        if conn is not None and not conn.closed:
+            assert self._ns is not None and self._id is not None
+            db, coll = self._ns
+            ms = self._topology.options.socket_timeout_ms
+            try:
+                command_monitoring.run(self._topology.events, self._topology.clock, conn, db,
+                                       {"killCursors": coll, "cursors": [Int64(self._id)],
+                                        **api_fields(self._topology.options)},
+                                       ms / 1000.0 if ms else None)
+            except ConnectionFailure:
+                pass
 
     def __del__(self) -> None:
         try:

@@ -91,8 +91,12 @@ def not_callable(kind: str, name: str) -> NoReturn:
 
 
 def validate_database_name(name: Any) -> str:
+    """A database name, as PyMongo checks it (``$external``, where users of X.509, LDAP and
+    AWS authentication live, is the one name with a ``$``)."""
     if not isinstance(name, str):
-        raise TypeError(f"name must be an instance of str, not {type(name).__name__}")
+        raise TypeError(f"name must be an instance of str, not {type(name)}")
+    if name == "$external":
+        return name
     if not name:
         raise InvalidName("database name cannot be the empty string")
     for char in (" ", ".", "$", "/", "\\", "\x00", '"'):

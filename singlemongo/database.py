@@ -7,11 +7,11 @@ from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Se
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
 from .collection import Collection, _aggregate
-from .command_cursor import CommandCursor
+from .command_cursor import BATCH_FIELDS, CommandCursor
 from .common import (BaseObject, not_callable, not_offered, validate_collation,
                      validate_database_name)
-from .engine.operation import Request, execute
-from .errors import CollectionInvalid, OperationFailure
+from .engine.operation import Outcome, Request, execute
+from .errors import CollectionInvalid, InvalidOperation, OperationFailure
 from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .selection.read_preference import ReadPreference as _Core
@@ -20,6 +20,8 @@ from .typings import _DocumentType, _DocumentTypeArg, _Pipeline
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
+    from bson.dbref import DBRef
+
     from .client import MongoClient
 
 _PRIMARY = _Core()
@@ -149,13 +151,51 @@ class Database(BaseObject, Generic[_DocumentType]):
         try:
             return execute(self._client._topology, Request(  # type: ignore[no-any-return]
                 self._name, cmd, Criteria(READ, core if core is not None else _PRIMARY),
-                is_read=True, codec=codec_options, explicit_session=session)).reply
+                is_read=True, codec=codec_options, explicit_session=session,
+                parse_write_concern_error=False)).reply
         except OperationFailure as exc:
             allowed = allowable_errors or ()
             if not check or exc.code in allowed or (exc.code is None and any(
                     isinstance(a, str) and a in str(exc) for a in allowed)):
                 return exc.details  # type: ignore[return-value]
             raise
+
+    def cursor_command(self, command: Union[str, Mapping[str, Any]], value: Any = 1,
+                       read_preference: Any = None,
+                       codec_options: Optional[CodecOptions[Any]] = None, session: Any = None,
+                       comment: Any = None, max_await_time_ms: Optional[int] = None,
+                       **kwargs: Any) -> CommandCursor[Any]:
+        """Run a command that returns a cursor and iterate it (its getMores carry
+        ``comment`` and ``max_await_time_ms``); InvalidOperation if the reply has no cursor.
+        Not retried (as PyMongo)."""
+        cmd: dict[str, Any] = {command: value} if isinstance(command, str) else dict(command)
+        cmd.update(kwargs)
+        core = to_core(read_preference)
+        codec = codec_options or DEFAULT_CODEC_OPTIONS
+        outcome = execute(self._client._topology, Request(
+            self._name, cmd, Criteria(READ, core if core is not None else _PRIMARY), True,
+            None, keep_session=True, codec=codec, user_fields=BATCH_FIELDS,
+            explicit_session=session))
+        catalog: Collection[Any] = Collection(self, "$cmd", codec_options=codec)
+        if not isinstance(outcome.reply.get("cursor"), Mapping):
+            CommandCursor(catalog, Outcome({"cursor": {"id": 0, "firstBatch": []}},
+                                           outcome.server, outcome.session))  # frees it
+            raise InvalidOperation("Command does not return a cursor.")
+        return CommandCursor(catalog, outcome, comment=comment,
+                             max_await_time_ms=max_await_time_ms, session=session)
+
+    def dereference(self, dbref: DBRef, session: Any = None, comment: Any = None,
+                    **kwargs: Any) -> Optional[_DocumentType]:
+        """The document a DBRef points to, or None (a find_one on its collection; ``kwargs``
+        go to find_one). ValueError for a DBRef to another database."""
+        from bson.dbref import DBRef
+        if not isinstance(dbref, DBRef):
+            raise TypeError(f"cannot dereference a {type(dbref)}")
+        if dbref.database is not None and dbref.database != self._name:
+            raise ValueError(f"trying to dereference a DBRef that points to another database "
+                             f"({dbref.database!r} not {self._name!r})")
+        return self[dbref.collection].find_one({"_id": dbref.id}, session=session,
+                                               comment=comment, **kwargs)
 
     def aggregate(self, pipeline: _Pipeline, session: Any = None, **kwargs: Any
                   ) -> CommandCursor[_DocumentType]:

@@ -125,8 +125,8 @@ class ProtocolError(ConnectionFailure):
 
 
 class WaitQueueTimeoutError(ConnectionFailure):
-    """Kept for PyMongo compatibility: with one socket per server nothing ever waits in a
-    queue, so singlemongo never raises it."""
+    """A thread waited too long for another thread's operation on the same client to finish
+    (a client runs one operation at a time: PyMongo's wait for a pooled connection)."""
 
 
 class OperationFailure(PyMongoError):
@@ -164,7 +164,10 @@ class DuplicateKeyError(WriteError):
 
 
 class WriteConcernError(OperationFailure):
-    """The write happened but its write concern was not satisfied."""
+    """The write happened but its write concern was not satisfied. ``details`` is the
+    server's ``writeConcernError`` document (with the reply's ``errorLabels``), as PyMongo's."""
+
+    reply: Optional[Mapping[str, Any]] = None  # the whole reply it came in, when known
 
 
 class WTimeoutError(WriteConcernError):
@@ -174,6 +177,8 @@ class WTimeoutError(WriteConcernError):
 class BulkWriteError(OperationFailure):
     """A bulk write (or insert_many) failed; ``details`` has writeErrors, writeConcernErrors,
     nInserted, nUpserted, nMatched, nModified, nRemoved and upserted, as in PyMongo."""
+
+    details: Mapping[str, Any]  # never None (PyMongo types it so too)
 
     def __init__(self, results: Mapping[str, Any], message: str = "batch op errors occurred",
                  address: _Address = None) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from bson.codec_options import CodecOptions
+from bson.son import SON
+
 from .command_cursor import CommandCursor
 from .errors import OperationFailure
 from .common import gen_index_name, index_list
@@ -16,6 +19,7 @@ if TYPE_CHECKING:
     from .collection import Collection
 
 _PRIMARY = _Core()
+_SON_CODEC: CodecOptions[Any] = CodecOptions(SON)
 NAMESPACE_NOT_FOUND = 26
 
 
@@ -56,8 +60,8 @@ def list_indexes(coll: Collection[Any], comment: Any, session: Any = None
     cmd: dict[str, Any] = {"listIndexes": coll.name, "cursor": {}}
     if comment is not None:
         cmd["comment"] = comment
-    plain = coll.with_options(codec_options=coll.codec_options.with_options(
-        document_class=dict))  # PyMongo returns index documents as dicts
+    # PyMongo decodes index documents with CodecOptions(SON), whatever the collection's.
+    plain = coll.with_options(codec_options=_SON_CODEC)
     try:
         outcome = plain._read_command(cmd, _PRIMARY, keep_session=True, session=session)
     except OperationFailure as exc:

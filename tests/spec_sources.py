@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -57,12 +58,19 @@ def pymongo_tree():
 
 
 def _download(name):
-    version = name.partition("-")[2]
+    return download_sdist("pymongo", name.partition("-")[2])
+
+
+def download_sdist(project, version):
+    """The source distribution of ``project`` ``version`` from the package index, checked
+    against the index's sha256 (``pip download`` as the fallback)."""
+    name = f"{project}-{version}"
     try:
-        page = urllib.request.urlopen(f"{INDEX}/pymongo/", timeout=60).read().decode()
+        page = urllib.request.urlopen(f"{INDEX}/{project}/", timeout=60).read().decode()
         link = next(h for h in re.findall(r'href="([^"]+)"', page)
                     if h.split("#")[0].endswith(f"/{name}.tar.gz"))
-        data = urllib.request.urlopen(link.split("#")[0], timeout=120).read()
+        url = urllib.parse.urljoin(f"{INDEX}/{project}/", link.split("#")[0])
+        data = urllib.request.urlopen(url, timeout=120).read()
         expected = re.search(r"sha256=([0-9a-f]{64})", link)
         if expected and hashlib.sha256(data).hexdigest() != expected.group(1):
             raise ValueError(f"{name}.tar.gz does not match the index's sha256")
@@ -70,9 +78,9 @@ def _download(name):
     except Exception:
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                            "--no-binary", ":all:", f"pymongo=={version}", "-d", tmp],
+                            "--no-binary", ":all:", f"{project}=={version}", "-d", tmp],
                            check=True, capture_output=True)
-            return next(pathlib.Path(tmp).glob("pymongo-*.tar.gz")).read_bytes()
+            return next(pathlib.Path(tmp).glob(f"{project}-*.tar.gz")).read_bytes()
 
 
 def _extract(data, name):

@@ -1,6 +1,6 @@
-"""Forks and threads (issue 12): a forked child never touches its parent's sockets, and a
-client used from a second thread mid-operation says so instead of corrupting replies. Each
-test failed before the fix; its docstring says how."""
+"""Forks and threads (issues 12 and 18): a forked child never touches its parent's sockets,
+and a client used from a second thread mid-operation makes it wait instead of corrupting
+replies. Each test failed before the fix; its docstring says how."""
 import gc
 import os
 import threading
@@ -88,20 +88,43 @@ def test_a_child_never_ends_its_parents_sessions(mongo_replica_set):
     assert eventually(lambda: parent_lsid in mongo_replica_set.sessions_ended)
 
 
-def test_a_second_thread_mid_operation_gets_a_clear_error(mongo_replica_set):
-    """One thread per client: a second thread using the client while an operation is in flight
-    gets InvalidOperation saying how to get a client per thread. Before, the two threads'
-    replies were interleaved on one socket (2 of 400 operations corrupted)."""
+def test_a_second_thread_waits_for_the_operation_in_flight(mongo_replica_set):
+    """One operation at a time per client (issue 18): a second thread using the client while
+    an operation is in flight waits for it to finish, as PyMongo's pool makes a thread wait
+    for a connection, so libraries sharing one client across threads (mongoengine, a Flask
+    app on a threaded server) work. Before, the second thread got InvalidOperation (issue 12
+    had it refuse; earlier still, the two threads' replies were interleaved on one socket)."""
     client = MongoClient(mongo_replica_set.uri, clock=FakeClock())
     client.test.c.insert_one({"x": 1})
     mongo_replica_set.servers[0].fail("find", action="block", block_s=0.5)
+    found = []
+    worker = threading.Thread(target=lambda: found.append(client.test.c.find_one()))
+    worker.start()
+    assert eventually(lambda: mongo_replica_set.servers[0].commands["find"] == 1)
+    client.test.c.insert_one({"x": 2})  # waits for the find, then runs
+    worker.join()
+    assert found[0]["x"] == 1
+    log = [c for c in mongo_replica_set.servers[0].command_log if "find" in c or "insert" in c]
+    assert [next(iter(c)) for c in log][-2:] == ["find", "insert"]  # never interleaved
+    assert client.test.c.count_documents({}) == 2
+    client.close()
+
+
+def test_a_thread_waits_at_most_wait_queue_timeout(mongo_replica_set):
+    """The wait is bounded (waitQueueTimeoutMS, else timeoutMS, else
+    serverSelectionTimeoutMS): WaitQueueTimeoutError, a ConnectionFailure as PyMongo's,
+    saying how to give each thread a client."""
+    client = MongoClient(mongo_replica_set.uri, waitQueueTimeoutMS=100)
+    client.test.c.insert_one({"x": 1})
+    mongo_replica_set.servers[0].fail("find", action="block", block_s=1.0)
     worker = threading.Thread(target=client.test.c.find_one)
     worker.start()
     assert eventually(lambda: mongo_replica_set.servers[0].commands["find"] == 1)
-    with pytest.raises(errors.InvalidOperation, match="get_client"):
+    with pytest.raises(errors.WaitQueueTimeoutError, match="get_client") as caught:
         client.test.c.insert_one({"x": 2})
+    assert isinstance(caught.value, errors.ConnectionFailure)
     worker.join()
-    assert client.test.c.count_documents({}) == 1  # usable again once the first is done
+    assert client.test.c.count_documents({}) == 1
     client.close()
 
 

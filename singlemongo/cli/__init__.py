@@ -61,7 +61,7 @@ def _single_seed(options, address):
 def _ping(args, out):
     """A health probe on one connection: each seed in turn, directly, until one answers."""
     base = MongoClient(args.uri)
-    options = base.options
+    options = base._topology.options
     if options.is_srv:
         base._topology.open()  # resolves the seed list; no connection yet
         options = base._topology.options

@@ -53,10 +53,22 @@ def _drop_platform(doc):
     doc.pop("platform", None)
 
 
-def client_metadata(appname=None):
-    """The ``client`` document; fields are dropped in the spec's order until it fits."""
-    if appname in _metadata_cache:
-        return _metadata_cache[appname]
+def _wrapped(doc, drivers):
+    """Handshake spec, "Supporting Wrapping Libraries": each library's name, version and
+    platform joined to the driver's with ``|`` (an empty name or version keeps its segment)."""
+    for info in drivers:
+        doc["driver"]["name"] += f"|{info.name or ''}"
+        doc["driver"]["version"] += f"|{info.version or ''}"
+        if info.platform:
+            doc["platform"] += f"|{info.platform}"
+
+
+def client_metadata(appname=None, drivers=()):
+    """The ``client`` document; fields are dropped in the spec's order until it fits.
+    ``drivers``: the DriverInfo of libraries wrapping the driver."""
+    key = (appname, tuple(drivers))
+    if key in _metadata_cache:
+        return _metadata_cache[key]
     # os.uname and sys instead of the platform module, which costs milliseconds to import.
     uname = os.uname() if hasattr(os, "uname") else None
     system = uname.sysname if uname else sys.platform
@@ -66,6 +78,7 @@ def client_metadata(appname=None):
                   "architecture": uname.machine if uname else "unknown",
                   "version": uname.release if uname else "unknown"},
            "platform": f"{'CPython' if sys.implementation.name == 'cpython' else sys.implementation.name} {version}"}
+    _wrapped(doc, drivers)
     if appname:
         doc["application"] = {"name": appname}
     env = _env()
@@ -76,7 +89,7 @@ def client_metadata(appname=None):
         if len(bson.encode(doc)) <= METADATA_LIMIT:
             break
         trim(doc)
-    _metadata_cache[appname] = doc
+    _metadata_cache[key] = doc
     return doc
 
 
@@ -94,7 +107,7 @@ def api_fields(options):
     return api.command_fields() if api is not None else {}
 
 
-def handshake_command(options, initial=True, hello_ok=False):
+def handshake_command(options, initial=True, hello_ok=False, drivers=()):
     """The hello for a new connection (``initial``) or for a check on an open one. Every
     legacy hello carries ``helloOk: true`` (checkServer pseudocode), so a server that
     learns to speak ``hello`` is used with it."""
@@ -106,7 +119,7 @@ def handshake_command(options, initial=True, hello_ok=False):
     if not initial:
         return cmd
     cmd["helloOk"] = True
-    cmd["client"] = client_metadata(options.appname)
+    cmd["client"] = client_metadata(options.appname, drivers)
     if options.compressors:
         cmd["compression"] = list(options.compressors)
     if options.load_balanced:

@@ -43,6 +43,9 @@ class Request:
     codec: Any = None  # the user's CodecOptions: encodes the command, decodes the reply
     user_fields: Any = None  # where the user's documents are in the reply (selective decoding)
     explicit_session: Any = None  # the user's ClientSession (client_session.py), if any
+    # False for the generic command: a writeConcernError in an ok reply is returned, not
+    # raised (PyMongo's Database.command does not parse it).
+    parse_write_concern_error: bool = True
 
 
 @dataclass
@@ -88,7 +91,7 @@ def _prepare(topology, req, sd, session, txn_number, step=None, command=None, cr
             snapshot = explicit._snapshot_read_concern(next(iter(cmd)), sd.max_wire_version or 0)
             if snapshot is not None:  # sessions spec, "Snapshot reads"
                 cmd["readConcern"] = snapshot
-    if cluster_time is not None and sd.server_type is not ServerType.STANDALONE:
+    if cluster_time is not None:  # sessions spec, "Gossipping the cluster time": any server
         cmd["$clusterTime"] = cluster_time
     if req.is_read:
         criteria = effective(topology.description, criteria or req.criteria)
@@ -125,9 +128,10 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=N
     if req.explicit_session is not None:
         req.explicit_session._after_reply(reply)
     reply = sanitize(reply)
-    if step is not None and not failed(reply):
+    bad = failed(reply) if req.parse_write_concern_error else reply.get("ok") in (0, 0.0, False)
+    if step is not None and not bad:
         step.on_reply(reply)
-    if failed(reply):
+    if bad:
         topology.handle_operation_error(conn, reply=reply)
         return reply, error_from_reply(reply, conn.address)
     return reply, None
@@ -235,6 +239,8 @@ class _Run:
         if can_retry_write and isinstance(error, ConnectionFailure) and not from_server(error):
             # Retryable writes: a network error of a retryable write is labelled for the user.
             error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
+        if can_retry_write and _no_retryable_writes(error):
+            raise OperationFailure(NO_RETRYABLE_WRITES, 20, error.details, sd.address)
         if step is not None:
             retry_kind = step.retry_kind
         else:
@@ -277,6 +283,18 @@ class _Run:
         if self.owned and not self.req.keep_session:
             self.t.sessions.release(self.session,
                                     self.t.description.logical_session_timeout_minutes)
+
+
+# Retryable writes, "Determining Retryable Support": a deployment that refuses txnNumber
+# (MMAPv1, a mongod that is no replica set member) gets PyMongo's actionable error.
+NO_RETRYABLE_WRITES = ("This MongoDB deployment does not support retryable writes. Please add "
+                       "retryWrites=false to your connection string.")
+
+
+def _no_retryable_writes(error):
+    details = getattr(error, "details", None)
+    return isinstance(error, OperationFailure) and error.code == 20 and isinstance(
+        details, dict) and str(details.get("errmsg", "")).startswith("Transaction numbers")
 
 
 # Client-side operations timeout, "Command Execution": no maxTimeMS on these.

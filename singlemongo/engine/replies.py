@@ -85,14 +85,18 @@ def error_from_reply(reply, address):
             return NotPrimaryError(message, reply, address)
         return ERROR_CLASSES.get(code, OperationFailure)(message, code, reply, address)
     wce = reply["writeConcernError"]
-    details = dict(reply)
-    if "errorLabels" in wce:
-        details["errorLabels"] = list(wce["errorLabels"]) + list(reply.get("errorLabels", ()))
+    # PyMongo's details: the writeConcernError document, with the reply's labels.
+    details = dict(wce)
+    labels = list(wce.get("errorLabels", ())) + list(reply.get("errorLabels", ()))
+    if labels:
+        details["errorLabels"] = labels
     timed_out = (wce.get("errInfo") or {}).get("wtimeout") if isinstance(
         wce.get("errInfo"), dict) else False
-    return (WTimeoutError if timed_out else WriteConcernError)(
+    error = (WTimeoutError if timed_out else WriteConcernError)(
         f"write concern error on {format_address(address)}: {wce.get('errmsg', '')} "
         f"(code {wce.get('code')})", wce.get("code"), details, address)
+    error.reply = reply  # the whole reply (n, writeErrors, ...) for bulk results
+    return error
 
 
 def from_server(error):

@@ -6,13 +6,15 @@ import _thread
 import contextlib
 import itertools
 import os
+import sys
 from collections import defaultdict
 
 from . import check, selection_loop
 from ..clock import DEFAULT_CLOCK, Deadline
 from ..wire.connection import Connection, open_socket
 from ..wire.messages import DEFAULT_MAX_BSON_SIZE, DEFAULT_MAX_MESSAGE_SIZE
-from ..errors import ConfigurationError, ConnectionFailure, InvalidOperation
+from ..errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
+                      WaitQueueTimeoutError)
 from ..monitoring.events import EventBus
 from .handshake import handshake_command, uses_op_msg_hello
 from .backpressure import TokenBucket
@@ -75,6 +77,8 @@ class Topology:
         self._owner = None
         self.closed = False
         self.unfinished = set()  # servers whose check timeoutMS cut short in this scan
+        # Libraries wrapping the driver (DriverInfo): the driver= option, then append_metadata.
+        self.drivers = (options.driver,) if options.driver is not None else ()
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -144,7 +148,7 @@ class Topology:
 
     def handshake_document(self):
         """The handshake hello, and the SCRAM conversation it starts speculatively (or None)."""
-        command = handshake_command(self.options)
+        command = handshake_command(self.options, drivers=self.drivers)
         if self.options.credentials is None:
             return command, None
         from ..auth import handshake_fields  # hashlib and friends only for authenticated clients
@@ -250,18 +254,27 @@ class Topology:
 
     @contextlib.contextmanager
     def operation(self):
-        """One thread at a time: a second thread using the client while an operation is in
-        flight gets InvalidOperation (its replies would interleave with the first's)."""
+        """One operation at a time per client: a thread that finds another thread's operation
+        in flight waits for it to finish (their replies would interleave on the one socket
+        per server), as a pool of one connection would make it wait: at most
+        waitQueueTimeoutMS, else what is left of timeoutMS, else serverSelectionTimeoutMS,
+        then WaitQueueTimeoutError."""
         self.check_open()
         me = _thread.get_ident()  # identification only: the driver starts no thread
         if self._owner == me:
             yield  # an operation within an operation, on the same thread
             return
         if not self._in_use.acquire(False):
-            raise InvalidOperation(
-                "this MongoClient is in use by another thread (an operation is in flight "
-                "there). singlemongo clients are single-threaded: use singlemongo.get_client(uri)"
-                " in each thread (one client per process and thread), or a MongoClient per thread")
+            wait_s = self._wait_queue_timeout_s()
+            if not self._in_use.acquire(True, wait_s):
+                raise WaitQueueTimeoutError(
+                    f"waited {wait_s * 1000:.0f} ms for another thread's operation on this "
+                    f"MongoClient to finish: a singlemongo client runs one operation at a "
+                    f"time (one socket per server). Give each thread its own client "
+                    f"(singlemongo.get_client(uri)), or raise waitQueueTimeoutMS")
+            if self.closed:
+                self._in_use.release()
+                self.check_open()
         self._owner = me
         try:
             yield
@@ -269,16 +282,43 @@ class Topology:
             self._owner = None
             self._in_use.release()
 
+    def _wait_queue_timeout_s(self):
+        """How long a thread waits for the client (see ``operation``)."""
+        options = self.options
+        if options.wait_queue_timeout_ms:
+            return options.wait_queue_timeout_ms / 1000.0
+        csot = sys.modules.get("singlemongo.csot")
+        block = csot.current() if csot is not None else None
+        deadline = block.deadline_for(self.clock) if block is not None and \
+            not block.transparent else None
+        if deadline is None and options.timeout_ms:
+            return options.timeout_ms / 1000.0
+        if deadline is not None:
+            return max(deadline.remaining(), 0.0)
+        return options.server_selection_timeout_ms / 1000.0
+
     @contextlib.contextmanager
     def timeout_scope(self):
         """The operation's timeoutMS deadline (client-side operations timeout): set by the
         outermost public call, shared by everything inside it (the limits lookup, each batch
-        of an insert_many, each retry)."""
-        if self.deadline is not None or not self.options.timeout_ms:
+        of an insert_many, each retry). A ``singlemongo.timeout()`` block in force replaces
+        the client's timeoutMS (csot.py; that module is only loaded by a program using it)."""
+        if self.deadline is not None:
             yield self.deadline
             return
-        ms = self.options.timeout_ms
-        self.deadline = Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")
+        csot = sys.modules.get("singlemongo.csot")
+        block = csot.current() if csot is not None else None
+        if block is not None and not block.transparent:
+            deadline = block.deadline_for(self.clock)
+        elif self.options.timeout_ms:
+            ms = self.options.timeout_ms
+            deadline = Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")
+        else:
+            deadline = None
+        if deadline is None:
+            yield None
+            return
+        self.deadline = deadline
         try:
             yield self.deadline
         finally:
@@ -291,18 +331,19 @@ class Topology:
                                    "singlemongo.get_client again)")
 
     def select_server(self, criteria, deprioritized=(), operation="command", operation_id=None):
-        self.check_open()
-        self.check_fork()
-        self.open()
-        return selection_loop.select_server(self, criteria, deprioritized, operation,
-                                            operation_id)
+        with self.operation():
+            self.check_fork()
+            self.open()
+            return selection_loop.select_server(self, criteria, deprioritized, operation,
+                                                operation_id)
 
     def server_limits(self, criteria):
         """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the server an
         operation with ``criteria`` would use, from its connection's handshake (selecting and
         connecting if needed, as the operation itself would)."""
         from .checkout import checkout
-        _, conn = checkout(self, criteria, operation="limits")
+        with self.operation():
+            _, conn = checkout(self, criteria, operation="limits")
         hello = conn.hello or {}
         return (limit(hello, "maxBsonObjectSize", DEFAULT_MAX_BSON_SIZE),
                 limit(hello, "maxMessageSizeBytes", DEFAULT_MAX_MESSAGE_SIZE),

@@ -11,7 +11,7 @@ import errno
 import selectors
 import socket
 
-from ..errors import ConnectionFailure, NetworkTimeout, ProtocolError
+from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolError
 from ..sdam.address import format_address
 from ..wire import messages as wire
 from ..wire.connection import next_request_id
@@ -57,7 +57,7 @@ def _start(topology, address):
         sock.setblocking(False)
         error = sock.connect_ex(sockaddr)
         if error not in _IN_PROGRESS:
-            raise ConnectionFailure(f"could not connect to {format_address(address)}: "
+            raise AutoReconnect(f"could not connect to {format_address(address)}: "
                                     f"{errno.errorcode.get(error, error)}", address)
         message = wire.encode_op_msg(request_id, dict(cmd, **{"$db": "admin"})) \
             if uses_op_msg_hello(topology.options) else \
@@ -75,7 +75,7 @@ def _connected(topology, check, sel):
     sock = check.sock
     error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
     if error:
-        raise ConnectionFailure(f"could not connect to {format_address(check.address)}: "
+        raise AutoReconnect(f"could not connect to {format_address(check.address)}: "
                                 f"{errno.errorcode.get(error, error)}", check.address)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if not topology.options.tls:
@@ -99,7 +99,7 @@ def _tls_step(check, sel):
         sel.modify(check.sock, WRITE, check)
         return
     except (ssl.SSLError, OSError) as exc:
-        raise ConnectionFailure(f"TLS handshake with {format_address(check.address)} failed: "
+        raise AutoReconnect(f"TLS handshake with {format_address(check.address)} failed: "
                                 f"{exc}", check.address) from None
     check.phase = "send"
     sel.modify(check.sock, WRITE, check)
@@ -117,7 +117,7 @@ def _io(check, clock):
         return None
     data = sock.recv(1 << 16)
     if not data:
-        raise ConnectionFailure(f"connection closed by the server "
+        raise AutoReconnect(f"connection closed by the server "
                                 f"({format_address(check.address)})", check.address)
     check.inbox.extend(data)
     pending = getattr(sock, "pending", None)
@@ -169,7 +169,7 @@ def _finish(topology, check, reply, now):
 def _fail(topology, check, exc, now):
     _discard(topology, check)
     if not isinstance(exc, ConnectionFailure):
-        exc = ConnectionFailure(f"check of {format_address(check.address)} failed: {exc}",
+        exc = AutoReconnect(f"check of {format_address(check.address)} failed: {exc}",
                                 check.address)
     return Outcome(error=exc, duration=now - (check.sent_at or now))
 
@@ -187,7 +187,7 @@ def run_wave(topology, addresses):
                 check = _start(topology, address)
             except (OSError, ConnectionFailure) as exc:
                 results[address] = Outcome(error=exc if isinstance(exc, ConnectionFailure) else
-                                           ConnectionFailure(f"could not connect to "
+                                           AutoReconnect(f"could not connect to "
                                                              f"{format_address(address)}: {exc}",
                                                              address))
                 continue

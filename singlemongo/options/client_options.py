@@ -89,15 +89,7 @@ def client_options(uri, **kwargs):
     specified = set(found.values)
     for key, value in kwargs.items():
         name = canonical_name(key)
-        if name is None:
-            raise ConfigurationError(f"unknown option {key!r}")
-        if name == "readPreferenceTags" and value is not None:
-            value = value if isinstance(value, (list, tuple)) else [value]
-        try:
-            value = OPTIONS[name].validate(value) if value is not None else None
-        except ValueError as exc:
-            raise ConfigurationError(
-                f"invalid value for option {key}: {redact_value(name, value)!r} ({exc})") from None
+        value = validate_keyword(key, value)
         if name == "serverSelectionTryOnce" and name in found.values and found.values[name] != value:
             raise ConfigurationError(
                 f"serverSelectionTryOnce={str(found.values[name]).lower()} in the connection "
@@ -115,6 +107,35 @@ def client_options(uri, **kwargs):
     password = values["password"] if "password" in specified else parsed.password
     return _finish(options, username, password, found.tls_values,
                    "authMechanismProperties" in found.invalid)
+
+
+def validate_keyword(key, value):
+    """The validated value of the keyword option ``key``; ConfigurationError for an unknown
+    option (with the nearest names, as PyMongo) or a bad value."""
+    name = canonical_name(key)
+    if name is None:
+        raise ConfigurationError(unknown_option_message(key))
+    if name == "readPreferenceTags" and value is not None:
+        value = value if isinstance(value, (list, tuple)) else [value]
+    try:
+        return OPTIONS[name].validate(value) if value is not None else None
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"invalid value for option {key}: {redact_value(name, value)!r} ({exc})") from None
+
+
+def unknown_option_message(key):
+    """"Unknown option: retryWrite. Did you mean one of (retryWrites, ...)", as PyMongo
+    says it (difflib is only imported for a mistake)."""
+    from difflib import get_close_matches
+    from .table import OPTIONS as table
+    names = sorted({name for name in table} | {opt.attr for opt in table.values()})
+    by_lower = {n.lower(): n for n in names}
+    close = get_close_matches(key.lower(), list(by_lower), n=3, cutoff=0.6)
+    message = f"Unknown option: {key}."
+    if close:
+        message += f" Did you mean one of ({', '.join(by_lower[c] for c in close)})?"
+    return message
 
 
 def with_srv_results(options, seeds, txt_pairs):

@@ -100,6 +100,7 @@ _TABLE = (
     Option("username", "username", T.non_empty_string, keyword_only=True),
     Option("password", "password", T.secret(T.string), keyword_only=True),
     Option("server_api", "server_api", T.server_api, keyword_only=True),
+    Option("driver", "driver", T.driver_info, keyword_only=True),
 )
 
 OPTIONS = {opt.name: opt for opt in _TABLE}

@@ -175,3 +175,10 @@ def server_api(value):
     if value is None or isinstance(value, ServerApi):
         return value
     raise ValueError("expected a ServerApi")
+
+
+def driver_info(value):
+    from ..driver_info import DriverInfo
+    if value is None or isinstance(value, DriverInfo):
+        return value
+    raise ValueError("expected a DriverInfo")

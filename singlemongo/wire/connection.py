@@ -1,7 +1,8 @@
 """One socket to one server: connect, TLS, send a command, read exactly one reply.
 
-Every network or protocol failure closes the connection and raises ConnectionFailure,
-NetworkTimeout or ProtocolError naming the server; a reply is never read without bound.
+Every network or protocol failure closes the connection and raises AutoReconnect (what PyMongo
+raises for a network error), NetworkTimeout or ProtocolError naming the server; a reply is
+never read without bound.
 """
 import itertools
 import os
@@ -9,7 +10,8 @@ import socket
 
 from . import messages as wire
 from ..clock import DEFAULT_CLOCK, Deadline
-from ..errors import ConnectionFailure, InvalidOperation, NetworkTimeout, ProtocolError
+from ..errors import (AutoReconnect, InvalidOperation, NetworkTimeout,
+                      ProtocolError)
 from ..options.redact import SecretBytes
 from ..sdam.address import format_address
 
@@ -96,7 +98,7 @@ def open_socket(address, options, timeout=None, context=None, clock=DEFAULT_CLOC
         raise NetworkTimeout(f"connecting to {where} timed out after "
                              f"{(timeout or 0) * 1000:.0f} ms (connectTimeoutMS)", address) from None
     except OSError as exc:
-        raise ConnectionFailure(f"could not connect to {where}: {exc.strerror or exc}",
+        raise AutoReconnect(f"could not connect to {where}: {exc.strerror or exc}",
                                 address) from None
     if options.tls:
         try:
@@ -105,7 +107,7 @@ def open_socket(address, options, timeout=None, context=None, clock=DEFAULT_CLOC
             sock.close()
             if not isinstance(exc, OSError):
                 raise
-            raise ConnectionFailure(f"TLS handshake with {where} failed: {exc}", address) from None
+            raise AutoReconnect(f"TLS handshake with {where} failed: {exc}", address) from None
     return sock
 
 
@@ -201,7 +203,7 @@ class Connection:
             raise self._fail(NetworkTimeout, f"timed out sending a command after "
                                              f"{deadline.what}") from None
         except OSError as exc:
-            raise self._fail(ConnectionFailure, f"connection lost sending a command: {exc}") from None
+            raise self._fail(AutoReconnect, f"connection lost sending a command: {exc}") from None
 
     def _recv_exactly(self, n, deadline):
         chunks, remaining = [], n
@@ -213,9 +215,9 @@ class Connection:
                 raise self._fail(NetworkTimeout, f"timed out reading a reply after "
                                                  f"{deadline.what}") from None
             except OSError as exc:
-                raise self._fail(ConnectionFailure, f"connection lost reading a reply: {exc}") from None
+                raise self._fail(AutoReconnect, f"connection lost reading a reply: {exc}") from None
             if not chunk:
-                raise self._fail(ConnectionFailure, "connection closed by the server")
+                raise self._fail(AutoReconnect, "connection closed by the server")
             chunks.append(chunk)
             remaining -= len(chunk)
         return b"".join(chunks)
@@ -225,7 +227,7 @@ class Connection:
             raise InvalidOperation(f"connection to {format_address(self.address)} belongs to "
                                    f"process {self.pid}; a forked process never uses it")
         if self.closed:
-            raise ConnectionFailure(f"connection to {format_address(self.address)} is closed",
+            raise AutoReconnect(f"connection to {format_address(self.address)} is closed",
                                     self.address)
 
     def round_trip(self, request_id, message, timeout, codec=None, user_fields=None):

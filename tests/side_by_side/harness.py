@@ -75,7 +75,7 @@ def normalise(value, ids):
     if isinstance(value, Mapping):
         body = {str(k): normalise(v, ids) for k, v in value.items() if k not in CLOCK_FIELDS}
         kind = type(value).__name__
-        return body if kind in ("dict", "SON") else {f"<{kind}>": body}
+        return body if kind == "dict" else {f"<{kind}>": body}
     if isinstance(value, (list, tuple)):
         return [normalise(v, ids) for v in value]
     if isinstance(value, datetime.datetime):

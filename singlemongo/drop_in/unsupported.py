@@ -1,0 +1,95 @@
+"""What singlemongo does not offer, importable under PyMongo's names so that a program or library
+that merely imports it still starts: each class fails where it is used (made), with a message
+naming what and why. Serves ``pymongo.asynchronous.*``, ``pymongo.encryption``,
+``pymongo.encryption_options``, ``pymongo.auth_oidc`` and ``gridfs.asynchronous``.
+"""
+from __future__ import annotations
+
+import abc
+from typing import Any, NoReturn, Optional
+
+__path__: list[str] = []  # ``import pymongo.asynchronous.mongo_client`` resolves here too
+
+_ASYNC = ("singlemongo is a synchronous driver for single-threaded programs, with no event "
+          "loop; use MongoClient")
+_ENCRYPTION = ("client-side field-level encryption (libmongocrypt with mongocryptd or "
+               "crypt_shared) is not offered; encrypt on the server (Queryable Encryption "
+               "drivers) or use PyMongo for it")
+
+REASONS = {
+    "Async": _ASYNC,
+    "ClientEncryption": _ENCRYPTION, "AutoEncryptionOpts": _ENCRYPTION,
+    "RangeOpts": _ENCRYPTION, "TextOpts": _ENCRYPTION, "MongoCryptOptions": _ENCRYPTION,
+}
+
+
+def not_offered(name: str) -> NoReturn:
+    """NotImplementedError naming ``name`` and why singlemongo does not offer it."""
+    reason = next((text for prefix, text in REASONS.items() if name.startswith(prefix)),
+                  "it is not part of what singlemongo offers")
+    raise NotImplementedError(f"singlemongo does not offer {name}: {reason}")
+
+
+def _placeholder(name: str) -> type:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        not_offered(name)
+    return type(name, (), {"__init__": __init__, "__module__": __name__,
+                           "__doc__": f"Not offered by singlemongo: making one raises "
+                                      f"NotImplementedError saying why."})
+
+
+class Algorithm:
+    """The encryption algorithm names (constants only; encryption is not offered)."""
+    AEAD_AES_256_CBC_HMAC_SHA_512_Deterministic = "AEAD_AES_256_CBC_HMAC_SHA_512-Deterministic"
+    AEAD_AES_256_CBC_HMAC_SHA_512_Random = "AEAD_AES_256_CBC_HMAC_SHA_512-Random"
+    INDEXED = "Indexed"
+    UNINDEXED = "Unindexed"
+    RANGE = "Range"
+
+
+class QueryType:
+    """The queryable encryption query types (constants only)."""
+    EQUALITY = "equality"
+    RANGE = "range"
+
+
+# MONGODB-OIDC callbacks (pymongo.auth_oidc): applications subclass these, so they are real
+# classes; the mechanism itself refuses to authenticate where it is used.
+
+class OIDCCallbackContext:
+    """What an OIDC callback is given (PyMongo's fields)."""
+
+    def __init__(self, timeout_seconds: float, username: Optional[str] = None,
+                 version: int = 1, refresh_token: Optional[str] = None,
+                 idp_info: Any = None) -> None:
+        self.timeout_seconds = timeout_seconds
+        self.username = username
+        self.version = version
+        self.refresh_token = refresh_token
+        self.idp_info = idp_info
+
+
+class OIDCCallbackResult:
+    """What an OIDC callback returns: an access token (and optionally its lifetime)."""
+
+    def __init__(self, access_token: str, expires_in_seconds: Optional[float] = None,
+                 refresh_token: Optional[str] = None) -> None:
+        self.access_token = access_token
+        self.expires_in_seconds = expires_in_seconds
+        self.refresh_token = refresh_token
+
+
+class OIDCCallback(abc.ABC):
+    """Base class of an application's OIDC token callback."""
+
+    @abc.abstractmethod
+    def fetch(self, context: OIDCCallbackContext) -> OIDCCallbackResult:
+        """Return a token for ``context``."""
+
+
+def __getattr__(name: str) -> Any:
+    if name[:1].isupper():
+        value = _placeholder(name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,10 @@
+"""``gridfs.grid_file``: where PyMongo keeps GridFS's classes (GridIn, GridOut, GridOutCursor,
+GridFS, GridFSBucket) and its constants."""
+from .bucket import GridFS, GridFSBucket
+from .errors import CorruptGridFile, FileExists, NoFile
+from .grid_in import DEFAULT_CHUNK_SIZE, GridIn
+from .grid_out import GridOut, GridOutChunkIterator, GridOutCursor, GridOutIterator
+
+__all__ = ["DEFAULT_CHUNK_SIZE", "CorruptGridFile", "FileExists", "GridFS", "GridFSBucket",
+           "GridIn", "GridOut", "GridOutChunkIterator", "GridOutCursor", "GridOutIterator",
+           "NoFile"]
