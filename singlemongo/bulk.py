@@ -16,8 +16,10 @@ from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 
 from .common import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
-from .errors import BulkWriteError, DocumentTooLarge, InvalidOperation
+from .errors import (BulkWriteError, ConfigurationError, DocumentTooLarge, InvalidOperation,
+                     OperationFailure)
 from .results import BulkWriteResult
+from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
     from .collection import Collection
@@ -187,6 +189,11 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
         raise InvalidOperation("No operations to execute")
     coll = bulk.collection
     acknowledged = coll._acknowledged(session)
+    if not acknowledged:
+        _check_unacknowledged(bulk)
+        if bulk.ordered:
+            _execute_ordered_unacknowledged(bulk, session)
+            return BulkWriteResult({}, False)
     result = new_result()
     with coll._topology.timeout_scope():
         limits = coll._limits()
@@ -209,6 +216,42 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
         result["writeErrors"].sort(key=lambda error: error["index"])
         raise BulkWriteError(result, _summary(result))
     return BulkWriteResult(result, True)
+
+
+def _check_unacknowledged(bulk: _Bulk) -> None:
+    """What PyMongo refuses in a w: 0 bulk write (nothing would say it was understood)."""
+    ops = [op for _, op in bulk.ops if isinstance(op, Mapping)]
+    if any("collation" in op for op in ops):
+        raise ConfigurationError("Collation is unsupported for unacknowledged writes.")
+    if any("arrayFilters" in op for op in ops):
+        raise ConfigurationError("arrayFilters is unsupported for unacknowledged writes.")
+    if bulk.bypass:
+        raise OperationFailure("Cannot set bypass_document_validation with unacknowledged "
+                               "write concern")
+
+
+def _execute_ordered_unacknowledged(bulk: _Bulk, session: Any) -> None:
+    """An ordered w: 0 bulk write, as PyMongo sends it: each command acknowledged (so the
+    first write error stops the rest, as "ordered" promises), but a last command of a single
+    operation with w: 0. Errors are not raised: the write was unacknowledged."""
+    coll = bulk.collection
+    acknowledging = coll.with_options(write_concern=WriteConcern())
+    with coll._topology.timeout_scope():
+        limits = coll._limits()
+        runs = list(bulk.runs())
+        for number, run in enumerate(runs):
+            field = COMMANDS[run.kind][1]
+            for offset, ops in batches(run, limits, coll.codec_options):
+                last = number == len(runs) - 1 and offset == len(run.ops) - 1
+                sender = coll if last else acknowledging
+                try:
+                    reply = sender._write_command(bulk.command(run.kind), ((field, ops),),
+                                                  retryable=False, session=session,
+                                                  check=False)
+                except OperationFailure:
+                    return
+                if reply.get("writeErrors"):
+                    return
 
 
 def _summary(result: dict[str, Any]) -> str:

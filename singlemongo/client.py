@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import weakref
 from types import TracebackType
-from typing import (TYPE_CHECKING, Any, Generic, NoReturn, Optional, Sequence, Union, cast,
-                    overload)
+from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Sequence, Union,
+                    cast, overload)
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
@@ -27,7 +27,7 @@ from .read_concern import ReadConcern
 from .sdam.server_type import ServerType, TopologyType
 from .selection.read_preference import ReadPreference as _Core
 from .selection.selector import READ, WRITE, Criteria
-from .typings import _Address, _DocumentType, _DocumentTypeArg
+from .typings import _Address, _DocumentType, _DocumentTypeArg, _Pipeline
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
@@ -399,11 +399,21 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         """Whether operations go to a mongos (selects a server)."""
         return self._topology.select_server(Criteria(WRITE)).server_type is ServerType.MONGOS
 
-    def watch(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
+    def watch(self, pipeline: Optional[_Pipeline] = None, full_document: Optional[str] = None,
+              resume_after: Optional[Mapping[str, Any]] = None,
+              max_await_time_ms: Optional[int] = None, batch_size: Optional[int] = None,
+              collation: Any = None, start_at_operation_time: Any = None, session: Any = None,
+              start_after: Optional[Mapping[str, Any]] = None, comment: Any = None,
+              full_document_before_change: Optional[str] = None,
+              show_expanded_events: Optional[bool] = None) -> NoReturn:
+        """Not offered yet: raises NotImplementedError (README, "Differences from
+        PyMongo")."""
         not_offered("change streams")
 
-    def bulk_write(self, *args: Any, **kwargs: Any) -> NoReturn:
+    def bulk_write(self, models: Sequence[Any], session: Any = None, ordered: bool = True,
+                   verbose_results: bool = False, bypass_document_validation: Optional[bool] = None,
+                   comment: Any = None, let: Optional[Mapping[str, Any]] = None,
+                   write_concern: Optional[WriteConcern] = None) -> NoReturn:
         """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
         not_offered("client bulk write")
 

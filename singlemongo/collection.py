@@ -6,7 +6,7 @@ bulk writes in ``bulk.py``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, overload
 
 from bson.codec_options import CodecOptions
 
@@ -14,17 +14,19 @@ from .collection_writes import WriteMethods, _raise_write_error
 from .command_cursor import CommandCursor
 from .common import (BaseObject, hint_value, not_callable, not_offered, validate_collation,
                      validate_collection_name, validate_is_document_type)
-from .cursor import Cursor, find_kwargs
+from .cursor import Cursor
 from .engine.operation import Request, execute
 from .errors import InvalidName, OperationFailure, WriteConcernError
 from .find_and_modify import FindAndModifyMethods, ReturnDocument
 from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .selection.selector import AGGREGATE_WRITE, READ, WRITE, Criteria
-from .typings import _DocumentType, _IndexKeyHint, _Pipeline
+from .typings import _DocumentType, _DocumentTypeArg, _IndexKeyHint, _Pipeline
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
+    from .command_cursor import RawBatchCommandCursor
+    from .cursor import RawBatchCursor
     from .database import Database
     from .operations import IndexModel
     from .engine.topology import Topology
@@ -108,14 +110,35 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
     def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         not_callable("Collection", self._name)
 
-    def watch(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
+    def watch(self, pipeline: Optional[_Pipeline] = None, full_document: Optional[str] = None,
+              resume_after: Optional[Mapping[str, Any]] = None,
+              max_await_time_ms: Optional[int] = None, batch_size: Optional[int] = None,
+              collation: Any = None, start_at_operation_time: Any = None, session: Any = None,
+              start_after: Optional[Mapping[str, Any]] = None, comment: Any = None,
+              full_document_before_change: Optional[str] = None,
+              show_expanded_events: Optional[bool] = None) -> NoReturn:
+        """Not offered yet: raises NotImplementedError (README, "Differences from
+        PyMongo")."""
         not_offered("change streams")
+
+    @overload
+    def with_options(self, codec_options: None = None, read_preference: Any = None,
+                     write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None) -> Collection[_DocumentType]:
+        ...
+
+    @overload
+    def with_options(self, codec_options: CodecOptions[_DocumentTypeArg],
+                     read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None
+                     ) -> Collection[_DocumentTypeArg]:
+        ...
 
     def with_options(self, codec_options: Optional[CodecOptions[Any]] = None,
                      read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
-                     read_concern: Optional[ReadConcern] = None) -> Collection[_DocumentType]:
-        """The same collection with some settings changed."""
+                     read_concern: Optional[ReadConcern] = None) -> Collection[Any]:
+        """The same collection with some settings changed (its document type follows
+        ``codec_options.document_class``)."""
         return Collection(self._database, self._name, False,
                           codec_options or self._codec_options,
                           read_preference if read_preference is not None else
@@ -188,19 +211,70 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
 
     # ----- reads -----------------------------------------------------------------------------
 
-    def find(self, *args: Any, **kwargs: Any) -> Cursor[_DocumentType]:
-        """A Cursor over the documents matching ``filter`` (PyMongo's arguments, positional
-        order ``filter, projection, skip, limit, ...``). Nothing is sent until it is read."""
-        return Cursor(self, **find_kwargs(args, kwargs))
+    def find(self, filter: Optional[Mapping[str, Any]] = None, projection: Any = None,
+             skip: int = 0, limit: int = 0, no_cursor_timeout: bool = False,
+             cursor_type: int = 0, sort: Any = None, allow_partial_results: bool = False,
+             oplog_replay: bool = False, batch_size: int = 0, collation: Any = None,
+             hint: Any = None, max_scan: Optional[int] = None,
+             max_time_ms: Optional[int] = None, max: Any = None, min: Any = None,
+             return_key: Optional[bool] = None, show_record_id: Optional[bool] = None,
+             snapshot: Optional[bool] = None, comment: Any = None, session: Any = None,
+             allow_disk_use: Optional[bool] = None, let: Optional[Mapping[str, Any]] = None,
+             *, read_preference: Any = None) -> Cursor[_DocumentType]:
+        """A Cursor over the documents matching ``filter`` (PyMongo's arguments, in its
+        positional order). Nothing is sent until it is read. ``read_preference`` is
+        singlemongo's extension: a read preference for this query only."""
+        return Cursor(self, filter, projection, skip, limit, no_cursor_timeout, cursor_type,
+                      sort, allow_partial_results, oplog_replay, batch_size, collation, hint,
+                      max_scan, max_time_ms, max, min, return_key, show_record_id, snapshot,
+                      comment, session, allow_disk_use, let, read_preference=read_preference)
 
-    def find_one(self, filter: Any = None, *args: Any, **kwargs: Any) -> Optional[_DocumentType]:
-        """The first matching document, or None; a non-mapping ``filter`` is an ``_id``."""
+    def find_one(self, filter: Any = None, projection: Any = None, skip: int = 0,
+                 limit: int = 0, no_cursor_timeout: bool = False, cursor_type: int = 0,
+                 sort: Any = None, allow_partial_results: bool = False,
+                 oplog_replay: bool = False, batch_size: int = 0, collation: Any = None,
+                 hint: Any = None, max_scan: Optional[int] = None,
+                 max_time_ms: Optional[int] = None, max: Any = None, min: Any = None,
+                 return_key: Optional[bool] = None, show_record_id: Optional[bool] = None,
+                 snapshot: Optional[bool] = None, comment: Any = None, session: Any = None,
+                 allow_disk_use: Optional[bool] = None,
+                 let: Optional[Mapping[str, Any]] = None, *,
+                 read_preference: Any = None) -> Optional[_DocumentType]:
+        """The first matching document, or None (find's arguments; ``limit`` is ignored). A
+        ``filter`` that is not a mapping is an ``_id``."""
         if filter is not None and not isinstance(filter, Mapping):
             filter = {"_id": filter}
-        cursor = self.find(filter, *args, **kwargs)
+        cursor = self.find(filter, projection, skip, limit, no_cursor_timeout, cursor_type,
+                           sort, allow_partial_results, oplog_replay, batch_size, collation,
+                           hint, max_scan, max_time_ms, max, min, return_key, show_record_id,
+                           snapshot, comment, session, allow_disk_use, let,
+                           read_preference=read_preference)
         for doc in cursor.limit(-1):
             return doc
         return None
+
+    def find_raw_batches(self, filter: Optional[Mapping[str, Any]] = None,
+                         projection: Any = None, skip: int = 0, limit: int = 0,
+                         no_cursor_timeout: bool = False, cursor_type: int = 0,
+                         sort: Any = None, allow_partial_results: bool = False,
+                         oplog_replay: bool = False, batch_size: int = 0,
+                         collation: Any = None, hint: Any = None,
+                         max_scan: Optional[int] = None, max_time_ms: Optional[int] = None,
+                         max: Any = None, min: Any = None, return_key: Optional[bool] = None,
+                         show_record_id: Optional[bool] = None,
+                         snapshot: Optional[bool] = None, comment: Any = None,
+                         session: Any = None, allow_disk_use: Optional[bool] = None,
+                         let: Optional[Mapping[str, Any]] = None, *,
+                         read_preference: Any = None) -> RawBatchCursor[_DocumentType]:
+        """As ``find``, but each item is a batch of raw BSON (bytes) for a library that
+        decodes BSON itself (``bson.decode_all(batch)``)."""
+        from .command_cursor import raw_codec
+        from .cursor import RawBatchCursor
+        return RawBatchCursor(raw_codec(self), filter, projection, skip, limit,
+                              no_cursor_timeout, cursor_type, sort, allow_partial_results,
+                              oplog_replay, batch_size, collation, hint, max_scan, max_time_ms,
+                              max, min, return_key, show_record_id, snapshot, comment, session,
+                              allow_disk_use, let, read_preference=read_preference)
 
     def count_documents(self, filter: Mapping[str, Any], session: Any = None,
                         comment: Any = None, **kwargs: Any) -> int:
@@ -277,6 +351,14 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         run on the primary with the write concern."""
         return _aggregate(self, self._name, pipeline, let, comment, kwargs, session)
 
+    def aggregate_raw_batches(self, pipeline: _Pipeline, session: Any = None,
+                              comment: Any = None, **kwargs: Any
+                              ) -> RawBatchCommandCursor[_DocumentType]:
+        """As ``aggregate``, but each item is a batch of raw BSON (bytes)."""
+        from .command_cursor import RawBatchCommandCursor, raw_codec
+        return _aggregate(raw_codec(self), self._name, pipeline, kwargs.pop("let", None),  # type: ignore[return-value]
+                          comment, kwargs, session, RawBatchCommandCursor)
+
     # ----- indexes (indexes.py) --------------------------------------------------------------
 
     @property
@@ -312,6 +394,42 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
     def drop_indexes(self, session: Any = None, comment: Any = None, **kwargs: Any) -> None:
         """Drop every index but ``_id_``."""
         self._indexes.drop_index(self, "*", comment, kwargs, session)
+
+    def create_search_index(self, model: Any, session: Any = None, comment: Any = None,
+                            **kwargs: Any) -> str:
+        """Create an Atlas Search index (a SearchIndexModel or its fields as a mapping); its
+        name."""
+        from .operations import SearchIndexModel
+        if not isinstance(model, SearchIndexModel):
+            model = SearchIndexModel(**model)
+        return self._indexes.create_search_indexes(  # type: ignore[no-any-return]
+            self, [model], comment, kwargs, session)[0]
+
+    def create_search_indexes(self, models: list[Any], session: Any = None,
+                              comment: Any = None, **kwargs: Any) -> list[str]:
+        """Create several Atlas Search indexes (SearchIndexModel); their names."""
+        return self._indexes.create_search_indexes(  # type: ignore[no-any-return]
+            self, models, comment, kwargs, session)
+
+    def drop_search_index(self, name: str, session: Any = None, comment: Any = None,
+                          **kwargs: Any) -> None:
+        """Drop an Atlas Search index by name."""
+        self._indexes.search_index_command(self, {"dropSearchIndex": self._name, "name": name},
+                                           comment, kwargs, session)
+
+    def update_search_index(self, name: str, definition: Mapping[str, Any],
+                            session: Any = None, comment: Any = None, **kwargs: Any) -> None:
+        """Replace an Atlas Search index's definition."""
+        self._indexes.search_index_command(
+            self, {"updateSearchIndex": self._name, "name": name, "definition": definition},
+            comment, kwargs, session)
+
+    def list_search_indexes(self, name: Optional[str] = None, session: Any = None,
+                            comment: Any = None, **kwargs: Any
+                            ) -> CommandCursor[Mapping[str, Any]]:
+        """A cursor over the collection's Atlas Search indexes (all, or the one named)."""
+        return self._indexes.list_search_indexes(  # type: ignore[no-any-return]
+            self, name, session, comment, kwargs)
 
     # ----- the collection itself -------------------------------------------------------------
 
@@ -352,7 +470,8 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
 
 
 def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: Any,
-               kwargs: dict[str, Any], session: Any = None) -> CommandCursor[Any]:
+               kwargs: dict[str, Any], session: Any = None,
+               cursor_class: type[CommandCursor[Any]] = CommandCursor) -> CommandCursor[Any]:
     """aggregate for a collection (``name`` its name) or a database (``name`` 1)."""
     if not isinstance(pipeline, list):
         raise TypeError(f"pipeline must be a list, not {type(pipeline).__name__}")
@@ -379,5 +498,5 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
         outcome = coll._read_command(cmd, read_preference,
                                      {"cursor": {"firstBatch": 1, "nextBatch": 1}},
                                      keep_session=True, session=session)
-    return CommandCursor(coll, outcome, batch_size or 0, comment, max_await_time_ms=max_await,
-                         session=session)
+    return cursor_class(coll, outcome, batch_size or 0, comment, max_await_time_ms=max_await,
+                        session=session)

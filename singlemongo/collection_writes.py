@@ -10,9 +10,11 @@ import bson
 from bson import ObjectId
 from bson.codec_options import CodecOptions
 
-from .common import (hint_value, is_raw, validate_collation, validate_is_document_type,
-                     validate_is_mapping, validate_ok_for_replace, validate_ok_for_update)
-from .errors import DuplicateKeyError, WriteConcernError, WriteError, WTimeoutError
+from .common import (hint_value, is_raw, validate_boolean, validate_collation,
+                     validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
+                     validate_ok_for_update)
+from .errors import (ConfigurationError, DuplicateKeyError, WriteConcernError, WriteError,
+                     WTimeoutError)
 from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
                       UpdateResult)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
@@ -68,6 +70,15 @@ class WriteMethods(Generic[_DocumentType]):
 
         def _acknowledged(self, session: Any) -> bool: ...
 
+    def _check_unacknowledged(self, session: Any, **options: Any) -> None:
+        """PyMongo refuses collation and arrayFilters with w: 0 (nothing would say whether
+        the server understood them)."""
+        if self._acknowledged(session):
+            return
+        for name, value in options.items():
+            if value is not None:
+                raise ConfigurationError(f"{name} is unsupported for unacknowledged writes.")
+
     def _checked_size(self, document: Any) -> None:
         max_bson = self._limits()[0]
         from . import bulk as _bulk  # loaded by the first write, not by import
@@ -119,10 +130,14 @@ class WriteMethods(Generic[_DocumentType]):
                 array_filters: Optional[Sequence[Mapping[str, Any]]], hint: Any, let: Any,
                 comment: Any, sort: Any = None, session: Any = None) -> UpdateResult:
         validate_is_mapping("filter", filter)
+        validate_boolean("upsert", upsert)
         op: dict[str, Any] = {"q": filter, "u": document, "multi": multi, "upsert": upsert}
-        for key, value in (("collation", validate_collation(collation)),
-                           ("arrayFilters", array_filters), ("hint", hint_value(hint)),
-                           ("sort", sort)):
+        collation = validate_collation(collation)
+        self._check_unacknowledged(session, Collation=collation, arrayFilters=array_filters)
+        if sort is not None:
+            validate_is_mapping("sort", sort)
+        for key, value in (("collation", collation), ("arrayFilters", array_filters),
+                           ("hint", hint_value(hint)), ("sort", sort)):
             if value is not None:
                 op[key] = value
         cmd: dict[str, Any] = {"update": self._name, "ordered": True}
@@ -186,8 +201,9 @@ class WriteMethods(Generic[_DocumentType]):
                 let: Any, comment: Any, session: Any = None) -> DeleteResult:
         validate_is_mapping("filter", filter)
         op: dict[str, Any] = {"q": filter, "limit": limit}
-        for key, value in (("collation", validate_collation(collation)),
-                           ("hint", hint_value(hint))):
+        collation = validate_collation(collation)
+        self._check_unacknowledged(session, Collation=collation)
+        for key, value in (("collation", collation), ("hint", hint_value(hint))):
             if value is not None:
                 op[key] = value
         cmd: dict[str, Any] = {"delete": self._name, "ordered": True}

@@ -10,14 +10,16 @@ killed.
 from __future__ import annotations
 
 import os
+import weakref
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, NoReturn, Optional
 
 from bson import Int64
 
 from .engine.handshake import api_fields
 from .engine.operation import Outcome, Request, execute
+from .engine.replies import error_from_reply
 from .errors import ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure
 from .monitoring import command_monitoring
 from .sdam.address import format_address
@@ -36,6 +38,7 @@ class _ServerCursor(Generic[_DocumentType]):
 
     _limit = 0
     _batch_size = 0
+    _exhaust = False  # find with CursorType.EXHAUST
 
     def __init__(self, collection: Collection[_DocumentType]) -> None:
         self._collection = collection
@@ -147,10 +150,13 @@ class _ServerCursor(Generic[_DocumentType]):
     # ----- the server cursor ---------------------------------------------------------------
 
     def _take(self, outcome: Outcome, key: str) -> None:
-        cursor = outcome.reply["cursor"]
         if self._address is None:
             self._address = outcome.server.address
             self._session = outcome.session
+        self._take_reply(outcome.reply, key)
+
+    def _take_reply(self, reply: Mapping[str, Any], key: str) -> None:
+        cursor = reply["cursor"]
         self._id = int(cursor["id"])
         batch = cursor[key]
         self._retrieved += len(batch)
@@ -190,6 +196,9 @@ class _ServerCursor(Generic[_DocumentType]):
                 f"this cursor was opened by process {self._pid} before a fork; a forked process "
                 f"cannot continue it (its connection belongs to the parent): run the query again")
         conn = self._connection()
+        if conn.more_to_come:  # this cursor's exhaust stream: the server sends the batch
+            self._receive_batch(conn)
+            return
         assert self._ns is not None and self._id is not None
         db, coll = self._ns
         cmd: dict[str, Any] = {"getMore": Int64(self._id), "collection": coll}
@@ -206,7 +215,8 @@ class _ServerCursor(Generic[_DocumentType]):
             outcome = execute(self._topology, Request(
                 db, cmd, None, is_read=False, session=self._session, keep_session=True,
                 pinned=conn, codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
-                explicit_session=self._explicit_session))
+                explicit_session=self._explicit_session,
+                exhaust="allow" if self._exhaust else None))
         except ConnectionFailure:
             self._id = 0
             self._release_session(dirty=True)
@@ -217,6 +227,40 @@ class _ServerCursor(Generic[_DocumentType]):
             self.close()  # after the last failed getMore: killCursors, the session freed
             raise
         self._take(outcome, "nextBatch")
+        if conn.more_to_come:  # exhaust: the stream is this cursor's until it ends
+            self._stream_command = cmd
+            conn.stream_owner = weakref.WeakMethod(self._drain)
+
+    # ----- exhaust (OP_MSG moreToCome on the cursor's connection) ---------------------------
+
+    def _receive_batch(self, conn: Any) -> None:
+        """The next batch the server streams; events as for a getMore (PyMongo's)."""
+        topology = self._topology
+        assert self._ns is not None
+        with topology.operation():
+            deadline = topology.deadline or topology.options.socket_timeout_ms / 1000.0 or None
+            try:
+                reply = command_monitoring.run(
+                    topology.events, topology.clock, conn, self._ns[0], self._stream_command,
+                    deadline, codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
+                    exhaust="receive")
+            except ConnectionFailure:
+                self._id = 0
+                self._release_session(dirty=True)
+                raise
+            topology.sessions.advance_cluster_time(reply)
+            if reply.get("ok") in (0, 0.0, False):
+                self._id = 0
+                self._release_session()
+                raise error_from_reply(reply, conn.address)
+            self._take_reply(reply, "nextBatch")
+
+    def _drain(self) -> None:
+        """Read the rest of this cursor's stream into its buffer: another operation needs
+        the connection (one socket per server). The documents stay readable."""
+        conn = self._topology.connections.get(self._address)
+        while conn is not None and conn.more_to_come and not conn.closed:
+            self._receive_batch(conn)
 
     def _release_session(self, dirty: bool = False) -> None:
         if self._session is not None and self._explicit_session is not None:
@@ -235,7 +279,10 @@ class _ServerCursor(Generic[_DocumentType]):
         if self._forked():
             self._id, self._session = 0, None
             return
-        if self._id and self._ns is not None and not self._topology.closed:
+        conn = self._topology.connections.get(self._address)
+        if conn is not None and conn.more_to_come and self._exhaust:
+            conn.close()  # a stream cannot be killed (PyMongo's rule): the connection goes
+        elif self._id and self._ns is not None and not self._topology.closed:
             with self._topology.operation():  # another thread's operation may hold the socket
                 self._kill()
         self._id = 0
@@ -301,6 +348,33 @@ class CommandCursor(_ServerCursor[_DocumentType]):
 
     def __repr__(self) -> str:
         return f"<CommandCursor on {self._collection.full_name}>"
+
+
+class _RawBatches:
+    """Batches as raw BSON (``find_raw_batches``, ``aggregate_raw_batches``): each batch is
+    one ``bytes``, its documents one after the other (``bson.decode_all`` reads them); an
+    empty batch yields nothing. The cursor's collection decodes documents as
+    RawBSONDocument, so nothing is decoded on the way."""
+
+    def _take_reply(self, reply: Mapping[str, Any], key: str) -> None:
+        cursor = dict(reply["cursor"])
+        data = b"".join(document.raw for document in cursor[key])
+        cursor[key] = [data] if data else []
+        super()._take_reply({**reply, "cursor": cursor}, key)  # type: ignore[misc]
+
+    def __getitem__(self, index: Any) -> NoReturn:
+        raise InvalidOperation(f"Cannot call __getitem__ on {type(self).__name__}")
+
+
+class RawBatchCommandCursor(_RawBatches, CommandCursor[_DocumentType]):
+    """The CommandCursor of ``aggregate_raw_batches``: it yields bytes, a batch each."""
+
+
+def raw_codec(collection: Collection[Any]) -> Collection[Any]:
+    """``collection`` decoding documents as RawBSONDocument."""
+    from bson.raw_bson import RawBSONDocument
+    return collection.with_options(codec_options=collection.codec_options.with_options(
+        document_class=RawBSONDocument))
 
 
 def first_batch_only(documents: list[Mapping[str, Any]]) -> dict[str, Any]:

@@ -156,8 +156,9 @@ def validate_ok_for_replace(replacement: Any) -> None:
 
 
 def validate_boolean(option: str, value: Any) -> bool:
+    """True or False, else TypeError (PyMongo's message)."""
     if not isinstance(value, bool):
-        raise TypeError(f"{option} must be True or False, not {value!r}")
+        raise TypeError(f"{option} must be True or False, was: {option}={value}")
     return value
 
 
@@ -219,13 +220,14 @@ def index_document(keys: Any) -> dict[str, Any]:
     document = {}
     for pair in pairs:
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise TypeError(f"each key must be a (key, direction) pair, not {pair!r}")
+            raise ValueError(f"each key must be a (key, direction) pair, not {pair!r}")
         key, value = pair
         if not isinstance(key, str):
-            raise TypeError(f"first item in each key pair must be a string, not {key!r}")
-        if isinstance(value, bool) or not isinstance(value, (str, int, Mapping)):
-            raise TypeError(f"second item in each key pair must be 1, -1, a string such as "
-                            f"'text' or a document, not {value!r}")
+            raise TypeError(f"first item in each key pair must be an instance of str, not "
+                            f"{type(key)}")
+        if not isinstance(value, (str, int, Mapping)):
+            raise TypeError(f"second item in each key pair must be 1, -1, '2d', or another "
+                            f"valid MongoDB index specifier, not {type(value)}")
         document[key] = value
     return document
 

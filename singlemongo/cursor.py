@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from bson.code import Code
 
-from .command_cursor import BATCH_FIELDS, _ServerCursor
+from .command_cursor import BATCH_FIELDS, _RawBatches, _ServerCursor
 from .common import (hint_value, index_document, index_list, validate_boolean, validate_collation,
                      validate_is_mapping, validate_non_negative_int)
 from .engine.operation import Request, execute
 from .errors import InvalidOperation
+from .sdam.server_type import ServerType
 from .selection.selector import Criteria
 from .typings import _DocumentType
 
@@ -29,6 +30,7 @@ class CursorType:
     EXHAUST = 64
 
 
+MONGOS_EXHAUST_WIRE_VERSION = 22  # mongos streams exhaust getMores from MongoDB 7.1
 # Cursor flags and the find command fields they become.
 _FLAGS = {2: "tailable", 8: "oplogReplay", 16: "noCursorTimeout", 32: "awaitData",
           128: "allowPartialResults"}
@@ -41,16 +43,21 @@ LEGACY_MODIFIERS = {"$query": "filter", "$orderby": "sort", "$hint": "hint",
 
 
 def projection_document(projection: Any) -> Optional[dict[str, Any]]:
-    """A projection document from a document or a list of field names."""
+    """A projection document from a document or a list of field names. A string is refused
+    (PyMongo takes it as a list of one-letter field names: "name" projects n, a, m, e)."""
     if projection is None:
         return None
     if isinstance(projection, Mapping):
         return dict(projection)
-    if isinstance(projection, (list, tuple, set, frozenset)) and all(
-            isinstance(f, str) for f in projection):
+    if isinstance(projection, str):
+        raise TypeError(f"projection must be a mapping or list of key names, not the string "
+                        f"{projection!r} (write [{projection!r}] for that one field)")
+    if isinstance(projection, (list, tuple, set, frozenset)):
+        if not all(isinstance(f, str) for f in projection):
+            raise TypeError("projection must be a list of key names, each an instance of str")
         return {name: 1 for name in projection}
-    raise TypeError(f"projection must be a document or a list of field names, not "
-                    f"{projection!r}")
+    raise TypeError(f"projection must be a mapping or list of key names, not "
+                    f"{type(projection).__name__}")
 
 
 def _int(option: str, value: Any) -> int:
@@ -85,11 +92,13 @@ class Cursor(_ServerCursor[_DocumentType]):
         self._flags = cursor_type
         if cursor_type not in (0, 2, 34, 64):
             raise ValueError(f"not a valid value for cursor_type: {cursor_type!r}")
-        for flag, wanted in ((16, no_cursor_timeout), (128, allow_partial_results),
-                             (8, oplog_replay)):
-            if validate_boolean(_FLAGS[flag], wanted):
+        for flag, name, wanted in ((16, "no_cursor_timeout", no_cursor_timeout),
+                                   (128, "allow_partial_results", allow_partial_results),
+                                   (8, "oplog_replay", oplog_replay)):
+            if validate_boolean(name, wanted):
                 self._flags |= flag
-        self._ordering = index_document(index_list(sort)) if sort is not None else None
+        # find(sort=...) takes a mapping or (key, direction) pairs, as PyMongo's (not "a").
+        self._ordering = index_document(sort) if sort is not None else None
         self._collation = validate_collation(collation)
         self._hint = hint_value(hint)
         self._max_scan, self._max_time_ms = max_scan, max_time_ms
@@ -101,6 +110,15 @@ class Cursor(_ServerCursor[_DocumentType]):
         self._explicit_session = session
         self._read_preference = read_preference
         self._empty = False
+        self._check_exhaust()
+
+    @property
+    def _exhaust(self) -> bool:  # type: ignore[override]
+        return bool(self._flags & CursorType.EXHAUST)
+
+    def _check_exhaust(self) -> None:
+        if self._exhaust and self._limit:
+            raise InvalidOperation("Can't use limit and exhaust together.")
 
     def __repr__(self) -> str:
         return f"<Cursor on {self._collection.full_name}>"
@@ -130,6 +148,8 @@ class Cursor(_ServerCursor[_DocumentType]):
     def limit(self, limit: int) -> Cursor[_DocumentType]:
         """Return at most ``limit`` results (a negative limit: in one batch; 0: no limit)."""
         self._check_okay_to_chain()
+        if self._exhaust:
+            raise InvalidOperation("Can't use limit and exhaust together.")
         self._limit = _int("limit", limit)
         self._empty = False
         return self
@@ -146,6 +166,12 @@ class Cursor(_ServerCursor[_DocumentType]):
             _int("max_time_ms", max_time_ms)
         self._check_okay_to_chain()
         self._max_time_ms = max_time_ms
+        return self
+
+    def max_scan(self, max_scan: Optional[int]) -> Cursor[_DocumentType]:
+        """Deprecated (MongoDB 4.0): the most documents to scan; use max_time_ms instead."""
+        self._check_okay_to_chain()
+        self._max_scan = max_scan
         return self
 
     def max_await_time_ms(self, max_await_time_ms: Optional[int]) -> Cursor[_DocumentType]:
@@ -208,6 +234,7 @@ class Cursor(_ServerCursor[_DocumentType]):
         128 allowPartialResults)."""
         self._check_okay_to_chain()
         self._flags |= _int("mask", mask)
+        self._check_exhaust()
         return self
 
     def remove_option(self, mask: int) -> Cursor[_DocumentType]:
@@ -271,6 +298,12 @@ class Cursor(_ServerCursor[_DocumentType]):
         self._take(outcome, "firstBatch")
         if self._limit < 0:
             self._limit = -self._limit
+        sd = outcome.server
+        if self._exhaust and sd.server_type is ServerType.MONGOS and (
+                sd.max_wire_version or 0) < MONGOS_EXHAUST_WIRE_VERSION:
+            self.close()
+            raise InvalidOperation("Exhaust cursors require MongoDB 7.1+ when connected to "
+                                   "mongos.")
 
     # ----- PyMongo's other cursor methods ----------------------------------------------------
 
@@ -336,30 +369,25 @@ class Cursor(_ServerCursor[_DocumentType]):
 
     def explain(self) -> _DocumentType:
         """The server's explanation of how it would run this query."""
+        return self._explain(None)
+
+    def _explain(self, codec: Any) -> Any:
         cmd = self._command()
         if self._limit:
             cmd["limit"] = abs(self._limit)
             cmd["singleBatch"] = True
-        return self._collection._read_command({"explain": cmd},  # type: ignore[return-value]
-                                              self._read_preference)
+        return self._collection._read_command({"explain": cmd}, self._read_preference,
+                                              codec=codec)
 
     @property
     def session(self) -> Any:
         return self._explicit_session
 
 
-def find_kwargs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """find's arguments by name, for the positional order PyMongo accepts."""
-    names = ("filter", "projection", "skip", "limit", "no_cursor_timeout", "cursor_type", "sort",
-             "allow_partial_results", "oplog_replay", "batch_size", "collation", "hint",
-             "max_scan", "max_time_ms", "max", "min", "return_key", "show_record_id",
-             "snapshot", "comment", "session", "allow_disk_use", "let")
-    if len(args) > len(names):
-        raise TypeError(f"find() takes at most {len(names)} positional arguments")
-    for name, value in zip(names, args):
-        if name in kwargs:
-            raise TypeError(f"find() got multiple values for argument {name!r}")
-        kwargs[name] = value
-    return kwargs
+class RawBatchCursor(_RawBatches, Cursor[_DocumentType]):
+    """The cursor of ``find_raw_batches``: it yields bytes, a batch of raw BSON each."""
 
-
+    def explain(self) -> _DocumentType:
+        """The server's explanation, decoded (as PyMongo's)."""
+        return self._explain(self._collection.codec_options.with_options(  # type: ignore[no-any-return]
+            document_class=dict))

@@ -111,14 +111,34 @@ class Database(BaseObject, Generic[_DocumentType]):
         return Collection(self, name, False, codec_options, read_preference, write_concern,
                           read_concern)
 
-    def watch(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
+    def watch(self, pipeline: Optional[_Pipeline] = None, full_document: Optional[str] = None,
+              resume_after: Optional[Mapping[str, Any]] = None,
+              max_await_time_ms: Optional[int] = None, batch_size: Optional[int] = None,
+              collation: Any = None, start_at_operation_time: Any = None, session: Any = None,
+              start_after: Optional[Mapping[str, Any]] = None, comment: Any = None,
+              full_document_before_change: Optional[str] = None,
+              show_expanded_events: Optional[bool] = None) -> NoReturn:
+        """Not offered yet: raises NotImplementedError (README, "Differences from
+        PyMongo")."""
         not_offered("change streams")
+
+    @overload
+    def with_options(self, codec_options: None = None, read_preference: Any = None,
+                     write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None) -> Database[_DocumentType]:
+        ...
+
+    @overload
+    def with_options(self, codec_options: CodecOptions[_DocumentTypeArg],
+                     read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
+                     read_concern: Optional[ReadConcern] = None) -> Database[_DocumentTypeArg]:
+        ...
 
     def with_options(self, codec_options: Optional[CodecOptions[Any]] = None,
                      read_preference: Any = None, write_concern: Optional[WriteConcern] = None,
-                     read_concern: Optional[ReadConcern] = None) -> Database[_DocumentType]:
-        """The same database with some settings changed."""
+                     read_concern: Optional[ReadConcern] = None) -> Database[Any]:
+        """The same database with some settings changed (its document type follows
+        ``codec_options.document_class``)."""
         return Database(self._client, self._name, codec_options or self._codec_options,
                         read_preference if read_preference is not None else
                         self._read_preference_core, write_concern or self._write_concern,

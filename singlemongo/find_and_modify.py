@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Optional, Sequence, Union
 
-from .common import (hint_value, index_document, index_list, validate_collation,
+from .common import (hint_value, index_document, validate_boolean, validate_collation,
                      validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                      validate_ok_for_update)
 from .cursor import projection_document
@@ -44,8 +44,8 @@ class FindAndModifyMethods(Generic[_DocumentType]):
                          **kwargs: Any) -> Any:
         validate_is_mapping("filter", filter)
         if not isinstance(return_document, bool):
-            raise ValueError("return_document must be ReturnDocument.BEFORE or "
-                             "ReturnDocument.AFTER")
+            raise TypeError(f"return_document must be ReturnDocument.BEFORE or "
+                            f"ReturnDocument.AFTER, not {type(return_document)}")
         cmd: dict[str, Any] = {"findAndModify": self._name, "query": filter,
                                "new": return_document}
         if let is not None:
@@ -56,10 +56,10 @@ class FindAndModifyMethods(Generic[_DocumentType]):
         cmd.update(kwargs)
         if projection is not None:
             cmd["fields"] = projection_document(projection)
-        if sort is not None:
-            cmd["sort"] = index_document(index_list(sort))
+        if sort is not None:  # a mapping or (key, direction) pairs, as PyMongo takes it
+            cmd["sort"] = index_document(sort)
         if upsert is not None:
-            cmd["upsert"] = upsert
+            cmd["upsert"] = validate_boolean("upsert", upsert)
         if hint is not None:
             cmd["hint"] = hint_value(hint)
         if array_filters is not None:

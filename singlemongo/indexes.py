@@ -92,3 +92,39 @@ def drop_index(coll: Collection[Any], index_or_name: _IndexKeyHint, comment: Any
     except OperationFailure as exc:
         if exc.code != NAMESPACE_NOT_FOUND:
             raise
+
+
+# ----- Atlas Search indexes (index management spec, "Search Index Management") -------------
+
+def create_search_indexes(coll: Collection[Any], models: Sequence[Any], comment: Any,
+                          kwargs: dict[str, Any], session: Any = None) -> list[str]:
+    from .operations import SearchIndexModel
+    documents = []
+    for model in models:
+        if not isinstance(model, SearchIndexModel):
+            raise TypeError(f"{model!r} is not an instance of "
+                            f"singlemongo.operations.SearchIndexModel")
+        documents.append(model.document)
+    cmd = _with_options(coll, {"createSearchIndexes": coll.name, "indexes": documents},
+                        comment, kwargs)
+    reply = coll._write_command(cmd, retryable=False, session=session)
+    return [index["name"] for index in reply["indexesCreated"]]
+
+
+def search_index_command(coll: Collection[Any], cmd: dict[str, Any], comment: Any,
+                         kwargs: dict[str, Any], session: Any = None) -> None:
+    """dropSearchIndex or updateSearchIndex; a missing collection is not an error."""
+    _with_options(coll, cmd, comment, kwargs)
+    try:
+        coll._write_command(cmd, retryable=False, session=session)
+    except OperationFailure as exc:
+        if exc.code != NAMESPACE_NOT_FOUND:
+            raise
+
+
+def list_search_indexes(coll: Collection[Any], name: Any, session: Any, comment: Any,
+                        kwargs: dict[str, Any]) -> CommandCursor[Any]:
+    stage = {"$listSearchIndexes": {} if name is None else {"name": name}}
+    plain: Collection[Any] = coll.with_options(codec_options=CodecOptions(),
+                                               read_preference=_PRIMARY)
+    return plain.aggregate([stage], session=session, comment=comment, **kwargs)

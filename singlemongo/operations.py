@@ -185,3 +185,27 @@ class IndexModel:
         return f"IndexModel({key!r}{options})"
 
 
+class SearchIndexModel:
+    """An Atlas Search (or vector search) index to create: ``definition``, ``name``, ``type``
+    ("search" by default, or "vectorSearch") and any other field."""
+
+    __slots__ = ("_document",)
+
+    def __init__(self, definition: Mapping[str, Any], name: Optional[str] = None,
+                 type: Optional[str] = None, **kwargs: Any) -> None:
+        self._document: dict[str, Any] = {}
+        if name is not None:
+            self._document["name"] = name
+        self._document["definition"] = definition
+        if type is not None:
+            self._document["type"] = type
+        self._document.update(kwargs)
+
+    @property
+    def document(self) -> Mapping[str, Any]:
+        """The index document of createSearchIndexes."""
+        return self._document
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{key}={value!r}" for key, value in self._document.items())
+        return f"SearchIndexModel({fields})"

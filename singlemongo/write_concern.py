@@ -9,36 +9,39 @@ from .errors import ConfigurationError
 class WriteConcern:
     """``WriteConcern(w=None, wtimeout=None, j=None, fsync=None)``; all None is the server's
     default. ``w=0`` is unacknowledged: the write is sent with moreToCome and its result says
-    ``acknowledged=False``. Raises ConfigurationError for an invalid combination."""
+    ``acknowledged=False``. Raises TypeError or ValueError for a bad value and
+    ConfigurationError for an invalid combination, as PyMongo does."""
 
     __slots__ = ("_document", "_acknowledged")
 
     def __init__(self, w: Union[int, str, None] = None, wtimeout: Optional[int] = None,
                  j: Optional[bool] = None, fsync: Optional[bool] = None) -> None:
+        # PyMongo's checks, exception types and messages.
         doc: dict[str, Any] = {}
         if wtimeout is not None:
-            if isinstance(wtimeout, bool) or not isinstance(wtimeout, int) or wtimeout < 0:
-                raise ConfigurationError(f"wtimeout must be a non-negative integer, not "
-                                         f"{wtimeout!r}")
+            if not isinstance(wtimeout, int):
+                raise TypeError(f"wtimeout must be an integer, not {type(wtimeout)}")
+            if wtimeout < 0:
+                raise ValueError("wtimeout cannot be less than 0")
             doc["wtimeout"] = wtimeout
         for name, value in (("j", j), ("fsync", fsync)):
             if value is not None:
                 if not isinstance(value, bool):
-                    raise ConfigurationError(f"{name} must be True or False, not {value!r}")
+                    raise TypeError(f"{name} must be True or False, was: {name}={value}")
                 doc[name] = value
         if j and fsync:
-            raise ConfigurationError("can't set both j and fsync at the same time")
+            raise ConfigurationError("Can't set both j and fsync at the same time")
+        if w == 0 and j is True:
+            raise ConfigurationError("Cannot set w to 0 and j to True")
         if w is not None:
-            if isinstance(w, bool) or not isinstance(w, (int, str)) or (
-                    isinstance(w, int) and w < 0):
-                raise ConfigurationError(f"w must be a non-negative integer or a string, not "
-                                         f"{w!r}")
-            if w == 0 and (j or fsync):
-                raise ConfigurationError("cannot set j or fsync with w=0: an unacknowledged "
-                                         "write cannot be journaled")
+            if isinstance(w, int):
+                if w < 0:
+                    raise ValueError("w cannot be less than 0")
+            elif not isinstance(w, str):
+                raise TypeError(f"w must be an integer or string, not {type(w)}")
             doc["w"] = w
         self._document = doc
-        self._acknowledged = w != 0 or bool(j)
+        self._acknowledged = not (isinstance(w, int) and w == 0)
 
     @property
     def document(self) -> dict[str, Any]:
@@ -47,7 +50,7 @@ class WriteConcern:
 
     @property
     def acknowledged(self) -> bool:
-        """False only for ``w=0`` (without j)."""
+        """False only for ``w=0``."""
         return self._acknowledged
 
     @property

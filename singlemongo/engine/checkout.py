@@ -82,7 +82,7 @@ def connection_for(topology, sd, connect_timeout_s=None):
     """The server's connection, opened (and handshaken) if needed; ``connect_timeout_s``
     caps connectTimeoutMS for a new connection."""
     conn = topology.connections.get(sd.address)
-    if conn is not None and not conn.closed:
+    if conn is not None and not conn.closed and (not conn.more_to_come or conn.settle_stream()):
         return conn
     if topology.description.topology_type is TopologyType.LOAD_BALANCED:
         conn, reply, _ = topology.connect(sd.address, connect_timeout_s)

@@ -46,6 +46,7 @@ class Request:
     # False for the generic command: a writeConcernError in an ok reply is returned, not
     # raised (PyMongo's Database.command does not parse it).
     parse_write_concern_error: bool = True
+    exhaust: Optional[str] = None  # "allow": a getMore the server may answer with a stream
 
 
 @dataclass
@@ -117,7 +118,7 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=N
     try:
         reply = command_monitoring.run(topology.events, topology.clock, conn, req.db, cmd,
                                        deadline, req.sequences, operation_id, req.codec,
-                                       req.user_fields)
+                                       req.user_fields, exhaust=req.exhaust)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         if session is not None:

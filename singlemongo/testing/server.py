@@ -35,6 +35,9 @@ class _Conn:
         self.hung = False
         self.paused = False  # a reply is deferred: read nothing more until it is sent
         self.state = {}
+        # An exhaust getMore streaming: (the last reply's requestId, the getMore command,
+        # compressor); the next reply goes out when the socket is writable.
+        self.stream = None
 
 
 class SimServer:
@@ -182,12 +185,15 @@ class SimServer:
                     0.0, min(0.5, self._deferred[0][0] - time.monotonic()))
                 ready = sel.select(wait)
                 self._run_deferred()
-                for key, _ in ready:
+                for key, events in ready:
                     if key.data == "listen":
                         self._accept(sel)
                     elif key.data != "wake":
                         try:
-                            self._readable(sel, key.data)
+                            if events & selectors.EVENT_WRITE and key.data.stream:
+                                self._stream(sel, key.data)
+                            if events & selectors.EVENT_READ:
+                                self._readable(sel, key.data)
                         except Exception as exc:  # never let one connection kill the server
                             self.errors.append(repr(exc))
                             self._close(sel, key.data)
@@ -259,7 +265,8 @@ class SimServer:
                 return
 
     def _decode(self, op_code, body):
-        """(command, legacy OP_QUERY?, compressor or None, expects a reply?)."""
+        """(command, legacy OP_QUERY?, compressor or None, expects a reply?, exhaust
+        allowed?)."""
         compressor = None
         if op_code == wire.OP_COMPRESSED:
             compressor = {v: k for k, v in wire.COMPRESSOR_IDS.items()}[body[8]]
@@ -269,18 +276,20 @@ class SimServer:
             _, namespace, cmd = wire.decode_op_query(body, SERVER_CODEC)
             cmd = dict(cmd)
             cmd.setdefault("$db", namespace.split(".")[0])
-            return cmd, True, compressor, True
+            return cmd, True, compressor, True, False
         flags, cmd, sequences = wire.decode_op_msg(body, SERVER_CODEC)
         for identifier, docs in sequences.items():
             cmd[identifier] = docs
-        return cmd, False, compressor, not flags & wire.MORE_TO_COME
+        return (cmd, False, compressor, not flags & wire.MORE_TO_COME,
+                bool(flags & wire.EXHAUST_ALLOWED))
 
     def _respond(self, sel, conn, request_id, op_code, body):
         try:
-            cmd, legacy, compressor, wants_reply = self._decode(op_code, body)
+            cmd, legacy, compressor, wants_reply, exhaust = self._decode(op_code, body)
         except Exception:  # a server drops a connection that sends what it cannot read
             self._close(sel, conn)
             return False
+        conn.state["exhaust"] = exhaust and next(iter(cmd), "") == "getMore"
         name = next(iter(cmd), "")
         self.commands[name] += 1
         self.command_log.append(cmd)
@@ -333,9 +342,13 @@ class SimServer:
             time.sleep(self.latency_s)
         if self.before_reply is not None:
             self.before_reply(self, name)
-        data = self._encode(request_id, reply, legacy)
+        streaming = conn.state.get("exhaust") and _cursor_open(reply)
+        data = self._encode(request_id, reply, legacy, streaming)
         if compressor is not None:
             data = wire.compress_message(data, compressor)
+        if streaming:  # exhaust: the next batch goes out unasked, when the socket can take it
+            conn.stream = (request_id + 1, cmd, compressor)
+            sel.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
         if fault is not None and fault.action == "raw-reply":
             data = fault.raw(request_id)
         try:
@@ -376,15 +389,40 @@ class SimServer:
             reply = add_write_concern_error(reply, cmd, fault.write_concern_error, fault.labels)
         return None if action == "run-then-close" else reply
 
-    def _encode(self, request_id, reply, legacy):
+    def _encode(self, request_id, reply, legacy, more_to_come=False):
         try:
             return (wire.encode_op_reply(request_id + 1, request_id, [reply]) if legacy
-                    else self._op_msg_reply(request_id, reply))
+                    else self._op_msg_reply(request_id, reply, more_to_come))
         except Exception as exc:  # a reply the server cannot encode is its own error
             return self._encode(request_id, error_reply(
                 1, f"the simulated server cannot encode its reply: {exc}"), legacy)
 
     @staticmethod
-    def _op_msg_reply(request_id, reply):
-        data = wire.encode_op_msg(request_id + 1, reply)
+    def _op_msg_reply(request_id, reply, more_to_come=False):
+        data = wire.encode_op_msg(request_id + 1, reply,
+                                  flags=wire.MORE_TO_COME if more_to_come else 0)
         return data[:8] + struct.pack("<i", request_id) + data[12:]
+
+    def _stream(self, sel, conn):
+        """The next reply of an exhaust stream: its requestId follows the last one, and it
+        answers that one (OP_MSG moreToCome); the stream ends with the cursor."""
+        last_id, cmd, compressor = conn.stream
+        reply = self._run("getMore", cmd, conn)
+        streaming = _cursor_open(reply)
+        data = self._op_msg_reply(last_id, reply, streaming)
+        if compressor is not None:
+            data = wire.compress_message(data, compressor)
+        self.commands["getMore"] += 1
+        conn.stream = (last_id + 1, cmd, compressor) if streaming else None
+        if not streaming:
+            sel.modify(conn.sock, selectors.EVENT_READ, conn)
+        try:
+            conn.sock.sendall(data)
+        except OSError:
+            self._close(sel, conn)
+
+
+def _cursor_open(reply):
+    """Whether a getMore reply leaves its cursor open (an exhaust stream goes on)."""
+    cursor = reply.get("cursor") if reply.get("ok") else None
+    return isinstance(cursor, dict) and bool(cursor.get("id"))

@@ -141,6 +141,11 @@ class Connection:
         self.conversation = None  # a SCRAM conversation started speculatively in the handshake
         self.compressor = None
         self.zlib_level = -1
+        # Exhaust: the server streams replies (moreToCome) until this is False again; only
+        # receive_more() may read them, and no command may be sent meanwhile.
+        self.more_to_come = False
+        self.last_reply_id = 0
+        self.stream_owner = None  # a weak reference to what drains the stream (its cursor)
 
     def __repr__(self):
         return f"<Connection {self.id} to {format_address(self.address)}>"
@@ -228,7 +233,21 @@ class Connection:
                                    f"process {self.pid}; a forked process never uses it")
         if self.closed:
             raise AutoReconnect(f"connection to {format_address(self.address)} is closed",
-                                    self.address)
+                                self.address)
+        if self.more_to_come and not self.settle_stream():
+            raise AutoReconnect(f"connection to {format_address(self.address)} was closed: an "
+                                f"exhaust cursor left it mid-stream", self.address)
+
+    def settle_stream(self):
+        """Finish an exhaust stream before the connection serves anything else: its cursor
+        reads the rest into its buffer; a stream whose cursor is gone closes the connection.
+        True if the connection can be used."""
+        drain = self.stream_owner() if self.stream_owner is not None else None
+        if drain is None:
+            self.close()
+            return False
+        drain()
+        return not self.closed and not self.more_to_come
 
     def round_trip(self, request_id, message, timeout, codec=None, user_fields=None):
         """Send one message and read its reply document, all within ``timeout``; ``codec``
@@ -237,30 +256,53 @@ class Connection:
         deadline = self.deadline(timeout)
         try:
             self._send(message, deadline)
+        except BaseException:  # a signal, KeyboardInterrupt, a bug: never reuse this socket
+            self.close()
+            raise
+        return self._receive(request_id, deadline, codec, user_fields)
+
+    def receive_more(self, timeout, codec=None, user_fields=None):
+        """The next reply of an exhaust stream (the server sends it unasked)."""
+        if not self.more_to_come:
+            raise ProtocolError(f"no reply is streaming on {self!r}")
+        if self.closed:
+            raise AutoReconnect(f"connection to {format_address(self.address)} is closed",
+                                self.address)
+        return self._receive(self.last_reply_id, self.deadline(timeout), codec, user_fields)
+
+    def _receive(self, response_to, deadline, codec, user_fields):
+        try:
             header = wire.check_header(self._recv_exactly(wire.HEADER.size, deadline),
-                                       self.max_message_size, request_id)
+                                       self.max_message_size, response_to)
             body = self._recv_exactly(header.length - wire.HEADER.size, deadline)
-            return wire.decode_reply(header, body, self.max_message_size,
-                                     compressed=self.compressor is not None,
-                                     codec=codec or wire.CODEC, user_fields=user_fields)
+            flags, reply = wire.decode_reply_flags(header, body, self.max_message_size,
+                                                   compressed=self.compressor is not None,
+                                                   codec=codec or wire.CODEC,
+                                                   user_fields=user_fields)
         except ProtocolError as exc:
             raise self._fail(ProtocolError, str(exc)) from None
         except BaseException:  # a signal, KeyboardInterrupt, a bug: never reuse this socket
             self.close()
             raise
+        self.more_to_come = bool(flags & wire.MORE_TO_COME)
+        self.last_reply_id = header.request_id
+        return reply
 
     @staticmethod
     def peek_request_id():
         """The request id the next command will use (for command monitoring)."""
         return (_request_ids.last + 1) & 0x7FFFFFFF
 
-    def command(self, db, cmd, timeout=None, sequences=(), codec=None, user_fields=None):
+    def command(self, db, cmd, timeout=None, sequences=(), codec=None, user_fields=None,
+                exhaust_allowed=False):
         """Run ``cmd`` (OP_MSG); ``timeout`` is a Deadline or seconds for the whole round trip.
-        ``codec`` (the user's CodecOptions) encodes the command and decodes the reply."""
+        ``codec`` (the user's CodecOptions) encodes the command and decodes the reply.
+        ``exhaust_allowed``: the server may stream further replies (``receive_more``)."""
         request_id = next_request_id()
         body = dict(cmd)
         body["$db"] = db
-        message = wire.encode_op_msg(request_id, body, sequences, codec=codec or wire.CODEC)
+        message = wire.encode_op_msg(request_id, body, sequences, codec=codec or wire.CODEC,
+                                     flags=wire.EXHAUST_ALLOWED if exhaust_allowed else 0)
         if any(isinstance(v, SecretBytes) for v in body.values()):
             message = SecretBytes(message)  # a SCRAM proof: the frames below can raise
         if self.compressor and next(iter(cmd), "").lower() not in wire.UNCOMPRESSIBLE:

@@ -178,6 +178,13 @@ def decode_op_query(body, codec=CODEC):
 def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compressed=False,
                  codec=CODEC, user_fields=None):
     """The reply document; an OP_COMPRESSED reply only where compression was negotiated."""
+    return decode_reply_flags(header, body, max_message_size, compressed, codec,
+                              user_fields)[1]
+
+
+def decode_reply_flags(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE,
+                       compressed=False, codec=CODEC, user_fields=None):
+    """(OP_MSG flags, reply document): moreToCome says another reply follows (exhaust)."""
     if header.op_code == OP_COMPRESSED:
         if not compressed:
             raise ProtocolError("the server sent a compressed reply, but compression was not "
@@ -185,9 +192,10 @@ def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compre
         op_code, body = decompress_body(body, max_message_size)
         header = Header(HEADER.size + len(body), header.request_id, header.response_to, op_code)
     if header.op_code == OP_MSG:
-        return decode_op_msg(body, codec, user_fields)[1]
+        flags, document, _ = decode_op_msg(body, codec, user_fields)
+        return flags, document
     if header.op_code == OP_REPLY:
-        return decode_op_reply(body)
+        return 0, decode_op_reply(body)
     raise ProtocolError(f"unexpected reply opCode {header.op_code}")
 
 

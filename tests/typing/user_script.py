@@ -9,6 +9,7 @@ from typing import Any, Mapping, Optional, assert_type
 from bson import ObjectId
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
+from bson.son import SON
 
 import singlemongo
 from singlemongo import (ASCENDING, DESCENDING, DeleteOne, IndexModel, InsertOne, MongoClient,
@@ -77,6 +78,11 @@ def everyday(uri: str) -> None:
     assert_type(secondary, Collection[dict[str, Any]])
     raw = db.get_collection("orders", codec_options=CodecOptions(RawBSONDocument))
     assert_type(raw, Collection[RawBSONDocument])
+    # issue 18: with_options follows the codec's document class, as PyMongo's.
+    ordered = orders.with_options(codec_options=CodecOptions(SON))
+    assert_type(ordered, Collection[SON[Any, Any]])
+    assert_type(ordered.find_one(), Optional[SON[Any, Any]])
+    assert_type(db.with_options(codec_options=CodecOptions(SON)), Database[SON[Any, Any]])
     assert_type(client.address, Optional[tuple[str, int]])
     assert_type(client.is_primary, bool)
     client.close()
@@ -91,7 +97,8 @@ def errors(uri: str) -> str:
         assert_type(exc.details, Optional[Mapping[str, Any]])
         return "duplicate"
     except BulkWriteError as exc:
-        return str(exc.details)
+        assert_type(exc.details, Mapping[str, Any])  # issue 18: never None
+        return str(exc.details["writeErrors"])
     except OperationFailure as exc:
         assert_type(exc.code, Optional[int])
         return str((exc.details or {}).get("codeName", "failed"))
