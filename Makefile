@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench fuzz clean
+.PHONY: test demo bench fuzz clean docs
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ clean:
 
 demo: $(STAMP)
 	$(PY) -m singlemongo.demo
+
+# The API reference, generated from the docstrings (pdoc, from the test extra).
+docs: $(STAMP)
+	$(PY) docs/build.py docs/api
+	@echo "API reference: docs/api/index.html"
 
 bench: $(STAMP)
 	cd bench && ../$(PY) run.py

@@ -47,7 +47,7 @@ _LAZY = {
 _MODULES = ("errors", "monitoring", "operations", "results", "read_preferences",
             "write_concern", "read_concern", "collation", "server_api", "cursor",
             "command_cursor", "collection", "database", "client", "typings", "testing",
-            "gridfs", "uri_parser", "driver_info", "client_options", "change_stream", "csot",
+            "gridfs", "uri_parser", "driver_info", "options_view", "change_stream", "csot",
             "client_session", "drop_in")
 
 __all__ = ["__version__", "version", "version_tuple", "ASCENDING", "DESCENDING", "GEO2D",

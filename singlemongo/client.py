@@ -4,6 +4,7 @@ operation scans the deployment inline. Its real properties are never shadowed by
 from __future__ import annotations
 
 import os
+import sys
 import weakref
 from types import TracebackType
 from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Sequence, Union,
@@ -33,7 +34,7 @@ from .write_concern import WriteConcern
 if TYPE_CHECKING:
     from bson.codec_options import TypeRegistry
 
-    from .client_options import ClientOptions as PyMongoClientOptions
+    from .options_view import ClientOptions as PyMongoClientOptions
     from .client_session import ClientSession
     from .driver_info import DriverInfo
 
@@ -147,7 +148,10 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
             host = [SecretText(h) if isinstance(h, str) else h for h in host]
         clock = kwargs.pop("clock", None)
         resolver = kwargs.pop("resolver", None)
-        listeners = kwargs.pop("event_listeners", None) or ()
+        listeners = list(kwargs.pop("event_listeners", None) or ())
+        monitoring = sys.modules.get(f"{__package__}.monitoring")  # loaded by register()
+        if monitoring is not None and monitoring._GLOBAL_LISTENERS:
+            listeners = [*monitoring._GLOBAL_LISTENERS, *listeners]
         scan_executor = kwargs.pop("scan_executor", "concurrent")
         server_selector = kwargs.pop("server_selector", None)
         for name, value in (("document_class", document_class), ("tz_aware", tz_aware),
@@ -194,7 +198,7 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
         """The client's options, as PyMongo's ``ClientOptions`` (``codec_options``,
         ``pool_options``, ``read_preference``, ``server_selection_timeout``, ...; read only,
         passwords redacted in its repr)."""
-        from .client_options import ClientOptions as PyMongoClientOptions
+        from .options_view import ClientOptions as PyMongoClientOptions
         return PyMongoClientOptions(self._settings, self._topology)
 
     _options = options  # where PyMongo keeps them (libraries read ``client._options``)

@@ -485,7 +485,11 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
         validate_is_document_type("let", let)
         cmd["let"] = let
     coll._aggregate_options(cmd, kwargs, comment)
-    cmd["cursor"] = {"batchSize": batch_size} if batch_size is not None and not writes else {}
+    if not writes and cursor_class.first_batch_size is not None:
+        cmd["cursor"] = {"batchSize": cursor_class.first_batch_size}
+    else:
+        cmd["cursor"] = {"batchSize": batch_size} if batch_size is not None and not writes \
+            else {}
     if writes:
         if not coll._write_concern.is_server_default:
             cmd["writeConcern"] = coll._write_concern.document

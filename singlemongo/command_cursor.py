@@ -318,6 +318,8 @@ class CommandCursor(_ServerCursor[_DocumentType]):
     """The cursor of a command that already ran (aggregate, list_indexes, list_collections,
     list_databases): its first batch is here, getMore fetches the rest."""
 
+    first_batch_size: Optional[int] = None  # the aggregate's cursor.batchSize, if fixed
+
     def __init__(self, collection: Collection[_DocumentType], outcome: Optional[Outcome],
                  batch_size: int = 0, comment: Any = None,
                  documents: Optional[list[Any]] = None,
@@ -368,6 +370,8 @@ class _RawBatches:
 
 class RawBatchCommandCursor(_RawBatches, CommandCursor[_DocumentType]):
     """The CommandCursor of ``aggregate_raw_batches``: it yields bytes, a batch each."""
+
+    first_batch_size = 0  # PyMongo asks for an empty first batch: getMores bring the data
 
 
 def raw_codec(collection: Collection[Any]) -> Collection[Any]:

@@ -33,7 +33,7 @@ PURE_DIRS = ("connection_string", "uri_options", "discovery_and_monitoring", "sd
 UNIFIED_DIRS = ("discovery_and_monitoring/unified", "load_balancer", "client-backpressure",
                 "retryable_reads/unified", "retryable_writes/unified", "crud/unified",
                 "command_logging", "server_selection_logging", "sessions",
-                "transactions/unified")
+                "transactions/unified", "gridfs")
 INDEX = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
 
 
@@ -46,7 +46,8 @@ def pymongo_tree():
     """The cached ``test/`` tree of PyMongo's sdist, fetched when missing (None if it cannot be)."""
     name = f"pymongo-{pymongo_version()}"
     tree = CACHE / name / "test"
-    if (CACHE / name / ".complete").exists():
+    marker = CACHE / name / ".complete"
+    if marker.exists() and marker.read_text() == _marker_text():
         return tree
     try:
         archive = _download(name)
@@ -93,7 +94,12 @@ def _extract(data, name):
                 path = CACHE / member.name
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(tar.extractfile(member).read())
-    (target / ".complete").write_text("extracted by tests/spec_sources.py\n")
+    (target / ".complete").write_text(_marker_text())
+
+
+def _marker_text():
+    """What a complete extraction holds: a change to the directories extracts again."""
+    return "extracted by tests/spec_sources.py: " + " ".join(PURE_DIRS + UNIFIED_DIRS) + "\n"
 
 
 def trees():

@@ -29,9 +29,12 @@ def test_command_events_pair_up_and_carry_ids():
         assert [e.command_name for e in started] == ["insert", "find", "getMore", "getMore", "nope"]
         assert [e.request_id for e in started] == [e.request_id for e in ended]
         assert started[0].command["documents"][0]["i"] == 0  # the document sequence as an array
-        assert started[0].connection_id[0] == s.servers[0].address_text
+        # PyMongo's connection_id: the server's (host, port) (issue 18; it was "host:port"
+        # and the driver's connection number).
+        assert started[0].connection_id == s.servers[0].address
         assert isinstance(ended[-1], CommandFailedEvent) and ended[-1].failure["code"] == 59
-        assert all(e.duration >= 0 for e in ended)
+        assert all(e.duration >= 0 and e.duration_micros == int(e.duration * 1e6)
+                   for e in ended)
 
 
 def test_sensitive_commands_are_redacted():

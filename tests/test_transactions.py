@@ -206,7 +206,7 @@ def test_a_sharded_transaction_is_pinned_to_one_mongos(mongo_sharded):
     client, commands = client_for(mongo_sharded, localThresholdMS=1000)
     servers = []
     client._topology.events.listeners.append(
-        lambda e: servers.append(e.connection_id[0])
+        lambda e: servers.append(e.connection_id)
         if type(e).__name__ == "CommandStartedEvent" and e.command_name == "insert" else None)
     with client.start_session() as session:
         for _ in range(3):
@@ -216,7 +216,7 @@ def test_a_sharded_transaction_is_pinned_to_one_mongos(mongo_sharded):
                 client.app.c.insert_one({}, session=session)
             session.commit_transaction()
             assert len(set(servers[start:])) == 1 and session._transaction.pinned is not None
-            assert "%s:%d" % session._transaction.pinned == servers[-1]
+            assert tuple(session._transaction.pinned) == tuple(servers[-1])
             assert commands.named("commitTransaction")[-1]["recoveryToken"]
     client.close()
 

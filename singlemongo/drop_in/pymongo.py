@@ -44,8 +44,9 @@ def has_c() -> bool:
 
 def __getattr__(name: str) -> Any:
     if name == "AsyncMongoClient":
-        from .unsupported import AsyncMongoClient
-        return AsyncMongoClient
+        from . import unsupported
+        globals()[name] = unsupported.AsyncMongoClient
+        return unsupported.AsyncMongoClient
     module = _NAMES.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f"singlemongo.{module}"), name)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from bson import ObjectId
 
@@ -107,7 +107,7 @@ class GridFS:
         self._files.delete_one({"_id": {"$eq": file_id}}, session=session)
         self._chunks.delete_many({"files_id": {"$eq": file_id}}, session=session)
 
-    def list(self, session: Any = None) -> list[str]:
+    def list(self, session: Any = None) -> List[str]:
         """The names of the stored files."""
         disallow_transactions(session)
         return [name for name in self._files.distinct("filename", session=session)

@@ -16,14 +16,29 @@ _SDAM = ("ServerHeartbeatStartedEvent", "ServerHeartbeatSucceededEvent",
          "ServerDescriptionChangedEvent", "TopologyOpeningEvent", "TopologyClosedEvent",
          "TopologyDescriptionChangedEvent")
 
-__all__ = [*_NAMES, *_SDAM]
+__all__ = [*_NAMES, *_SDAM, "register"]
+# Listeners every client made after register() gets, before its own (PyMongo's global list).
+_GLOBAL_LISTENERS: list = []
+
+
+def register(listener):
+    """Register a listener (an instance of one of the listener classes) for every client
+    created from now on, as ``pymongo.monitoring.register``."""
+    from .listeners import _EventListener, _kinds
+    if not (isinstance(listener, _EventListener) or _kinds(listener)):
+        raise TypeError(f"listeners must be an instance of CommandListener, ServerListener, "
+                        f"ServerHeartbeatListener, TopologyListener or ConnectionPoolListener, "
+                        f"not {type(listener)}")
+    _GLOBAL_LISTENERS.append(listener)
 
 
 def __getattr__(name):
     import importlib
     if name in _SDAM:
-        return getattr(importlib.import_module("..sdam.monitoring", __name__), name)
-    module = _NAMES.get(name)
-    if module is None:
+        value = getattr(importlib.import_module("..sdam.monitoring", __name__), name)
+    elif name in _NAMES:
+        value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    else:
         raise AttributeError(f"module 'singlemongo.monitoring' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

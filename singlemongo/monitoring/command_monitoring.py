@@ -6,7 +6,6 @@ from ..records import dataclass
 from typing import Any
 
 from . import log
-from ..sdam.address import format_address
 
 SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
                        "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"})
@@ -29,7 +28,7 @@ class _CommandEvent:
     database_name: str
     request_id: int
     operation_id: int
-    connection_id: Any  # (address, driver connection id)
+    connection_id: Any  # the server's (host, port), as PyMongo's
     server_connection_id: Any = None
     service_id: Any = None
 
@@ -39,14 +38,23 @@ class CommandStartedEvent(_CommandEvent):
     command: dict
 
 
+class _Timed:
+    duration: float
+
+    @property
+    def duration_micros(self) -> int:
+        """The duration in microseconds (PyMongo's name; ``duration`` is in seconds)."""
+        return int(self.duration * 1_000_000)
+
+
 @dataclass(frozen=True, kw_only=True)
-class CommandSucceededEvent(_CommandEvent):
+class CommandSucceededEvent(_CommandEvent, _Timed):
     duration: float
     reply: dict
 
 
 @dataclass(frozen=True, kw_only=True)
-class CommandFailedEvent(_CommandEvent):
+class CommandFailedEvent(_CommandEvent, _Timed):
     duration: float
     failure: Any
 
@@ -102,7 +110,7 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
     sensitive = is_sensitive(name, cmd)
     shown = {} if sensitive else dict(cmd, **{k: v for k, v in sequences}, **{"$db": db})
     ids = dict(command_name=name, database_name=db, request_id=request_id,
-               operation_id=operation_id, connection_id=(format_address(conn.address), conn.id),
+               operation_id=operation_id, connection_id=conn.address,
                server_connection_id=(conn.hello or {}).get("connectionId"),
                service_id=conn.service_id)
     f = _common(conn, db, name, request_id, operation_id)

@@ -117,6 +117,10 @@ _EQUALITY_FIELDS = ("address", "server_type", "error", "min_wire_version", "max_
                     "topology_version", "iscryptd")
 
 
+_WRITABLE = frozenset({ServerType.RS_PRIMARY, ServerType.STANDALONE, ServerType.MONGOS,
+                       ServerType.LOAD_BALANCER})
+
+
 @dataclass(frozen=True, eq=False)
 class ServerDescription:
     address: Address
@@ -200,6 +204,28 @@ class ServerDescription:
     @property
     def address_text(self):
         return format_address(self.address)
+
+    # PyMongo's read accessors (pymongo.server_description), for code that inspects them.
+
+    @property
+    def server_type_name(self):
+        return self.server_type.value
+
+    @property
+    def is_writable(self):
+        return self.server_type in _WRITABLE
+
+    @property
+    def is_readable(self):
+        return self.server_type is ServerType.RS_SECONDARY or self.is_writable
+
+    @property
+    def is_server_type_known(self):
+        return self.server_type is not ServerType.UNKNOWN
+
+    @property
+    def replica_set_name(self):
+        return self.set_name
 
     def __eq__(self, other):
         if not isinstance(other, ServerDescription):

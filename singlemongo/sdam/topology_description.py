@@ -90,6 +90,43 @@ class TopologyDescription:
     def server(self, address):
         return self.servers.get(address)
 
+    # PyMongo's read accessors (pymongo.topology_description), for code that inspects them.
+
+    @property
+    def topology_type_name(self):
+        return self.topology_type.value
+
+    @property
+    def replica_set_name(self):
+        return self.set_name
+
+    def server_descriptions(self):
+        """{address: ServerDescription} of every server."""
+        return dict(self.servers)
+
+    @property
+    def known_servers(self):
+        return [sd for sd in self.servers.values() if sd.is_known]
+
+    @property
+    def common_wire_version(self):
+        versions = [sd.max_wire_version for sd in self.known_servers
+                    if sd.max_wire_version is not None]
+        return min(versions) if versions else None
+
+    def has_readable_server(self, read_preference=None):
+        """Whether a read with ``read_preference`` (primary by default) could be served now."""
+        from ..selection.selector import READ, Criteria, select
+        from ..read_preferences import to_core
+        core = to_core(read_preference)
+        criteria = Criteria(READ, core) if core is not None else Criteria(READ)
+        return bool(select(self, criteria).in_window)
+
+    def has_writable_server(self):
+        """Whether a write could be served now."""
+        from ..selection.selector import WRITE, Criteria, select
+        return bool(select(self, Criteria(WRITE)).in_window)
+
     def summary(self):
         """One line per server, for error messages and the CLI."""
         lines = [f"topology type {self.topology_type}" + (

@@ -52,6 +52,7 @@ class SimServer:
         self._connection_ids = 0
         self.commands = collections.Counter()
         self.command_log = []
+        self.streamed = 0  # exhaust replies sent unasked (not counted in commands)
         self.compressed_requests = 0
         self.before_reply = None  # a test hook run in the server's thread before each reply
         self.errors = []  # what went wrong inside the server (a connection was dropped)
@@ -121,6 +122,7 @@ class SimServer:
         self.connections = 0
         self.commands.clear()
         self.command_log.clear()
+        self.streamed = 0
         self.unanswered.clear()
         self.compressed_requests = 0
         self.errors.clear()
@@ -412,7 +414,7 @@ class SimServer:
         data = self._op_msg_reply(last_id, reply, streaming)
         if compressor is not None:
             data = wire.compress_message(data, compressor)
-        self.commands["getMore"] += 1
+        self.streamed += 1
         conn.stream = (last_id + 1, cmd, compressor) if streaming else None
         if not streaming:
             sel.modify(conn.sock, selectors.EVENT_READ, conn)

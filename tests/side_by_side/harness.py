@@ -25,7 +25,7 @@ import singlemongo
 
 IGNORED_FIELDS = frozenset({"lsid", "$clusterTime", "$db"})
 # Reply fields whose values are the server's clock: never the same twice.
-CLOCK_FIELDS = frozenset({"$clusterTime", "operationTime", "localTime"})
+CLOCK_FIELDS = frozenset({"$clusterTime", "operationTime", "localTime", "uploadDate"})
 IGNORED_COMMANDS = frozenset({"hello", "ismaster", "isMaster", "endSessions", "ping",
                               "saslStart", "saslContinue", "buildinfo", "buildInfo"})
 RESULT_ATTRIBUTES = ("acknowledged", "inserted_id", "inserted_ids", "matched_count",
@@ -108,10 +108,15 @@ def _attr(obj, name, ids):
         return {"<raises>": type(exc).__name__}
 
 
+GRIDFS_ERRORS = ("NoFile", "FileExists", "CorruptGridFile")
+
+
 def error_signature(exc):
     """The error's class (singlemongo's own subclasses, such as AuthenticationFailed, count as
     the PyMongo class they extend: every ``except`` clause for it catches them) and code."""
     code = getattr(exc, "code", None)
+    if type(exc).__name__ in GRIDFS_ERRORS:
+        return {"<error>": type(exc).__name__, "code": code}
     kind = next((k.__name__ for k in type(exc).__mro__
                  if type(exc).__module__.startswith("pymongo") or k.__name__ in
                  vars(pymongo.errors) or k.__module__ == "builtins"), type(exc).__name__)
@@ -164,43 +169,55 @@ class _PyMongoListener(_Recorder, pymongo.monitoring.CommandListener):
     pass
 
 
-def _names(driver, uri, recorder, clients):
+def _names(driver, deployment, recorder, clients):
+    uri = deployment.uri
     lib = pymongo if driver == "pymongo" else singlemongo
-    ns = types.SimpleNamespace(driver=driver, errors=lib.errors, uri=uri)
+    ns = types.SimpleNamespace(driver=driver, errors=lib.errors, uri=uri, deployment=deployment,
+                               timeout=lib.timeout, CursorType=lib.CursorType)
     for name in ("InsertOne", "UpdateOne", "UpdateMany", "ReplaceOne", "DeleteOne",
                  "DeleteMany", "IndexModel", "ASCENDING", "DESCENDING", "TEXT", "HASHED",
                  "GEO2D", "GEOSPHERE", "ReturnDocument", "ReadPreference", "WriteConcern",
                  "MongoClient", "ReadConcern"):
         setattr(ns, name, getattr(lib, name, None))
     if driver == "pymongo":
+        import gridfs
         from pymongo.collation import Collation
         from pymongo.read_concern import ReadConcern
         from pymongo.server_api import ServerApi
         from pymongo import read_preferences as rp
     else:
+        from singlemongo import gridfs
         from singlemongo.collation import Collation
         from singlemongo.read_concern import ReadConcern
         from singlemongo.server_api import ServerApi
         from singlemongo import read_preferences as rp
+    ns.gridfs = gridfs
+    ns.DriverInfo = (pymongo.driver_info if driver == "pymongo" else
+                     singlemongo.driver_info).DriverInfo
     ns.Collation, ns.ReadConcern, ns.ServerApi, ns.read_preferences = (
         Collation, ReadConcern, ServerApi, rp)
     ns.TransactionOptions = lib.client_session.TransactionOptions if driver == "pymongo" \
         else lib.TransactionOptions
 
-    def client(uri=uri, **options):
-        made = make_client(driver, uri, recorder, **options)
+    def client(*where, **options):
+        """A second client on the deployment (or where ``where`` says: host, port)."""
+        made = make_client(driver, where or (uri,), recorder, **options)
         clients.append(made)
         return made
     ns.client = client
     return ns
 
 
-def make_client(driver, uri, recorder, **options):
+def make_client(driver, where, recorder, **options):
+    """A client of ``driver`` on ``where`` (a connection string, or host and port)."""
+    where = (where,) if isinstance(where, str) else tuple(where)
     if driver == "pymongo":
-        return pymongo.MongoClient(uri, event_listeners=[_PyMongoListener()] if recorder is None
-                                   else [_as_pymongo(recorder)], serverMonitoringMode="poll",
-                                   serverSelectionTimeoutMS=5000, **options)
-    return singlemongo.MongoClient(uri, event_listeners=[recorder] if recorder else [], **options)
+        return pymongo.MongoClient(*where, event_listeners=[_PyMongoListener()]
+                                   if recorder is None else [_as_pymongo(recorder)],
+                                   serverMonitoringMode="poll", serverSelectionTimeoutMS=5000,
+                                   **options)
+    return singlemongo.MongoClient(*where, event_listeners=[recorder] if recorder else [],
+                                   **options)
 
 
 def _as_pymongo(recorder):
@@ -234,11 +251,11 @@ def run(driver, scenario, deployment):
     try:
         coll = client.sbs.c
         try:
-            outcome = normalise(scenario.run(coll, _names(driver, deployment.uri, recorder,
+            outcome = normalise(scenario.run(coll, _names(driver, deployment, recorder,
                                                            clients)), ids)
         except (pymongo.errors.PyMongoError, singlemongo.errors.PyMongoError,
                 bson.errors.BSONError, TypeError, ValueError, KeyError, AttributeError,
-                IndexError, StopIteration) as exc:
+                IndexError, StopIteration, OSError) as exc:
             outcome = error_signature(exc)
         _settle(client, recorder)
         after = normalise(sorted(deployment.store.documents("sbs", "c"),

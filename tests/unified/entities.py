@@ -123,7 +123,7 @@ class EntityMap(dict):
         (kind, args), = spec.items()
         maker = getattr(self, f"_make_{kind}", None)
         if maker is None:
-            raise Skip(missing_api({"bucket": "GridFSBucket", "clientEncryption": "ClientEncryption",
+            raise Skip(missing_api({"clientEncryption": "ClientEncryption",
                                     "thread": "a thread entity"}.get(kind, kind)))
         self.add(args["id"], maker(args))
 
@@ -155,6 +155,13 @@ class EntityMap(dict):
         accepts(database.get_collection, dict(name=spec["collectionName"], **options),
                 "Database.get_collection")
         return database.get_collection(spec["collectionName"], **options)
+
+    def _make_bucket(self, spec):
+        from singlemongo.gridfs import GridFSBucket
+        database = self.get(spec["database"])
+        options = {{"bucketName": "bucket_name", "chunkSizeBytes": "chunk_size_bytes"}.get(
+            k, k): v for k, v in collection_options(spec.get("bucketOptions")).items()}
+        return GridFSBucket(database, **options)
 
     def _make_session(self, spec):
         client = self.get(spec["client"])
@@ -188,6 +195,8 @@ def collection_options(doc):
             out["read_concern"] = read_concern(value)
         elif key == "maxCommitTimeMS":
             out["max_commit_time_ms"] = value
+        elif key in ("bucketName", "chunkSizeBytes"):
+            out[key] = value
         else:
             out[snake(key)] = value
     return out

@@ -146,8 +146,18 @@ SESSION = {
     "abortTransaction": ("abort_transaction", None), "endSession": ("end_session", None),
     "withTransaction": ("with_transaction", None),
 }
+# GridFS spec operations on a bucket entity, with their arguments as the methods name them.
+BUCKET = {
+    "upload": ("upload_from_stream", None), "download": ("open_download_stream", "read"),
+    "downloadByName": ("open_download_stream_by_name", "read"), "delete": ("delete", None),
+    "deleteByName": ("delete_by_name", None), "rename": ("rename", None),
+    "renameByName": ("rename_by_name", None), "drop": ("drop", None), "find": ("find", iterate),
+}
+BUCKET_ARGS = {"id": "file_id", "newFilename": "new_filename", "chunkSizeBytes":
+               "chunk_size_bytes"}
 KINDS = {"Collection": ("Collection", COLLECTION), "Database": ("Database", DATABASE),
-         "MongoClient": ("MongoClient", CLIENT), "ClientSession": ("ClientSession", SESSION)}
+         "MongoClient": ("MongoClient", CLIENT), "ClientSession": ("ClientSession", SESSION),
+         "GridFSBucket": ("GridFSBucket", BUCKET)}
 
 
 def prepare(name, args):
@@ -165,10 +175,24 @@ def prepare(name, args):
         args = {"command": {"collMod": args.pop("collection"), **args}}
     if name == "dropIndex":
         args["index_or_name"] = args.pop("name")
+    if name == "upload":
+        args.pop("disableMD5", None)  # PyMongo 4 computes no MD5 at all
+        args["source"] = bytes.fromhex(args["source"]["$$hexBytes"])
     return args
 
 
 def run_entity_operation(runner, entity, name, args):
+    """An operation; its ``timeoutMS`` argument is a ``singlemongo.timeout()`` block around
+    it (CSOT's per-operation timeout, as PyMongo's runner does with ``pymongo.timeout``)."""
+    if "timeoutMS" in args:
+        import singlemongo
+        args = dict(args)
+        with singlemongo.timeout(args.pop("timeoutMS") / 1000.0):
+            return _run_entity_operation(runner, entity, name, args)
+    return _run_entity_operation(runner, entity, name, args)
+
+
+def _run_entity_operation(runner, entity, name, args):
     kind = type(entity).__name__
     if kind in ("Cursor", "CommandCursor"):
         return cursor_operation(runner, entity, name)
@@ -185,11 +209,23 @@ def run_entity_operation(runner, entity, name, args):
         raise Skip(missing_api(f"{what}.{name}"))
     method_name, convert = table[name]
     args = prepare(name, args)
+    if kind == "GridFSBucket":
+        return bucket_operation(runner, entity, method_name, convert, args)
     if name == "bulkWrite" and "requests" in args:
         args["requests"] = bulk_requests(args["requests"])
     if name == "withTransaction":
         return runner.with_transaction(entity, args)
     result = call(runner, entity, method_name, args, what)
+    return convert(result) if convert is not None else result
+
+
+def bucket_operation(runner, bucket, method_name, convert, args):
+    kwargs = {BUCKET_ARGS.get(k, snake(k)): v for k, v in args.items()}
+    if "session" in kwargs:
+        kwargs["session"] = runner.entities.get(kwargs["session"])
+    result = getattr(bucket, method_name)(**kwargs)
+    if convert == "read":
+        return result.read()
     return convert(result) if convert is not None else result
 
 

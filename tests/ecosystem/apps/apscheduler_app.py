@@ -32,7 +32,7 @@ def main(uri):
         out["renamed"] = scheduler.get_job("once").name
         due = store.get_due_jobs(datetime.datetime(2031, 1, 1, tzinfo=datetime.timezone.utc))
         out["due"] = sorted(j.id for j in due)
-        out["next"] = str(store.get_next_run_time())
+        out["next"] = store.get_next_run_time() is not None
         scheduler.remove_job("every5")
         out["left"] = sorted(j.id for j in scheduler.get_jobs())
         scheduler.remove_all_jobs()

@@ -1,4 +1,4 @@
-"""``MongoClient.options`` as PyMongo's ``ClientOptions`` and ``PoolOptions`` (as
+"""``MongoClient.options`` as PyMongo's ``ClientOptions`` and ``PoolOptions`` (served as
 ``pymongo.client_options`` and ``pymongo.pool_options``): read-only views of the validated
 options, with PyMongo's names and units (timeouts in seconds).
 

@@ -1,0 +1,71 @@
+"""Libraries built on PyMongo, unchanged, through ``install_as_pymongo()`` (issue 18), with
+PyMongo itself as the control on the same simulated deployment. Each driver runs in its own
+process (``run_app.py``, ``run_suite.py``): a process has one ``pymongo``.
+
+Before the change none of them started: mongoengine's ``read_preference=`` was refused, it
+imported ``pymongo.uri_parser``, ``pymongo.driver_info``, ``pymongo.common`` and
+``gridfs``, and called ``Database.dereference``; Flask-PyMongo's ``driver=`` was an unknown
+option and it imported ``pymongo.mongo_client`` and ``gridfs``."""
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from singlemongo.testing import ReplicaSet
+
+from .sources import mongoengine_tests
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PORT_BUSY = 3  # run_suite.py: something else listens on 127.0.0.1:27017
+# Tests of mongoengine's suite that cannot pass on a simulated server with either driver are
+# not compared: what matters is that no test PyMongo passes fails with singlemongo.
+
+
+@pytest.fixture(scope="module")
+def deployment():
+    with ReplicaSet(3) as rs:
+        yield rs
+
+
+def _run_app(driver, module, uri):
+    done = subprocess.run([sys.executable, "-m", "tests.ecosystem.run_app", driver, module, uri],
+                          capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("module", ["mongoengine_app", "flask_app", "apscheduler_app"])
+def test_library_program_runs_as_with_pymongo(deployment, module):
+    """A mongoengine Document saved, queried, referenced and stored in a FileField (GridFS);
+    a Flask-PyMongo app serving requests (find_one_or_404, save_file, send_file); APScheduler's
+    MongoDB job store: the same results with singlemongo as with PyMongo."""
+    uri = deployment.uri.replace("/?", "/ecosystem?")
+    control = _run_app("pymongo", module, uri)
+    ours = _run_app("singlemongo", module, uri)
+    assert control["driver"].startswith("pymongo.")
+    assert ours["driver"] == "singlemongo.client"  # the program used singlemongo
+    assert ours["result"] == control["result"]
+
+
+def _run_suite(driver, root, tmp_path):
+    out = tmp_path / f"{driver}.json"
+    done = subprocess.run([sys.executable, str(ROOT / "tests/ecosystem/run_suite.py"), driver,
+                           str(root), str(out)], capture_output=True, text=True, timeout=600)
+    if done.returncode == PORT_BUSY:
+        pytest.skip("port 27017, where mongoengine's suite looks for MongoDB, is in use")
+    assert out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_mongoengine_suite_passes_wherever_it_passes_with_pymongo(tmp_path):
+    """mongoengine's own tests (the files its sdist ships, against a simulated replica set
+    "rs" on 27017): every test that passes with PyMongo passes with singlemongo."""
+    root = mongoengine_tests()
+    control = _run_suite("pymongo", root, tmp_path)
+    ours = _run_suite("singlemongo", root, tmp_path)
+    passed = {test for test, outcome in control.items() if outcome == "passed"}
+    assert len(passed) > 100  # the suite really ran
+    regressions = sorted(test for test in passed if ours.get(test) != "passed")
+    assert not regressions, regressions

@@ -1,0 +1,247 @@
+"""install_as_pymongo() and the PyMongo surface libraries use (issue 18). Each test failed
+before the change; its docstring says what broke. The install runs in a child process: this
+one imports PyMongo itself for the side-by-side tests."""
+import json
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import singlemongo
+from singlemongo import CursorType, MongoClient, errors
+from singlemongo.testing import ReplicaSet, Sharded
+
+PUBLIC_MODULES = ("mongo_client", "database", "collection", "cursor", "command_cursor",
+                  "errors", "results", "operations", "read_preferences", "read_concern",
+                  "write_concern", "uri_parser", "driver_info", "common", "monitoring",
+                  "client_session", "server_api", "collation", "change_stream",
+                  "encryption_options", "encryption", "client_options", "typings",
+                  "event_loggers", "server_description", "topology_description",
+                  "server_type", "database_shared", "auth_oidc", "synchronous",
+                  "synchronous.collection", "synchronous.mongo_client", "asynchronous",
+                  "asynchronous.mongo_client")
+
+
+def _child(code):
+    """Run ``code`` in a fresh interpreter after install_as_pymongo(); its JSON output."""
+    program = "import json, singlemongo\nsinglemongo.install_as_pymongo()\n" + code
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_pymongo_and_gridfs_import_singlemongo():
+    """Every public pymongo module (and gridfs) a library imports resolves to singlemongo's,
+    as the same objects. Before, there was no install_as_pymongo() at all: mongoengine and
+    Flask-PyMongo imported PyMongo itself, or nothing without it."""
+    out = _child(f"""
+import importlib, pymongo, gridfs, gridfs.errors, gridfs.grid_file
+names = {list(PUBLIC_MODULES)!r}
+mods = {{n: importlib.import_module("pymongo." + n).__name__ for n in names}}
+from pymongo import MongoClient, ReadPreference, uri_parser, collection
+from gridfs import GridFS, GridFSBucket, NoFile
+print(json.dumps({{"mods": mods, "client": MongoClient is singlemongo.MongoClient,
+    "gridfs": GridFS.__module__, "nofile": NoFile.__module__,
+    "version": pymongo.version, "tuple": list(pymongo.version_tuple),
+    "own": singlemongo.__version__, "has_c": pymongo.has_c(),
+    "rp": ReadPreference is singlemongo.ReadPreference,
+    "coll": collection.Collection is singlemongo.collection.Collection}}))
+""")
+    assert all(name.startswith("singlemongo.") for name in out["mods"].values()), out["mods"]
+    assert out["client"] and out["rp"] and out["coll"]
+    assert out["gridfs"].startswith("singlemongo.gridfs") and \
+        out["nofile"] == "singlemongo.gridfs.errors"
+    assert out["version"] == "4.20.0" and out["tuple"] == [4, 20, 0]
+    assert out["own"] == singlemongo.__version__ != out["version"]
+    assert out["has_c"] is False
+
+
+def test_what_is_not_offered_fails_where_it_is_used_not_at_import():
+    """Encryption and the async API import cleanly and fail where they are made, naming
+    what and why; a private PyMongo module is a ModuleNotFoundError naming it."""
+    out = _child("""
+import pymongo
+from pymongo.encryption_options import AutoEncryptionOpts
+from pymongo.encryption import ClientEncryption, Algorithm
+from pymongo.asynchronous.mongo_client import AsyncMongoClient
+from pymongo import AsyncMongoClient as Top
+from pymongo.auth_oidc import OIDCCallback
+class Mine(OIDCCallback):
+    def fetch(self, context): return None
+Mine()
+found = []
+for make in (lambda: AutoEncryptionOpts({}, "a.b"), lambda: AsyncMongoClient(),
+             lambda: pymongo.MongoClient(auto_encryption_opts=object())):
+    try:
+        make()
+    except NotImplementedError as exc:
+        found.append(str(exc))
+try:
+    import pymongo.pool
+except ModuleNotFoundError as exc:
+    found.append(str(exc))
+print(json.dumps(found))
+""")
+    assert len(out) == 4
+    assert "AutoEncryptionOpts" in out[0] and "encryption" in out[0]
+    assert "synchronous driver" in out[1]
+    assert "pymongo.pool" in out[3] and "public modules" in out[3]
+
+
+def test_install_after_pymongo_was_imported_warns_and_replaces():
+    """A program that imported PyMongo first is told that earlier imports keep PyMongo's
+    objects; later imports get singlemongo's."""
+    done = subprocess.run([sys.executable, "-W", "always", "-c", """
+import pymongo.errors, singlemongo, warnings
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    singlemongo.install_as_pymongo()
+import pymongo
+print(pymongo.MongoClient is singlemongo.MongoClient, str(seen[0].message)[:60])
+"""], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True install_as_pymongo(): PyMongo was imported before")
+
+
+def test_uri_parser_reports_what_pymongo_does():
+    """pymongo.uri_parser.parse_uri (mongoengine and Flask-PyMongo read connection strings
+    with it): PyMongo's keys and value types."""
+    from singlemongo.uri_parser import parse_uri, split_hosts
+    parsed = parse_uri("mongodb://u:p%40ss@a:1,b/db.coll?replicaSet=rs&connectTimeoutMS=5000"
+                       "&readPreference=secondary&uuidRepresentation=standard&ssl=true")
+    assert parsed["nodelist"] == [("a", 1), ("b", 27017)]
+    assert parsed["username"] == "u" and parsed["password"] == "p@ss"
+    assert "p@ss" not in repr(parsed)
+    assert (parsed["database"], parsed["collection"]) == ("db", "coll")
+    assert parsed["options"] == {"replicaSet": "rs", "connectTimeoutMS": 5.0,
+                                 "readPreference": "secondary", "uuidRepresentation": 4,
+                                 "tls": True}
+    assert split_hosts("a,[::1]:2") == [("a", 27017), ("::1", 2)]
+    with pytest.raises(errors.ConfigurationError, match="Unknown option: foo"):
+        parse_uri("mongodb://a/?foo=1")
+
+
+def test_client_options_are_pymongos(mongo_replica_set):
+    """client.options is PyMongo's ClientOptions (libraries read pool_options,
+    read_preference, server_selection_timeout); it was singlemongo's record."""
+    from singlemongo.driver_info import DriverInfo
+    client = MongoClient(mongo_replica_set.uri, read_preference=singlemongo.ReadPreference
+                         .SECONDARY, connectTimeoutMS=5000, maxPoolSize=7,
+                         driver=DriverInfo("Lib", "2.0"))
+    options = client.options
+    assert options.read_preference == singlemongo.ReadPreference.SECONDARY
+    assert options.server_selection_timeout == 30.0 and options.heartbeat_frequency == 60.0
+    assert options.pool_options.connect_timeout == 5.0
+    assert options.pool_options.max_pool_size == 7
+    assert options.replica_set_name == "rs" and client._options.replica_set_name == "rs"
+    assert options.pool_options.metadata["driver"]["name"] == "singlemongo|Lib"
+    assert options.codec_options.document_class is dict
+    assert options.heartbeat_frequency_ms == 60000  # singlemongo's own names still read
+    client.close()
+
+
+def test_wrapping_library_metadata_reaches_the_handshake(mongo_replica_set):
+    """MongoClient(driver=DriverInfo(...)) (Flask-PyMongo) was an unknown option; the
+    handshake now names the library after the driver, as the handshake spec says."""
+    from singlemongo.driver_info import DriverInfo
+    client = MongoClient(mongo_replica_set.uri, driver=DriverInfo("Flask-PyMongo", "3.0.1",
+                                                                  "Flask 3"))
+    client.test.c.find_one()
+    hello = next(c for c in mongo_replica_set.servers[0].command_log if "client" in c)
+    assert hello["client"]["driver"] == {"name": "singlemongo|Flask-PyMongo",
+                                         "version": f"{singlemongo.__version__}|3.0.1"}
+    assert hello["client"]["platform"].endswith("|Flask 3")
+    client.append_metadata(DriverInfo("Other", "9"))
+    assert client.options.pool_options.metadata["driver"]["name"] == \
+        "singlemongo|Flask-PyMongo|Other"
+    client.close()
+
+
+def test_exhaust_cursor_streams_on_one_socket(mongo_replica_set):
+    """CursorType.EXHAUST: one getMore with exhaustAllowed, then the server streams every
+    batch (it was accepted and ignored: a getMore per batch). Another operation mid-stream
+    first reads the rest of the stream into the cursor (one socket per server)."""
+    client = MongoClient(mongo_replica_set.uri)
+    coll = client.test.exhaust
+    coll.insert_many([{"_id": i} for i in range(10)])
+    primary = mongo_replica_set.servers[0]
+    before = primary.commands["getMore"]
+    assert [d["_id"] for d in coll.find(cursor_type=CursorType.EXHAUST, batch_size=2)] == \
+        list(range(10))
+    assert primary.commands["getMore"] - before == 1 and primary.streamed == 3
+    cursor = coll.find(cursor_type=CursorType.EXHAUST, batch_size=2)
+    first = [next(cursor)["_id"] for _ in range(3)]
+    assert coll.count_documents({}) == 10  # the stream was drained first
+    assert first + [d["_id"] for d in cursor] == list(range(10))
+    with pytest.raises(errors.InvalidOperation, match="limit and exhaust"):
+        coll.find(cursor_type=CursorType.EXHAUST, limit=3)
+    client.close()
+
+
+def test_exhaust_cursor_closed_mid_stream_drops_its_connection(mongo_replica_set):
+    """A stream cannot be killed: closing the cursor closes the connection (PyMongo's rule)
+    and the next operation reconnects."""
+    client = MongoClient(mongo_replica_set.uri)
+    coll = client.test.exhaust
+    coll.insert_many([{"_id": i} for i in range(10)])
+    cursor = coll.find(cursor_type=CursorType.EXHAUST, batch_size=2)
+    next(cursor), next(cursor), next(cursor)
+    cursor.close()
+    assert coll.count_documents({}) == 10
+    client.close()
+
+
+def test_exhaust_is_refused_on_a_mongos_older_than_7_1():
+    """PyMongo's rule: mongos streams exhaust getMores from MongoDB 7.1."""
+    with Sharded(1) as sharded:
+        client = MongoClient(sharded.uri)
+        client.test.c.insert_many([{"_id": i} for i in range(3)])
+        with pytest.raises(errors.InvalidOperation, match="7.1"):
+            list(client.test.c.find(cursor_type=CursorType.EXHAUST, batch_size=1))
+        client.close()
+
+
+def test_timeout_block_bounds_every_operation(mongo_replica_set):
+    """singlemongo.timeout() (pymongo.timeout): one deadline for the block, its errors have
+    ``timeout`` True; nested blocks only shorten it. It did not exist."""
+    client = MongoClient(mongo_replica_set.uri)
+    client.test.c.insert_one({"_id": 1})
+    mongo_replica_set.servers[0].fail("find", action="block", block_s=0.5, times=1)
+    with pytest.raises(errors.PyMongoError) as caught:
+        with singlemongo.timeout(0.1):
+            client.test.c.find_one()
+    assert caught.value.timeout
+    with singlemongo.timeout(5):
+        with singlemongo.timeout(60):
+            client.test.c.find_one()
+    sent = [c for c in mongo_replica_set.servers[0].command_log if "find" in c][-1]
+    assert 0 < sent["maxTimeMS"] <= 5000
+    with pytest.raises(ValueError):
+        singlemongo.timeout(-1)
+    client.close()
+
+
+def test_a_thread_sharing_a_client_is_served_in_turn(mongo_replica_set):
+    """Libraries share one client between threads (mongoengine's thread-safety test, a Flask
+    app on a threaded server): each thread's operations run in turn. They got
+    InvalidOperation."""
+    client = MongoClient(mongo_replica_set.uri)
+    coll = client.test.threads
+    failures = []
+
+    def work(n):
+        try:
+            for i in range(20):
+                coll.insert_one({"t": n, "i": i})
+                coll.find_one({"t": n})
+        except Exception as exc:  # pragma: no cover - the failure is the assertion below
+            failures.append(exc)
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures and coll.count_documents({}) == 160
+    client.close()
