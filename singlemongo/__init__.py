@@ -10,7 +10,7 @@ from __future__ import annotations
 # any TYPE_CHECKING name as true).
 TYPE_CHECKING = False
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 version = __version__
 version_tuple = tuple(int(part) for part in __version__.split("."))
 

@@ -365,30 +365,30 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
 
     @property
     def primary(self) -> Optional[tuple[str, int]]:
-        """The primary's (host, port), or None (read without I/O)."""
-        for sd in self._topology.description.servers.values():
+        """The primary's (host, port), or None (after a scan if one is due: never waiting)."""
+        for sd in self._topology.refresh().servers.values():
             if sd.server_type is ServerType.RS_PRIMARY:
                 return sd.address  # type: ignore[no-any-return]
         return None
 
     def _addresses(self, kind: ServerType) -> set[_Address]:
-        return {sd.address for sd in self._topology.description.servers.values()
+        return {sd.address for sd in self._topology.refresh().servers.values()
                 if sd.server_type is kind}
 
     @property
     def secondaries(self) -> set[_Address]:
-        """The secondaries' addresses (read without I/O)."""
+        """The secondaries' addresses (after a scan if one is due)."""
         return self._addresses(ServerType.RS_SECONDARY)
 
     @property
     def arbiters(self) -> set[_Address]:
-        """The arbiters' addresses (read without I/O)."""
+        """The arbiters' addresses (after a scan if one is due)."""
         return self._addresses(ServerType.RS_ARBITER)
 
     @property
     def nodes(self) -> frozenset[_Address]:
-        """Every known server's address (read without I/O)."""
-        return frozenset(sd.address for sd in self._topology.description.servers.values()
+        """Every known server's address (after a scan if one is due)."""
+        return frozenset(sd.address for sd in self._topology.refresh().servers.values()
                          if sd.server_type is not ServerType.UNKNOWN)
 
     @property

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .engine.topology import Topology
 
 __all__ = ["Collection", "ReturnDocument"]
+NAMESPACE_NOT_FOUND = 26
 
 
 class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_DocumentType]):
@@ -289,8 +290,13 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         cmd: dict[str, Any] = {"aggregate": self._name, "pipeline": pipeline, "cursor": {}}
         read_preference = kwargs.pop("read_preference", None)
         self._aggregate_options(cmd, kwargs, comment)
-        reply = self._read_command(cmd, read_preference, session=session)
-        batch = reply["cursor"]["firstBatch"]
+        try:
+            reply = self._read_command(cmd, read_preference, session=session)
+        except OperationFailure as exc:
+            if exc.code == NAMESPACE_NOT_FOUND:  # as PyMongo: a missing namespace counts 0
+                return 0
+            raise
+        batch = reply["cursor"]["firstBatch"] if "cursor" in reply else None
         return int(batch[0]["n"]) if batch else 0
 
     def estimated_document_count(self, comment: Any = None, **kwargs: Any) -> int:
@@ -304,7 +310,7 @@ class Collection(BaseObject, WriteMethods[_DocumentType], FindAndModifyMethods[_
         try:
             reply = self._read_command(cmd, read_preference, session=session)
         except OperationFailure as exc:
-            if exc.code == 26:  # NamespaceNotFound: a missing collection has no documents
+            if exc.code == NAMESPACE_NOT_FOUND:  # a missing collection has no documents
                 return 0
             raise
         return int(reply["n"])
@@ -502,5 +508,7 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
         outcome = coll._read_command(cmd, read_preference,
                                      {"cursor": {"firstBatch": 1, "nextBatch": 1}},
                                      keep_session=True, session=session)
+    if "cursor" not in outcome.reply:  # an old-style reply ("result"), as PyMongo reads it
+        outcome.reply["cursor"] = {"id": 0, "firstBatch": outcome.reply.get("result", [])}
     return cursor_class(coll, outcome, batch_size or 0, comment, max_await_time_ms=max_await,
                         session=session)

@@ -3,6 +3,7 @@ sorts, hints and indexes are written is in ``common.py`` (a find needs it; this 
 loaded only by programs that use the models)."""
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Optional, Union
 
@@ -209,3 +210,36 @@ class SearchIndexModel:
     def __repr__(self) -> str:
         fields = ", ".join(f"{key}={value!r}" for key, value in self._document.items())
         return f"SearchIndexModel({fields})"
+
+
+class _Op(str, enum.Enum):
+    """The operation names PyMongo logs and selects servers for (``pymongo.operations._Op``)."""
+    ABORT = "abortTransaction"
+    AGGREGATE = "aggregate"
+    BULK_WRITE = "bulkWrite"
+    COMMIT = "commitTransaction"
+    COUNT = "count"
+    CREATE = "create"
+    CREATE_INDEXES = "createIndexes"
+    CREATE_SEARCH_INDEXES = "createSearchIndexes"
+    DELETE = "delete"
+    DISTINCT = "distinct"
+    DROP = "drop"
+    DROP_DATABASE = "dropDatabase"
+    DROP_INDEXES = "dropIndexes"
+    DROP_SEARCH_INDEXES = "dropSearchIndexes"
+    END_SESSIONS = "endSessions"
+    FIND_AND_MODIFY = "findAndModify"
+    FIND = "find"
+    INSERT = "insert"
+    LIST_COLLECTIONS = "listCollections"
+    LIST_INDEXES = "listIndexes"
+    LIST_SEARCH_INDEX = "listSearchIndexes"
+    LIST_DATABASES = "listDatabases"
+    UPDATE = "update"
+    UPDATE_INDEX = "updateIndex"
+    UPDATE_SEARCH_INDEX = "updateSearchIndex"
+    RENAME = "rename"
+    GETMORE = "getMore"
+    KILL_CURSORS = "killCursors"
+    TEST = "testOperation"

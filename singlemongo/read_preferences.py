@@ -12,7 +12,8 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from .errors import ConfigurationError
 from .selection.read_preference import ReadPreference as _Core
 
-_MODES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest")
+_MONGOS_MODES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest")
+_MODES = ("PRIMARY", "PRIMARY_PREFERRED", "SECONDARY", "SECONDARY_PREFERRED", "NEAREST")
 _TagSets = Optional[Sequence[Mapping[str, Any]]]
 
 
@@ -35,7 +36,7 @@ class _ServerMode:
                              f"{max_staleness}")
         if hedge is not None and not isinstance(hedge, Mapping):
             raise TypeError(f"hedge must be a document, not {hedge!r}")
-        self._core = _Core(_MODES[self._mode],
+        self._core = _Core(_MONGOS_MODES[self._mode],
                            tuple(dict(t) for t in tag_sets) if tag_sets else ({},),
                            None if max_staleness == -1 else max_staleness,
                            dict(hedge) if hedge is not None else None)
@@ -50,7 +51,7 @@ class _ServerMode:
 
     @property
     def mongos_mode(self) -> str:
-        return _MODES[self._mode]
+        return _MONGOS_MODES[self._mode]
 
     @property
     def document(self) -> dict[str, Any]:
@@ -137,7 +138,7 @@ class ReadPreference:
 
 def from_core(core: _Core) -> _ServerMode:
     """The PyMongo-style object for a core read preference."""
-    mode = _MODES.index(core.mode)
+    mode = _MONGOS_MODES.index(core.mode)
     if mode == 0:
         return ReadPreference.PRIMARY
     view = _CLASSES[mode].__new__(_CLASSES[mode])
@@ -160,3 +161,21 @@ def to_core(value: Union[_ServerMode, _Core, str, Mapping[str, Any], None]) -> O
 
 
 _ServerModeType = _ServerMode
+
+
+def make_read_preference(mode: int, tag_sets: _TagSets, max_staleness: int = -1
+                         ) -> _ServerMode:
+    """The read preference of mode number ``mode`` (0 primary ... 4 nearest), as PyMongo's."""
+    if mode == 0:
+        if tag_sets not in (None, [{}]):
+            raise ConfigurationError("Read preference primary cannot be combined with tags")
+        if max_staleness != -1:
+            raise ConfigurationError("Read preference primary cannot be combined with "
+                                     "maxStalenessSeconds")
+        return Primary()
+    return _CLASSES[mode](tag_sets, max_staleness)  # type: ignore[call-arg]
+
+
+def read_pref_mode_from_name(name: str) -> int:
+    """The mode number of a read preference name ("secondaryPreferred": 3)."""
+    return _MONGOS_MODES.index(name)

@@ -31,3 +31,18 @@ def test_the_transaction_example_moves_the_money(mongo_replica_set):
     exec(code, {"client": client, "accounts": accounts})
     assert {d["_id"]: d["balance"] for d in accounts.find()} == {"a": 70, "b": 30}
     client.close()
+
+
+def test_the_install_as_pymongo_example_runs_mongoengine_on_singlemongo(mongo_replica_set):
+    """The README's "Running PyMongo-based libraries" example, as written but for the
+    connection string, in a fresh interpreter: mongoengine's client is singlemongo's."""
+    import subprocess
+    import sys
+    code = readme_block("### Running PyMongo-based libraries").replace(
+        "mongodb://a,b,c/shop?replicaSet=rs", mongo_replica_set.uri.replace("/?", "/shop?"))
+    code += ("\nfrom mongoengine.connection import get_db\n"
+             "print(type(get_db().client).__module__, get_db().name)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["singlemongo.client", "shop"]

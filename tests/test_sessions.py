@@ -37,7 +37,7 @@ def test_every_command_of_a_session_carries_its_lsid(rs):
         client.app.command("ping", session=session)
         coll.find_one({"_id": 1})
         lsid = session.session_id
-    ops = [c for c in commands.started if next(iter(c)) not in ("hello", "isMaster")]
+    ops = [c for c in commands.started if next(iter(c)) not in ("hello", "ismaster")]
     assert all(c["lsid"] == lsid for c in ops[:-1]) and len(ops) == 9
     assert ops[-1]["lsid"] != lsid
     client.close()

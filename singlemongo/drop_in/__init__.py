@@ -37,6 +37,7 @@ PYMONGO_MODULES = {
     "server_api": f"{_PKG}.server_api",
     "monitoring": f"{_PKG}.monitoring",
     "cursor": f"{_PKG}.cursor",
+    "cursor_shared": f"{_PKG}.cursor",
     "command_cursor": f"{_PKG}.command_cursor",
     "collection": f"{_PKG}.collection",
     "database": f"{_PKG}.database",

@@ -94,9 +94,10 @@ def client_metadata(appname=None, drivers=()):
 
 
 def uses_op_msg_hello(options):
-    """Handshake spec: a load balancer (which may not answer OP_QUERY), or a client that
-    declared a Stable API version (versioned API spec, "Handshake behavior"), is greeted with
-    an OP_MSG ``hello``; everything else with a legacy hello over OP_QUERY."""
+    """Handshake spec: a load balancer, or a client that declared a Stable API version
+    (versioned API spec, "Handshake behavior"), is greeted with ``hello``; everything else
+    with the legacy hello and ``helloOk``. Both go as OP_MSG (the spec's 2026-06 revision;
+    PyMongo 4.20)."""
     return bool(options.load_balanced) or options.server_api is not None
 
 
@@ -114,7 +115,7 @@ def handshake_command(options, initial=True, hello_ok=False, drivers=()):
     if hello_ok or uses_op_msg_hello(options):
         cmd = {"hello": 1}
     else:
-        cmd = {"isMaster": 1, "helloOk": True}
+        cmd = {"ismaster": 1, "helloOk": True}  # PyMongo's spelling of the legacy hello
     cmd.update(api_fields(options))
     if not initial:
         return cmd

@@ -16,7 +16,7 @@ from ..wire.messages import DEFAULT_MAX_BSON_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from ..errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
                       WaitQueueTimeoutError)
 from ..monitoring.events import EventBus
-from .handshake import handshake_command, uses_op_msg_hello
+from .handshake import handshake_command
 from .backpressure import TokenBucket
 from .scanner import Scanner
 from .sessions import SessionPool
@@ -201,10 +201,7 @@ class Topology:
         conn = self.new_connection(address, sock, conversation)
         start = now()
         try:
-            if uses_op_msg_hello(self.options):
-                reply = conn.command("admin", command, deadline)
-            else:
-                reply = conn.legacy_command("admin", command, deadline)
+            reply = conn.command("admin", command, deadline)  # OP_MSG for every handshake
             conn = self.handshaken(conn, reply)
         except BaseException as exc:  # a signal included: the half-open connection goes
             conn.close()
@@ -336,6 +333,23 @@ class Topology:
             self.open()
             return selection_loop.select_server(self, criteria, deprioritized, operation,
                                                 operation_id)
+
+    def refresh(self):
+        """The description, after a scan if one is due (never checked, stale, or a heartbeat
+        old) and may start now (never waiting for the 500 ms interval, nor for another
+        thread's operation): what ``primary``, ``secondaries``, ``arbiters`` and ``nodes``
+        read, as PyMongo's monitors would have kept it current."""
+        if self._owner is not None and self._owner != _thread.get_ident():
+            return self.description  # another thread's operation scans: read, never wait
+        with self.operation():
+            self.check_fork()
+            self.open()
+            now, last = self.clock.monotonic(), self.last_scan_end
+            due = last is None or not 0 <= now - last < self.options.heartbeat_frequency_ms / 1000.0
+            may_start = last is None or not 0 <= now - last < selection_loop.MIN_INTERVAL_S
+            if (self.stale or due) and may_start:
+                self.scan()
+            return self.description
 
     def server_limits(self, criteria):
         """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the server an

@@ -16,7 +16,7 @@ from ..sdam.address import format_address
 from ..wire import messages as wire
 from ..wire.connection import next_request_id
 from .check import Outcome
-from .handshake import handshake_command, uses_op_msg_hello
+from .handshake import handshake_command
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
@@ -59,9 +59,8 @@ def _start(topology, address):
         if error not in _IN_PROGRESS:
             raise AutoReconnect(f"could not connect to {format_address(address)}: "
                                     f"{errno.errorcode.get(error, error)}", address)
-        message = wire.encode_op_msg(request_id, dict(cmd, **{"$db": "admin"})) \
-            if uses_op_msg_hello(topology.options) else \
-            wire.encode_op_query(request_id, "admin.$cmd", cmd)
+        # Handshake spec (2026-06): OP_MSG for all handshakes, legacy hello included.
+        message = wire.encode_op_msg(request_id, dict(cmd, **{"$db": "admin"}))
     except BaseException:
         sock.close()
         raise

@@ -56,8 +56,8 @@ class Fault:
             raise ValueError(f"unknown fault action {self.action!r}: expected one of {ACTIONS}")
 
     def matches(self, name, cmd, app_name):
-        names = self.commands or (self.command,)
-        if "*" not in names and name not in names:
+        names = {canonical(n) for n in self.commands or (self.command,)}
+        if "*" not in names and canonical(name) not in names:
             return False
         if self.app_name is not None and self.app_name != app_name:
             return False
@@ -174,3 +174,9 @@ def from_command(cmd):
                        app_name=data.get("appName"), namespace=data.get("namespace"),
                        block_s=block_s, skip=skip,
                        write_concern_error=data.get("writeConcernError"))
+
+
+def canonical(name):
+    """A command's name as a server registers it: ``ismaster`` and ``isMaster`` are the one
+    legacy hello (a fail point for either matches both, as on a real server)."""
+    return "isMaster" if name.lower() == "ismaster" else name

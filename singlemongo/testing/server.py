@@ -19,7 +19,8 @@ from typing import Any
 from bson.codec_options import CodecOptions
 
 from ..wire import messages as wire
-from .failpoints import Fault, add_write_concern_error, from_command, is_retryable_write
+from .failpoints import (Fault, add_write_concern_error, canonical, from_command,
+                         is_retryable_write)
 from .query.codes import error_reply
 
 _LINGER_RST = struct.pack("ii", 1, 0)
@@ -293,7 +294,7 @@ class SimServer:
             return False
         conn.state["exhaust"] = exhaust and next(iter(cmd), "") == "getMore"
         name = next(iter(cmd), "")
-        self.commands[name] += 1
+        self.commands[canonical(name)] += 1
         self.command_log.append(cmd)
         if not wants_reply:  # moreToCome: run it, answer nothing
             self.unanswered.append(cmd)

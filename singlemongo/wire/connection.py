@@ -268,7 +268,9 @@ class Connection:
         if self.closed:
             raise AutoReconnect(f"connection to {format_address(self.address)} is closed",
                                 self.address)
-        return self._receive(self.last_reply_id, self.deadline(timeout), codec, user_fields)
+        # Not checked against responseTo: servers answer the previous reply or the getMore
+        # (PyMongo checks neither).
+        return self._receive(None, self.deadline(timeout), codec, user_fields)
 
     def _receive(self, response_to, deadline, codec, user_fields):
         try:
@@ -321,9 +323,3 @@ class Connection:
         except BaseException:
             self.close()
             raise
-
-    def legacy_command(self, db, cmd, timeout=None, secondary_ok=False):
-        request_id = next_request_id()
-        flags = wire.QUERY_SECONDARY_OK if secondary_ok else 0
-        return self.round_trip(request_id, wire.encode_op_query(
-            request_id, f"{db}.$cmd", cmd, flags=flags), timeout)
