@@ -214,6 +214,11 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
         return BulkWriteResult({}, False)
     if result["writeErrors"] or result["writeConcernErrors"]:
         result["writeErrors"].sort(key=lambda error: error["index"])
+        first = result["writeErrors"][0] if result["writeErrors"] else {}
+        if first.get("code") == 20 and str(first.get("errmsg", "")).startswith(
+                "Transaction numbers"):  # PyMongo's actionable error (MMAPv1, a standalone)
+            from .engine.operation import NO_RETRYABLE_WRITES
+            raise OperationFailure(NO_RETRYABLE_WRITES, 20, result)
         raise BulkWriteError(result, _summary(result))
     return BulkWriteResult(result, True)
 

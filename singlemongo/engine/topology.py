@@ -334,6 +334,23 @@ class Topology:
             return selection_loop.select_server(self, criteria, deprioritized, operation,
                                                 operation_id)
 
+    def select_server_by_address(self, address, operation=None, operation_id=None):
+        """The server at ``address`` if it is selectable now (PyMongo's Topology method, with
+        its result's ``description``); ServerSelectionTimeoutError if not."""
+        from ..sdam.address import format_address
+        from ..selection.selector import READ, Criteria
+        from ..selection.read_preference import ReadPreference
+        address = tuple(address)
+        criteria = Criteria(READ, ReadPreference("nearest"))
+        previous = self.server_selector
+        self.server_selector = lambda servers: [s for s in servers if s.address == address]
+        try:
+            sd = self.select_server(criteria, operation=str(operation or "command"),
+                                    operation_id=operation_id)
+        finally:
+            self.server_selector = previous
+        return _SelectedServer(sd, self.connections.get(sd.address))
+
     def refresh(self):
         """The description, after a scan if one is due (never checked, stale, or a heartbeat
         old) and may start now (never waiting for the 500 ms interval, nor for another
@@ -413,3 +430,10 @@ class Topology:
         td = self.description
         return td.summary()
 
+
+class _SelectedServer:
+    """What PyMongo's Topology.select_server_by_address returns, as far as code reads it."""
+
+    def __init__(self, description, connection):
+        self.description = description
+        self.connection = connection

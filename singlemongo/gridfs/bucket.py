@@ -113,13 +113,16 @@ class GridFS:
         return [name for name in self._files.distinct("filename", session=session)
                 if name is not None]
 
-    def find_one(self, filter: Any = None, session: Any = None, *args: Any,
-                 **kwargs: Any) -> Optional[GridOut]:
-        """The first file matching ``filter`` (or with that ``_id``), or None."""
+    def find_one(self, filter: Any = None, session: Any = None, skip: int = 0, limit: int = 0,
+                 no_cursor_timeout: bool = False, sort: Any = None,
+                 batch_size: int = 0) -> Optional[GridOut]:
+        """The first file matching ``filter`` (or with that ``_id``), or None (find's
+        arguments; ``limit`` is ignored)."""
         if filter is not None and not isinstance(filter, Mapping):
             filter = {"_id": {"$eq": filter}}
         disallow_transactions(session)
-        for grid_out in self.find(filter, *args, session=session, **kwargs):  # type: ignore[misc]
+        for grid_out in self.find(filter, skip, limit, no_cursor_timeout, sort, batch_size,
+                                  session):
             return grid_out
         return None
 

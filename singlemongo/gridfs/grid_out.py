@@ -344,10 +344,10 @@ class GridOutCursor(Cursor[Any]):
                 break
         return out
 
-    def add_option(self, *args: Any, **kwargs: Any) -> NoReturn:
+    def add_option(self, mask: int) -> NoReturn:
         """Not available on a GridOutCursor."""
         raise NotImplementedError("Method does not exist for GridOutCursor")
 
-    def remove_option(self, *args: Any, **kwargs: Any) -> NoReturn:
+    def remove_option(self, mask: int) -> NoReturn:
         """Not available on a GridOutCursor."""
         raise NotImplementedError("Method does not exist for GridOutCursor")
