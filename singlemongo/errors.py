@@ -55,6 +55,11 @@ class ConfigurationError(PyMongoError, ValueError):
     """A connection string, option or read preference is invalid."""
 
 
+class ConfigurationTypeError(ConfigurationError, TypeError):
+    """An option given a value of the wrong Python type (also a TypeError, as PyMongo raises
+    for one)."""
+
+
 class InvalidURI(ConfigurationError):
     """The connection string cannot be parsed."""
 

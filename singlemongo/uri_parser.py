@@ -53,7 +53,7 @@ def validate_options(opts: Mapping[str, Any], warn: bool = False) -> MutableMapp
             if name is None or OPTIONS[name].keyword_only:
                 raise ConfigurationError(unknown_option_message(key))
             value = OPTIONS[name].validate(raw)
-        except ValueError as exc:  # ConfigurationError is one too
+        except (ValueError, TypeError) as exc:  # ConfigurationError is a ValueError too
             if not warn:
                 raise ConfigurationError(str(exc) if isinstance(exc, ConfigurationError) else
                                          f"invalid value for {key}: {raw!r} ({exc})") from None

@@ -6,13 +6,13 @@ import pytest
 
 from .side_by_side import harness, scenarios_admin, scenarios_bulk, scenarios_codecs
 from .side_by_side import scenarios_find, scenarios_gridfs, scenarios_idioms
-from .side_by_side import scenarios_sessions, scenarios_write
+from .side_by_side import scenarios_mistakes, scenarios_sessions, scenarios_write
 from singlemongo.testing import ReplicaSet
 
 SCENARIOS = (scenarios_find.SCENARIOS + scenarios_write.SCENARIOS + scenarios_bulk.SCENARIOS
              + scenarios_admin.SCENARIOS + scenarios_codecs.SCENARIOS
              + scenarios_sessions.SCENARIOS + scenarios_idioms.SCENARIOS
-             + scenarios_gridfs.SCENARIOS)
+             + scenarios_gridfs.SCENARIOS + scenarios_mistakes.SCENARIOS)
 
 
 @pytest.fixture(scope="module")

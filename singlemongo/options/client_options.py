@@ -11,7 +11,8 @@ from ..records import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
 
-from ..errors import ConfigurationError, InvalidURI, SingleMongoWarning
+from ..errors import (ConfigurationError, ConfigurationTypeError, InvalidURI,
+                      SingleMongoWarning)
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
 from .credentials import Credentials, credentials
@@ -119,9 +120,10 @@ def validate_keyword(key, value):
         value = value if isinstance(value, (list, tuple)) else [value]
     try:
         return OPTIONS[name].validate(value) if value is not None else None
-    except ValueError as exc:
-        raise ConfigurationError(
-            f"invalid value for option {key}: {redact_value(name, value)!r} ({exc})") from None
+    except (ValueError, TypeError) as exc:
+        kind = ConfigurationTypeError if isinstance(exc, TypeError) else ConfigurationError
+        raise kind(f"invalid value for option {key}: {redact_value(name, value)!r} "
+                   f"({exc})") from None
 
 
 def unknown_option_message(key):
@@ -152,7 +154,7 @@ def with_srv_results(options, seeds, txt_pairs):
             continue
         try:
             values[name] = OPTIONS[name].validate(value)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise ConfigurationError(
                 f"invalid value {value!r} for {key} in TXT record for {options.srv_host} ({exc})"
             ) from None
@@ -195,7 +197,7 @@ def _read_uri_options(pairs):
             raise ConfigurationError(f"connection option {name} is given more than once")
         try:
             value = opt.validate(raw)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             found.warnings.append(f"invalid value for connection option {key}: "
                                   f"{redact_value(name, raw)!r} ({exc}); option ignored")
             found.invalid.add(name)

@@ -1,7 +1,8 @@
 """Value types of connection options (uri-options spec, "List of specified options").
 
 A validator takes the text from a connection string or a Python value from a keyword argument
-and returns the typed value, or raises ValueError saying what was expected.
+and returns the typed value, or raises ValueError saying what was expected (TypeError for a
+keyword value of the wrong Python type, as PyMongo's validators do).
 """
 import re
 
@@ -19,6 +20,8 @@ def boolean(value):
         return value
     if isinstance(value, str) and value in ("true", "false"):
         return value == "true"
+    if not isinstance(value, str):
+        raise TypeError("expected True or False")
     raise ValueError("expected true or false")
 
 
@@ -34,7 +37,7 @@ def integer(minimum=None, maximum=_INT32_MAX, allowed=()):
         elif isinstance(value, float) and value.is_integer():
             value = int(value)
         if not isinstance(value, int):
-            raise ValueError("expected an integer")
+            raise TypeError("expected an integer")
         if value in allowed:
             return value
         if minimum is not None and value < minimum:
@@ -51,7 +54,7 @@ INT64 = integer(0, _INT64_MAX)
 
 def string(value):
     if not isinstance(value, str):
-        raise ValueError("expected a string")
+        raise TypeError("expected a string")
     return value
 
 
@@ -141,22 +144,22 @@ def document_class(value):
     from bson.raw_bson import RawBSONDocument
     if isinstance(value, type) and (issubclass(value, _Mapping) or value is RawBSONDocument):
         return value
-    raise ValueError("expected a Mapping subclass such as dict, bson.son.SON or "
-                     "bson.raw_bson.RawBSONDocument")
+    raise TypeError("expected a Mapping subclass such as dict, bson.son.SON or "
+                    "bson.raw_bson.RawBSONDocument")
 
 
 def tzinfo(value):
     import datetime
     if value is None or isinstance(value, datetime.tzinfo):
         return value
-    raise ValueError("expected a datetime.tzinfo")
+    raise TypeError("expected a datetime.tzinfo")
 
 
 def type_registry(value):
     from bson.codec_options import TypeRegistry
     if value is None or isinstance(value, TypeRegistry):
         return value
-    raise ValueError("expected a bson.codec_options.TypeRegistry")
+    raise TypeError("expected a bson.codec_options.TypeRegistry")
 
 
 def datetime_conversion(value):
@@ -174,11 +177,11 @@ def server_api(value):
     from ..server_api import ServerApi
     if value is None or isinstance(value, ServerApi):
         return value
-    raise ValueError("expected a ServerApi")
+    raise TypeError("expected a ServerApi")
 
 
 def driver_info(value):
     from ..driver_info import DriverInfo
     if value is None or isinstance(value, DriverInfo):
         return value
-    raise ValueError("expected a DriverInfo")
+    raise TypeError("expected a DriverInfo")

@@ -111,18 +111,37 @@ def _attr(obj, name, ids):
 GRIDFS_ERRORS = ("NoFile", "FileExists", "CorruptGridFile")
 
 
+class ErrorSignature(dict):
+    """An error as compared: its class and code. singlemongo's error equals PyMongo's when it
+    has the same code and is an instance of PyMongo's class (every ``except`` clause written
+    for PyMongo's error catches it: a ConfigurationError where PyMongo raises ValueError, or
+    singlemongo's own subclasses such as AuthenticationFailed)."""
+
+    def __eq__(self, other):
+        if not isinstance(other, ErrorSignature):
+            return NotImplemented
+        if self["code"] != other["code"]:
+            return False
+        return self["<error>"] in other.classes or other["<error>"] in self.classes
+
+    __hash__ = None
+
+
 def error_signature(exc):
-    """The error's class (singlemongo's own subclasses, such as AuthenticationFailed, count as
-    the PyMongo class they extend: every ``except`` clause for it catches them) and code."""
+    """The error's class (the first PyMongo or builtin class it is) and code."""
     code = getattr(exc, "code", None)
+    names = [k.__name__ for k in type(exc).__mro__]
     if type(exc).__name__ in GRIDFS_ERRORS:
-        return {"<error>": type(exc).__name__, "code": code}
-    kind = next((k.__name__ for k in type(exc).__mro__
-                 if type(exc).__module__.startswith("pymongo") or k.__name__ in
-                 vars(pymongo.errors) or k.__module__ == "builtins"), type(exc).__name__)
+        kind = type(exc).__name__
+    else:
+        kind = next((k.__name__ for k in type(exc).__mro__
+                     if type(exc).__module__.startswith("pymongo") or k.__name__ in
+                     vars(pymongo.errors) or k.__module__ == "builtins"), type(exc).__name__)
     if code is None and isinstance(getattr(exc, "details", None), Mapping):
         code = exc.details.get("code")
-    return {"<error>": kind, "code": code}
+    signature = ErrorSignature({"<error>": kind, "code": code})
+    signature.classes = names
+    return signature
 
 
 class _Recorder:
@@ -255,7 +274,7 @@ def run(driver, scenario, deployment):
                                                            clients)), ids)
         except (pymongo.errors.PyMongoError, singlemongo.errors.PyMongoError,
                 bson.errors.BSONError, TypeError, ValueError, KeyError, AttributeError,
-                IndexError, StopIteration, OSError) as exc:
+                IndexError, StopIteration, OSError, NotImplementedError) as exc:
             outcome = error_signature(exc)
         _settle(client, recorder)
         after = normalise(sorted(deployment.store.documents("sbs", "c"),
