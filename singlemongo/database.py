@@ -6,7 +6,8 @@ from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Se
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
-from .collection import Collection, _aggregate
+from .collection import Collection
+from .collection_reads import _aggregate
 from .command_cursor import BATCH_FIELDS, CommandCursor
 from .common import (BaseObject, not_callable, not_offered, validate_collation,
                      validate_database_name)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, MutableMapping, Optional
 from .errors import ConfigurationError, InvalidURI
 from .options import uri as _uri
 from .options.client_options import unknown_option_message
-from .options.table import ALIASES, OPTIONS, canonical_name
+from .options.table import OPTIONS, canonical_name
 
 SCHEME = _uri.SCHEME
 SRV_SCHEME = _uri.SRV_SCHEME

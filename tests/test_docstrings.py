@@ -9,7 +9,10 @@ FACE = ("client", "client_cache", "database", "collection", "collection_writes",
         "find_and_modify", "cursor", "command_cursor", "bulk", "results", "errors",
         "operations", "read_preferences", "write_concern", "read_concern", "collation",
         "server_api", "monitoring.listeners", "options.client_options", "client_session",
-        "transaction", "with_transaction")
+        "transaction", "with_transaction", "collection_reads", "collection_indexes",
+        "gridfs.bucket", "gridfs.grid_in", "gridfs.grid_out", "gridfs.errors", "uri_parser",
+        "options_view", "csot", "driver_info", "drop_in", "drop_in.common",
+        "drop_in.unsupported", "drop_in.event_loggers", "drop_in.pymongo", "change_stream")
 
 
 def public_members(module):
