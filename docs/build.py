@@ -7,7 +7,8 @@ import sys
 import warnings
 
 MODULES = ["singlemongo", "singlemongo.client", "singlemongo.database", "singlemongo.collection",
-           "singlemongo.collection_writes", "singlemongo.find_and_modify", "singlemongo.cursor",
+           "singlemongo.collection_reads",
+           "singlemongo.collection_writes", "singlemongo.collection_indexes", "singlemongo.find_and_modify", "singlemongo.cursor",
            "singlemongo.command_cursor", "singlemongo.client_session",
            "singlemongo.errors", "singlemongo.results", "singlemongo.operations",
            "singlemongo.read_preferences", "singlemongo.write_concern",
