@@ -301,14 +301,18 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
 
     def start_session(self, causal_consistency: Optional[bool] = None,
                       default_transaction_options: Any = None,
-                      snapshot: Optional[bool] = False) -> ClientSession:
+                      snapshot: Optional[bool] = False,
+                      default_timeout_ms: Optional[int] = None) -> ClientSession:
         """A new explicit session (a context manager): pass it as ``session=`` to the
-        operations that should run in it. No I/O; ConfigurationError for snapshot with
-        causal consistency, InvalidOperation after close."""
+        operations that should run in it. ``default_timeout_ms`` (client-side operations
+        timeout's ``defaultTimeoutMS``, not in PyMongo) bounds its commits and aborts. No
+        I/O; ConfigurationError for snapshot with causal consistency, InvalidOperation after
+        close."""
         self._topology.check_open()
         from .client_session import ClientSession, SessionOptions
         return ClientSession(self, SessionOptions(causal_consistency,
-                                                  default_transaction_options, snapshot))
+                                                  default_transaction_options, snapshot,
+                                                  default_timeout_ms))
 
     def list_databases(self, session: Any = None, comment: Any = None,
                        **kwargs: Any) -> CommandCursor[dict[str, Any]]:

@@ -10,6 +10,7 @@ and wire fields are in transaction.py.
 """
 from __future__ import annotations
 
+import sys
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TypeVar
 
@@ -32,12 +33,20 @@ SNAPSHOT_MIN_WIRE_VERSION = 13  # MongoDB 5.0
 
 
 class SessionOptions:
-    """The options of a session: ``causal_consistency`` (default True unless ``snapshot``)
-    and ``snapshot``."""
+    """The options of a session: ``causal_consistency`` (default True unless ``snapshot``),
+    ``snapshot``, and ``default_timeout_ms``, the timeoutMS of its commits and aborts."""
 
     def __init__(self, causal_consistency: Optional[bool] = None,
-                 default_transaction_options: Any = None, snapshot: Optional[bool] = False
-                 ) -> None:
+                 default_transaction_options: Any = None, snapshot: Optional[bool] = False,
+                 default_timeout_ms: Optional[int] = None) -> None:
+        if default_timeout_ms is not None and (
+                isinstance(default_timeout_ms, bool) or not isinstance(default_timeout_ms, int)):
+            raise TypeError(f"default_timeout_ms must be a non-negative integer "
+                            f"(milliseconds) or None, not {default_timeout_ms!r}")
+        if default_timeout_ms is not None and default_timeout_ms < 0:
+            raise ValueError(f"default_timeout_ms must be a non-negative integer "
+                             f"(milliseconds) or None, not {default_timeout_ms!r}")
+        self._default_timeout_ms = default_timeout_ms
         if snapshot and causal_consistency:
             raise ConfigurationError("snapshot reads do not support causal_consistency=True")
         if default_transaction_options is not None and not isinstance(
@@ -63,6 +72,20 @@ class SessionOptions:
     def default_transaction_options(self) -> Optional[TransactionOptions]:
         """The options of transactions started without their own."""
         return self._default_transaction_options
+
+    @property
+    def default_timeout_ms(self) -> Optional[int]:
+        """The timeoutMS of the session's commits and aborts when no ``timeout()`` block is
+        in force (client-side operations timeout, "Sessions"); None: the client's."""
+        return self._default_timeout_ms
+
+
+def _timeout_block_in_force() -> bool:
+    """Whether the operation has its own timeoutMS: a ``timeout()`` block (an operation's
+    timeout overrides the session's, "Validation and Overrides")."""
+    csot = sys.modules.get("singlemongo.csot")
+    block = csot.current() if csot is not None else None
+    return block is not None and not block.transparent
 
 
 class ClientSession:
@@ -211,8 +234,14 @@ class ClientSession:
     def _run_admin(self, cmd: dict[str, Any]) -> None:
         from .engine.operation import Request, execute
         from .selection.selector import WRITE, Criteria
-        execute(self._client._topology, Request("admin", cmd, Criteria(WRITE), False, "write",
-                                                explicit_session=self))
+        request = Request("admin", cmd, Criteria(WRITE), False, "write", explicit_session=self)
+        ms = self._options.default_timeout_ms
+        if ms is None or _timeout_block_in_force():
+            execute(self._client._topology, request)
+            return
+        from .csot import timeout  # client-side operations timeout, "Sessions"
+        with timeout(ms / 1000.0):
+            execute(self._client._topology, request)
 
     def with_transaction(self, callback: Callable[[ClientSession], _T],
                          read_concern: Any = None, write_concern: Any = None,

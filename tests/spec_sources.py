@@ -4,7 +4,8 @@ Two trees exist: ``../shared/spec-tests`` (the specifications repository at the 
 project was given) and the ``test/`` directory of PyMongo's source distribution on the package
 index, for the same PyMongo version that provides ``bson`` here. PyMongo's tree also carries
 the unified-format suites (SDAM, load balancers, backpressure, retryable reads and writes,
-CRUD, logging, sessions, transactions), so it is always fetched; ``../shared`` is used when it
+CRUD, logging, sessions, transactions, GridFS, client-side operations timeout), so it is
+always fetched; ``../shared`` is used when it
 is beside the checkout. ``SINGLEMONGO_SPEC_TESTS`` (colon-separated directories) replaces both.
 
 The source distribution is found through the package index's simple API (PEP 503) and checked
@@ -27,13 +28,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "spec-tests"
 CACHE = ROOT / ".spec-tests"
 # The directories of PyMongo's test/ tree holding suites this driver runs: the pure formats,
-# then the unified-format directories of issue 10.
+# then the unified-format directories of issue 10, gridfs and csot (issue 18).
 PURE_DIRS = ("connection_string", "uri_options", "discovery_and_monitoring", "sdam_monitoring",
              "server_selection", "max_staleness", "srv_seedlist", "auth/legacy")
 UNIFIED_DIRS = ("discovery_and_monitoring/unified", "load_balancer", "client-backpressure",
                 "retryable_reads/unified", "retryable_writes/unified", "crud/unified",
                 "command_logging", "server_selection_logging", "sessions",
-                "transactions/unified", "gridfs")
+                "transactions/unified", "gridfs", "csot")
 INDEX = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
 
 

@@ -111,7 +111,7 @@ def test_a_second_thread_waits_for_the_operation_in_flight(mongo_replica_set):
 
 
 def test_a_thread_waits_at_most_wait_queue_timeout(mongo_replica_set):
-    """The wait is bounded (waitQueueTimeoutMS, else timeoutMS, else
+    """The wait is bounded (timeoutMS, else waitQueueTimeoutMS, else
     serverSelectionTimeoutMS): WaitQueueTimeoutError, a ConnectionFailure as PyMongo's,
     saying how to give each thread a client."""
     client = MongoClient(mongo_replica_set.uri, waitQueueTimeoutMS=100)

@@ -232,6 +232,7 @@ class _Run:
                        self.criteria)
         if self.deadline is not None:
             _add_max_time(cmd, self.deadline, sd)
+            _drop_wtimeout(cmd)
         if self.unacknowledged:
             return (_send_unacknowledged(self.t, conn, self.req, cmd, sd, self.deadline),
                     None, None, 0)
@@ -312,6 +313,18 @@ def _add_max_time(cmd, deadline, sd):
         raise NetworkTimeout(f"{deadline.what} expired before {next(iter(cmd))} could be sent "
                              f"(less time left than the server's round trip)", sd.address)
     cmd["maxTimeMS"] = max(1, int(left_ms))
+
+
+def _drop_wtimeout(cmd):
+    """Client-side operations timeout, "Validation and Overrides": with timeoutMS in force
+    the deprecated wTimeoutMS is ignored (a write concern left empty is not sent)."""
+    wc = cmd.get("writeConcern")
+    if wc and "wtimeout" in wc:
+        wc = {k: v for k, v in wc.items() if k != "wtimeout"}
+        if wc:
+            cmd["writeConcern"] = wc
+        else:
+            del cmd["writeConcern"]
 
 
 def _timed_out(error, deadline, attempts):

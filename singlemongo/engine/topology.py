@@ -253,9 +253,9 @@ class Topology:
     def operation(self):
         """One operation at a time per client: a thread that finds another thread's operation
         in flight waits for it to finish (their replies would interleave on the one socket
-        per server), as a pool of one connection would make it wait: at most
-        waitQueueTimeoutMS, else what is left of timeoutMS, else serverSelectionTimeoutMS,
-        then WaitQueueTimeoutError."""
+        per server), as a pool of one connection would make it wait: at most what is left of
+        timeoutMS, else waitQueueTimeoutMS, else serverSelectionTimeoutMS, then
+        WaitQueueTimeoutError."""
         self.check_open()
         me = _thread.get_ident()  # identification only: the driver starts no thread
         if self._owner == me:
@@ -280,38 +280,47 @@ class Topology:
             self._in_use.release()
 
     def _wait_queue_timeout_s(self):
-        """How long a thread waits for the client (see ``operation``)."""
+        """How long a thread waits for the client (see ``operation``): timeoutMS when in
+        force, which overrides the deprecated waitQueueTimeoutMS (client-side operations
+        timeout, "Validation and Overrides"), else waitQueueTimeoutMS, else
+        serverSelectionTimeoutMS: never without a bound."""
         options = self.options
-        if options.wait_queue_timeout_ms:
-            return options.wait_queue_timeout_ms / 1000.0
-        csot = sys.modules.get("singlemongo.csot")
-        block = csot.current() if csot is not None else None
-        deadline = block.deadline_for(self.clock) if block is not None and \
-            not block.transparent else None
-        if deadline is None and options.timeout_ms:
-            return options.timeout_ms / 1000.0
-        if deadline is not None:
-            return max(deadline.remaining(), 0.0)
-        return options.server_selection_timeout_ms / 1000.0
-
-    @contextlib.contextmanager
-    def timeout_scope(self):
-        """The operation's timeoutMS deadline (client-side operations timeout): set by the
-        outermost public call, shared by everything inside it (the limits lookup, each batch
-        of an insert_many, each retry). A ``singlemongo.timeout()`` block in force replaces
-        the client's timeoutMS (csot.py; that module is only loaded by a program using it)."""
-        if self.deadline is not None:
-            yield self.deadline
-            return
         csot = sys.modules.get("singlemongo.csot")
         block = csot.current() if csot is not None else None
         if block is not None and not block.transparent:
             deadline = block.deadline_for(self.clock)
-        elif self.options.timeout_ms:
+            if deadline is not None:
+                return max(deadline.remaining(), 0.0)
+        elif options.timeout_ms:
+            return options.timeout_ms / 1000.0
+        if options.wait_queue_timeout_ms:
+            return options.wait_queue_timeout_ms / 1000.0
+        return options.server_selection_timeout_ms / 1000.0
+
+    def new_deadline(self):
+        """The deadline an operation starting now gets (None: none): a
+        ``singlemongo.timeout()`` block in force replaces the client's timeoutMS (csot.py;
+        that module is only loaded by a program using it)."""
+        csot = sys.modules.get("singlemongo.csot")
+        block = csot.current() if csot is not None else None
+        if block is not None and not block.transparent:
+            return block.deadline_for(self.clock)
+        if self.options.timeout_ms:
             ms = self.options.timeout_ms
-            deadline = Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")
-        else:
-            deadline = None
+            return Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")
+        return None
+
+    @contextlib.contextmanager
+    def timeout_scope(self, deadline=None):
+        """The operation's timeoutMS deadline (client-side operations timeout): set by the
+        outermost public call, shared by everything inside it (the limits lookup, each batch
+        of an insert_many, each retry). ``deadline``: one made earlier, for what it bounds
+        across calls (a GridFS stream's lifetime), else ``new_deadline()``."""
+        if self.deadline is not None:
+            yield self.deadline
+            return
+        if deadline is None:
+            deadline = self.new_deadline()
         if deadline is None:
             yield None
             return
@@ -337,7 +346,6 @@ class Topology:
     def select_server_by_address(self, address, operation=None, operation_id=None):
         """The server at ``address`` if it is selectable now (PyMongo's Topology method, with
         its result's ``description``); ServerSelectionTimeoutError if not."""
-        from ..sdam.address import format_address
         from ..selection.selector import READ, Criteria
         from ..selection.read_preference import ReadPreference
         address = tuple(address)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, List, Optional
 from bson import ObjectId
 
 from ..errors import ConfigurationError
+from .deadline import open_with_lifetime, whole_operation
 from .errors import NoFile
 from .grid_in import DEFAULT_CHUNK_SIZE, GridIn, clear_type_registry, disallow_transactions
 from .grid_out import GridOut, GridOutCursor
@@ -69,6 +70,7 @@ class GridFS:
         """A new GridIn (write to it, then close it); keywords become fields of the file."""
         return GridIn(self._collection, **kwargs)
 
+    @whole_operation
     def put(self, data: Any, **kwargs: Any) -> Any:
         """Store ``data`` (bytes, str with ``encoding=``, or a file-like object) as a new
         file; its ``_id``. FileExists if ``_id`` is taken."""
@@ -101,6 +103,7 @@ class GridFS:
         """The latest version of a file by name."""
         return self.get_version(filename=filename, session=session, **kwargs)
 
+    @whole_operation
     def delete(self, file_id: Any, session: Any = None) -> None:
         """Delete a file and its chunks (no error if it does not exist)."""
         disallow_transactions(session)
@@ -180,18 +183,22 @@ class GridFSBucket:
     def open_upload_stream(self, filename: str, chunk_size_bytes: Optional[int] = None,
                            metadata: Optional[Mapping[str, Any]] = None,
                            session: Any = None) -> GridIn:
-        """A GridIn for a new file named ``filename`` (a new ObjectId as its ``_id``)."""
-        return GridIn(self._collection, session=session,
-                      **self._options(filename, chunk_size_bytes, metadata))
+        """A GridIn for a new file named ``filename`` (a new ObjectId as its ``_id``); all
+        of it within the timeoutMS in force now, if any."""
+        return open_with_lifetime(GridIn(self._collection, session=session, **self._options(
+            filename, chunk_size_bytes, metadata)), self._collection)
 
     def open_upload_stream_with_id(self, file_id: Any, filename: str,
                                    chunk_size_bytes: Optional[int] = None,
                                    metadata: Optional[Mapping[str, Any]] = None,
                                    session: Any = None) -> GridIn:
-        """A GridIn for a new file with the given ``_id``."""
-        return GridIn(self._collection, session=session, _id=file_id,
-                      **self._options(filename, chunk_size_bytes, metadata))
+        """A GridIn for a new file with the given ``_id``; all of it within the timeoutMS
+        in force now, if any."""
+        return open_with_lifetime(GridIn(self._collection, session=session, _id=file_id,
+                                         **self._options(filename, chunk_size_bytes, metadata)),
+                                  self._collection)
 
+    @whole_operation
     def upload_from_stream(self, filename: str, source: Any,
                            chunk_size_bytes: Optional[int] = None,
                            metadata: Optional[Mapping[str, Any]] = None,
@@ -202,6 +209,7 @@ class GridFSBucket:
             grid_in.write(source)
         return grid_in._id  # type: ignore[no-any-return]
 
+    @whole_operation
     def upload_from_stream_with_id(self, file_id: Any, filename: str, source: Any,
                                    chunk_size_bytes: Optional[int] = None,
                                    metadata: Optional[Mapping[str, Any]] = None,
@@ -212,15 +220,19 @@ class GridFSBucket:
             grid_in.write(source)
 
     def open_download_stream(self, file_id: Any, session: Any = None) -> GridOut:
-        """A GridOut for the file with this ``_id`` (NoFile now if there is none)."""
-        grid_out = GridOut(self._collection, file_id, session=session)
+        """A GridOut for the file with this ``_id`` (NoFile now if there is none); all of
+        it within the timeoutMS in force now, if any."""
+        grid_out = open_with_lifetime(GridOut(self._collection, file_id, session=session),
+                                      self._collection)
         grid_out.open()
-        return grid_out
+        return grid_out  # type: ignore[no-any-return]
 
+    @whole_operation
     def download_to_stream(self, file_id: Any, destination: Any, session: Any = None) -> None:
         """Write the file's contents to ``destination`` (anything with ``write``)."""
         _copy_to(self.open_download_stream(file_id, session=session), destination)
 
+    @whole_operation
     def delete(self, file_id: Any, session: Any = None) -> None:
         """Delete the file and its chunks; NoFile if it did not exist."""
         disallow_transactions(session)
@@ -229,6 +241,7 @@ class GridFSBucket:
         if not result.deleted_count:
             raise NoFile(f"no file could be deleted because none matched {file_id}")
 
+    @whole_operation
     def delete_by_name(self, filename: str, session: Any = None) -> None:
         """Delete every revision of a file and their chunks; NoFile if there was none."""
         disallow_transactions(session)
@@ -255,14 +268,18 @@ class GridFSBucket:
         document = _revision(self._files, {"filename": filename}, revision, session)
         if document is None:
             raise NoFile(f"no version {revision} for filename {filename!r}")
-        return GridOut(self._collection, file_document=document, session=session)
+        return open_with_lifetime(  # type: ignore[no-any-return]
+            GridOut(self._collection, file_document=document, session=session),
+            self._collection)
 
+    @whole_operation
     def download_to_stream_by_name(self, filename: str, destination: Any, revision: int = -1,
                                    session: Any = None) -> None:
         """Write a revision's contents to ``destination``."""
         _copy_to(self.open_download_stream_by_name(filename, revision, session=session),
                  destination)
 
+    @whole_operation
     def rename(self, file_id: Any, new_filename: str, session: Any = None) -> None:
         """Rename the file with this ``_id``; NoFile if there is none."""
         disallow_transactions(session)
@@ -272,12 +289,14 @@ class GridFSBucket:
             raise NoFile(f"no files could be renamed {new_filename!r} because none matched "
                          f"file_id {file_id}")
 
+    @whole_operation
     def drop(self, session: Any = None) -> None:
         """Drop the bucket's files and chunks collections (GridFS spec, "drop")."""
         disallow_transactions(session)
         self._files.drop(session=session)
         self._chunks.drop(session=session)
 
+    @whole_operation
     def rename_by_name(self, filename: str, new_filename: str, session: Any = None) -> None:
         """Rename every revision of a file; NoFile if there is none."""
         disallow_transactions(session)

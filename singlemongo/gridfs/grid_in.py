@@ -16,6 +16,7 @@ from bson import Int64, ObjectId
 
 from ..errors import (BulkWriteError, ConfigurationError, DuplicateKeyError, InvalidOperation,
                       OperationFailure)
+from .deadline import topology_of, within_lifetime
 from .errors import FileExists
 
 if TYPE_CHECKING:
@@ -80,7 +81,8 @@ class GridIn:
         coll = clear_type_registry(root_collection, read_preference="primary")
         kwargs["_id"] = kwargs.get("_id", ObjectId())
         kwargs["chunkSize"] = kwargs.get("chunkSize", DEFAULT_CHUNK_SIZE)
-        state = {"_session": session, "_coll": coll, "_chunks": coll.chunks, "_file": kwargs,
+        state = {"_session": session, "_coll": coll, "_root": coll, "_deadline": None,
+                 "_chunks": coll.chunks, "_file": kwargs,
                  "_buffer": io.BytesIO(), "_position": 0, "_chunk_number": 0,
                  "_closed": False, "_ensured_index": False, "_buffered_docs": [],
                  "_buffered_docs_size": 0}
@@ -89,6 +91,8 @@ class GridIn:
 
     _file: dict[str, Any]
     _coll: Any
+    _root: Any  # what within_lifetime reads (deadline.py)
+    _deadline: Any
     _chunks: Any
     _session: Any
     _buffer: io.BytesIO
@@ -187,6 +191,7 @@ class GridIn:
     def _raise_file_exists(self) -> NoReturn:
         raise FileExists(f"file with _id {self._file['_id']!r} already exists")
 
+    @within_lifetime
     def write(self, data: Any) -> None:
         """Write bytes, str (with ``encoding`` given at creation) or what a file-like
         object's ``read()`` returns."""
@@ -221,11 +226,13 @@ class GridIn:
             piece = read(size)
         self._buffer.write(piece)
 
+    @within_lifetime
     def writelines(self, sequence: Iterable[Any]) -> None:
         """Write each item of ``sequence``."""
         for line in sequence:
             self.write(line)
 
+    @within_lifetime
     def close(self) -> None:
         """Write the last chunk and then the files document (length, uploadDate)."""
         if self._closed:
@@ -233,12 +240,15 @@ class GridIn:
         try:
             self._flush_buffer(force=True)
             self._file["length"] = Int64(self._position)  # "length" SHOULD be an Int64
-            self._file["uploadDate"] = datetime.datetime.now(tz=datetime.timezone.utc)
+            wall = topology_of(self._coll).clock.wall()  # only clock.py reads time
+            self._file["uploadDate"] = datetime.datetime.fromtimestamp(
+                wall, tz=datetime.timezone.utc)
             self._coll.files.insert_one(self._file, session=self._session)
         except DuplicateKeyError:
             self._raise_file_exists()
         object.__setattr__(self, "_closed", True)
 
+    @within_lifetime
     def abort(self) -> None:
         """Remove what was written so far and close the file."""
         self._coll.chunks.delete_many({"files_id": {"$eq": self._file["_id"]}},

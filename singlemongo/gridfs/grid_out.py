@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Optional
 
 from ..cursor import Cursor
 from ..errors import CursorNotFound
+from .deadline import within_lifetime
 from .errors import CorruptGridFile, NoFile
 from .grid_in import clear_type_registry, disallow_transactions
 
@@ -49,6 +50,8 @@ class GridOut(io.IOBase):
         disallow_transactions(session)
         root_collection = clear_type_registry(root_collection)
         super().__init__()
+        self._root = root_collection  # what within_lifetime reads (deadline.py)
+        self._deadline: Any = None
         self._chunks = root_collection.chunks
         self._files = root_collection.files
         self._file_id = file_id
@@ -70,6 +73,7 @@ class GridOut(io.IOBase):
     metadata = _field("metadata", "The application's metadata document, if any.")
     md5 = _field("md5", "Deprecated: the MD5 digest, if one was stored.", deprecated=True)
 
+    @within_lifetime
     def open(self) -> None:
         """Read the files document (NoFile if the file does not exist)."""
         if not self._file:
@@ -92,6 +96,7 @@ class GridOut(io.IOBase):
         """True."""
         return True
 
+    @within_lifetime
     def readchunk(self) -> bytes:
         """The rest of the current chunk (b"" at the end of the file)."""
         self.open()
@@ -148,10 +153,12 @@ class GridOut(io.IOBase):
                 pass
         return b"".join(parts)
 
+    @within_lifetime
     def read(self, size: int = -1) -> bytes:
         """At most ``size`` bytes (all that is left if negative)."""
         return self._read(size)
 
+    @within_lifetime
     def readline(self, size: Optional[int] = -1) -> bytes:
         """One line (with its newline), at most ``size`` bytes."""
         return self._read(-1 if size is None else size, line=True)
@@ -187,6 +194,7 @@ class GridOut(io.IOBase):
     def __iter__(self) -> GridOut:
         return self
 
+    @within_lifetime
     def close(self) -> None:
         """Close the chunks cursor, if any."""
         if self._chunk_iter is not None:

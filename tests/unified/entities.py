@@ -224,6 +224,8 @@ def session_options(doc):
     for key, value in (doc or {}).items():
         if key == "defaultTransactionOptions":
             out["default_transaction_options"] = transaction_options(value)
+        elif key == "defaultTimeoutMS":  # client-side operations timeout, "Sessions"
+            out["default_timeout_ms"] = value
         else:
             out[snake(key)] = value
     return out

@@ -17,8 +17,8 @@ from .entities import EntityMap, LogTap, event_name
 from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
-from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, Skip, monitor_test, seed_policy,
-                    seed_policy_for, simulator_gap, simulator_lacks)
+from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, Skip, missing_api, monitor_test,
+                    seed_policy, seed_policy_for, simulator_gap, simulator_lacks)
 
 ROOT_ITEM_OPERATIONS = frozenset({"find", "aggregate", "listCollections", "listDatabases",
                                   "listIndexes", "runCursorCommand", "listCollectionObjects",
@@ -76,8 +76,13 @@ def check_feasible(file_doc, test, file_name):
     """Skip what this driver cannot do by design, before touching a deployment."""
     for node in _walk(test):
         if node.get("name") in ("runOnThread", "waitForThread") and node.get("object") == "testRunner":
-            raise Skip(seed_policy("one thread per client (DESIGN.md): a client refuses to be "
-                                   "used from a second thread while an operation is in flight"))
+            raise Skip(seed_policy("one socket per server (DESIGN.md): threads sharing a "
+                                   "client take turns, one operation at a time, where these "
+                                   "tests run operations side by side"))
+        if "timeoutMode" in node.get("arguments", {}):
+            # As PyMongo's runner: the face is PyMongo 4.20's, which has no timeoutMode.
+            raise Skip(missing_api("timeoutMode (client-side operations timeout's cursor "
+                                   "option, which PyMongo 4.20 does not offer either)"))
     if _needs_monitor(file_doc, test) or monitor_test(file_name, test["description"]):
         raise Skip(MONITOR)
     gap = simulator_gap(test["operations"])
