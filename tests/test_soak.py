@@ -50,8 +50,8 @@ def _driver_memory(rs):
 
 
 class _Soak:
-    def __init__(self, rs, rng):
-        self.rs, self.rng = rs, rng
+    def __init__(self, rs, rng, seed):
+        self.rs, self.rng, self.seed = rs, rng, seed
         self.client = MongoClient(rs.uri, timeoutMS=TIMEOUT_MS, socketCheckIntervalMS=0)
         self.coll = self.client.soak.docs
         self.acknowledged, self.tokens, self.outcomes = set(), 0, {}
@@ -63,15 +63,17 @@ class _Soak:
         if action is not None:
             server.fail(self.rng.choice(["insert", "find", "aggregate"]), action=action)
 
-    def operation(self):
+    def operation(self, kind=None, timer_s=None):
         self.tokens += 1
         token = self.tokens
-        kind = self.rng.choice(["insert", "insert", "find", "count"])
+        kind = kind or self.rng.choice(["insert", "insert", "find", "count"])
         op = {"insert": lambda: self.coll.insert_one({"token": token}),
               "find": lambda: self.coll.find_one({"token": token - 1}),
               "count": lambda: self.coll.count_documents({})}[kind]
-        if self.rng.random() < 0.3:
-            signal.setitimer(signal.ITIMER_REAL, self.rng.uniform(0.0005, 0.05))
+        if timer_s is None and self.rng.random() < 0.3:
+            timer_s = self.rng.uniform(0.0005, 0.05)
+        if timer_s is not None:
+            signal.setitimer(signal.ITIMER_REAL, timer_s)
         start = time.monotonic()
         try:
             op()
@@ -89,14 +91,23 @@ class _Soak:
             signal.setitimer(signal.ITIMER_REAL, 0)
         elapsed = time.monotonic() - start
         self.slowest = max(self.slowest, elapsed)
-        assert elapsed <= TIMEOUT_MS / 1000.0 + SLACK_S, (kind, outcome, elapsed)
+        assert elapsed <= TIMEOUT_MS / 1000.0 + SLACK_S, (
+            f"{kind} ended as {outcome} after {elapsed:.3f} s (SINGLEMONGO_SOAK_SEED={self.seed})")
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    def interrupt_for_sure(self):
+        """A signal that certainly lands mid-operation (a random timer mostly fires after a
+        fast operation ended): the primary hangs the next find, the timer fires first."""
+        self.rs.primary.fail("find", action="hang")
+        self.operation(kind="find", timer_s=0.005)
 
     def run(self, seconds):
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             if self.rng.random() < 0.2:
                 self.fault()
+            if self.tokens % 50 == 0:
+                self.interrupt_for_sure()
             self.operation()
 
 
@@ -106,7 +117,7 @@ def test_signals_resets_and_hangs_never_duplicate_lose_or_leak():
     tracemalloc.start()
     try:
         with ReplicaSet(3) as rs:
-            soak = _Soak(rs, random.Random(seed))
+            soak = _Soak(rs, random.Random(seed), seed)
             soak.run(SECONDS / 3)  # warm: connections, sessions, caches
             gc.collect()
             fds, memory = _fds(), _driver_memory(rs)
