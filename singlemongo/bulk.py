@@ -16,6 +16,7 @@ from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 
 from .common import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
+from .monitoring.command_monitoring import next_operation_id
 from .errors import (BulkWriteError, ConfigurationError, DocumentTooLarge, InvalidOperation,
                      OperationFailure)
 from .results import BulkWriteResult
@@ -131,25 +132,49 @@ def retryable(kind: int, ops: list[Mapping[str, Any]]) -> bool:
     return kind == INSERT or not any(op.get("multi") or op.get("limit") == 0 for op in ops)
 
 
-def batches(run: _Run, limits: tuple[int, int, int], codec: Any
-            ) -> Iterator[tuple[int, list[Mapping[str, Any]]]]:
-    """(offset in the run, operations) for each command a run needs: at most
-    maxWriteBatchSize operations and maxMessageSizeBytes of them; DocumentTooLarge for an
-    operation over maxBsonObjectSize."""
+def next_batch(run: _Run, start: int, limits: tuple[int, int, int], codec: Any
+               ) -> list[Mapping[str, Any]]:
+    """The operations of the command that starts at ``start``: at most maxWriteBatchSize of
+    them in maxMessageSizeBytes. An operation over maxBsonObjectSize raises DocumentTooLarge
+    when it would be first; otherwise it starts the next command (the ones before it are
+    sent, as PyMongo sends them)."""
     max_bson, max_message, max_count = limits
-    start, size, batch = 0, 0, []  # type: ignore[var-annotated]
-    for position, op in enumerate(run.ops):
+    size, batch = 0, []  # type: ignore[var-annotated]
+    for op in run.ops[start:start + max_count]:
         op_size = len(op.raw) if isinstance(op, RawBSONDocument) else len(
             bson.encode(op, codec_options=codec))
-        if op_size > max_bson + (0 if run.kind == INSERT else COMMAND_OVERHEAD):
+        too_big = op_size > max_bson + (0 if run.kind == INSERT else COMMAND_OVERHEAD)
+        if batch and (too_big or size + op_size > max_message - COMMAND_OVERHEAD):
+            break
+        if too_big:
             raise too_large(op_size, max_bson)
-        if batch and (len(batch) >= max_count or size + op_size > max_message - COMMAND_OVERHEAD):
-            yield start, batch
-            start, size, batch = position, 0, []
         batch.append(op)
         size += op_size
-    if batch:
-        yield start, batch
+    return batch
+
+
+def _commands(bulk: _Bulk, run: _Run, session: Any, operation_id: int,
+              sender_at: Any = None) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """(offset in the run, reply) for each command of ``run``. Each batch is cut to the
+    limits of the connection its command gets (``Request.prepare``): one selection per
+    command. ``sender_at(offset)``: the collection that sends the command at ``offset`` (an
+    unacknowledged bulk's; its commands are never retried, as PyMongo's)."""
+    coll = bulk.collection
+    name, field = COMMANDS[run.kind]
+    offset = 0
+    while offset < len(run.ops):
+        sent: list[Mapping[str, Any]] = []
+
+        def prepare(conn: Any, sequences: Any, retry: Any, start: int = offset,
+                    sent: list[Mapping[str, Any]] = sent) -> Any:
+            sent[:] = next_batch(run, start, conn.write_limits, coll.codec_options)
+            retry = sender_at is None and retryable(run.kind, sent)
+            return ((field, sent),), "write" if retry else None
+        sender = coll if sender_at is None else sender_at(offset)
+        reply = sender._write_command(bulk.command(run.kind), session=session, check=False,
+                                      prepare=prepare, operation_id=operation_id)
+        yield offset, reply
+        offset += len(sent)
 
 
 def new_result() -> dict[str, Any]:
@@ -195,14 +220,10 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
             _execute_ordered_unacknowledged(bulk, session)
             return BulkWriteResult({}, False)
     result = new_result()
+    operation_id = next_operation_id()  # one for the whole bulk write, as PyMongo's
     with coll._topology.timeout_scope():
-        limits = coll._limits()
         for run in bulk.runs():
-            name, field = COMMANDS[run.kind]
-            for offset, ops in batches(run, limits, coll.codec_options):
-                reply = coll._write_command(bulk.command(run.kind), ((field, ops),),
-                                            retryable=retryable(run.kind, ops), session=session,
-                                            check=False)
+            for offset, reply in _commands(bulk, run, session, operation_id):
                 if not acknowledged:
                     continue
                 merge(run, result, offset, reply)
@@ -241,22 +262,19 @@ def _execute_ordered_unacknowledged(bulk: _Bulk, session: Any) -> None:
     operation with w: 0. Errors are not raised: the write was unacknowledged."""
     coll = bulk.collection
     acknowledging = coll.with_options(write_concern=WriteConcern())
+    operation_id = next_operation_id()
     with coll._topology.timeout_scope():
-        limits = coll._limits()
         runs = list(bulk.runs())
         for number, run in enumerate(runs):
-            field = COMMANDS[run.kind][1]
-            for offset, ops in batches(run, limits, coll.codec_options):
-                last = number == len(runs) - 1 and offset == len(run.ops) - 1
-                sender = coll if last else acknowledging
-                try:
-                    reply = sender._write_command(bulk.command(run.kind), ((field, ops),),
-                                                  retryable=False, session=session,
-                                                  check=False)
-                except OperationFailure:
-                    return
-                if reply.get("writeErrors"):
-                    return
+            def sender_at(offset: int, final: bool = number == len(runs) - 1,
+                          run: _Run = run) -> Any:
+                return coll if final and offset == len(run.ops) - 1 else acknowledging
+            try:
+                for _, reply in _commands(bulk, run, session, operation_id, sender_at):
+                    if reply.get("writeErrors"):
+                        return
+            except OperationFailure:
+                return
 
 
 def _summary(result: dict[str, Any]) -> str:

@@ -148,11 +148,6 @@ class Collection(BaseObject, ReadMethods[_DocumentType], WriteMethods[_DocumentT
     def _topology(self) -> Topology:
         return self._database.client._topology
 
-    def _limits(self) -> tuple[int, int, int]:
-        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the server writes go
-        to, from its handshake (selecting and connecting first, as the write would)."""
-        return self._topology.server_limits(Criteria(WRITE))  # type: ignore[no-any-return]
-
     def _read_criteria(self, read_preference: Any = None) -> Criteria:
         core = to_core(read_preference)
         return Criteria(READ, core if core is not None else self._read_preference_core)
@@ -175,9 +170,11 @@ class Collection(BaseObject, ReadMethods[_DocumentType], WriteMethods[_DocumentT
 
     def _write_command(self, cmd: dict[str, Any], sequences: tuple[Any, ...] = (),
                        retryable: bool = True, session: Any = None, check: bool = True,
-                       user_fields: Any = None) -> Any:
+                       user_fields: Any = None, prepare: Any = None,
+                       operation_id: Optional[int] = None) -> Any:
         """Run a write with the collection's write concern; w: 0 sends it unacknowledged.
-        ``check``: raise the write error; else return the reply whatever it holds."""
+        ``check``: raise the write error; else return the reply whatever it holds.
+        ``prepare``: see ``Request.prepare`` (sizes checked on the selected connection)."""
         wc = self._write_concern
         if not wc.is_server_default:
             cmd["writeConcern"] = wc.document
@@ -186,7 +183,8 @@ class Collection(BaseObject, ReadMethods[_DocumentType], WriteMethods[_DocumentT
                 self._database.name, cmd, Criteria(WRITE), False,
                 "write" if retryable else None, sequences,
                 unacknowledged=not self._acknowledged(session),
-                codec=self._codec_options, user_fields=user_fields, explicit_session=session))
+                codec=self._codec_options, user_fields=user_fields, explicit_session=session,
+                prepare=prepare, operation_id=operation_id))
         except WriteConcernError as exc:
             reply = exc.reply or {}
             if not check:

@@ -62,11 +62,10 @@ class WriteMethods(Generic[_DocumentType]):
         @property
         def _topology(self) -> Topology: ...
 
-        def _limits(self) -> tuple[int, int, int]: ...
-
         def _write_command(self, cmd: dict[str, Any], sequences: tuple[Any, ...] = (),
                            retryable: bool = True, session: Any = None, check: bool = True,
-                           user_fields: Any = None) -> Any: ...
+                           user_fields: Any = None, prepare: Any = None,
+                           operation_id: Optional[int] = None) -> Any: ...
 
         def _acknowledged(self, session: Any) -> bool: ...
 
@@ -79,13 +78,18 @@ class WriteMethods(Generic[_DocumentType]):
             if value is not None:
                 raise ConfigurationError(f"{name} is unsupported for unacknowledged writes.")
 
-    def _checked_size(self, document: Any) -> None:
-        max_bson = self._limits()[0]
-        from . import bulk as _bulk  # loaded by the first write, not by import
-        size = len(document.raw) if is_raw(document) else len(
-            bson.encode(document, codec_options=self._codec_options))
-        if size > max_bson:
-            raise _bulk.too_large(size, max_bson)
+    def _size_check(self, document: Any) -> Any:
+        """A ``Request.prepare``: DocumentTooLarge, before anything is sent, for a document
+        over the selected server's maxBsonObjectSize."""
+        def check(conn: Any, sequences: tuple[Any, ...], retry: Optional[str]) -> Any:
+            max_bson = conn.write_limits[0]
+            from . import bulk as _bulk  # loaded by the first write, not by import
+            size = len(document.raw) if is_raw(document) else len(
+                bson.encode(document, codec_options=self._codec_options))
+            if size > max_bson:
+                raise _bulk.too_large(size, max_bson)
+            return sequences, retry
+        return check
 
     def insert_one(self, document: Union[_DocumentType, RawBSONDocument],
                    bypass_document_validation: Optional[bool] = None, session: Any = None,
@@ -100,9 +104,8 @@ class WriteMethods(Generic[_DocumentType]):
             cmd["bypassDocumentValidation"] = bypass_document_validation
         if comment is not None:
             cmd["comment"] = comment
-        with self._topology.timeout_scope():
-            self._checked_size(document)
-            self._write_command(cmd, (("documents", [document]),), session=session)
+        self._write_command(cmd, (("documents", [document]),), session=session,
+                            prepare=self._size_check(document))
         return InsertOneResult(None if is_raw(document) else
                                document["_id"], self._acknowledged(session))
 
@@ -128,7 +131,8 @@ class WriteMethods(Generic[_DocumentType]):
     def _update(self, filter: Mapping[str, Any], document: Any, multi: bool, upsert: bool,
                 bypass_document_validation: Optional[bool], collation: Any,
                 array_filters: Optional[Sequence[Mapping[str, Any]]], hint: Any, let: Any,
-                comment: Any, sort: Any = None, session: Any = None) -> UpdateResult:
+                comment: Any, sort: Any = None, session: Any = None,
+                prepare: Any = None) -> UpdateResult:
         validate_is_mapping("filter", filter)
         validate_boolean("upsert", upsert)
         op: dict[str, Any] = {"q": filter, "u": document, "multi": multi, "upsert": upsert}
@@ -149,7 +153,7 @@ class WriteMethods(Generic[_DocumentType]):
         if bypass_document_validation is not None:
             cmd["bypassDocumentValidation"] = bypass_document_validation
         reply = self._write_command(cmd, (("updates", [op]),), retryable=not multi,
-                                    session=session)
+                                    session=session, prepare=prepare)
         if not self._acknowledged(session):
             return UpdateResult(None, False)
         raw = dict(reply)
@@ -192,10 +196,9 @@ class WriteMethods(Generic[_DocumentType]):
                     comment: Any = None) -> UpdateResult:
         """Replace the first matching document (its ``_id`` is kept)."""
         validate_ok_for_replace(replacement)
-        with self._topology.timeout_scope():
-            self._checked_size(replacement)
-            return self._update(filter, replacement, False, upsert, bypass_document_validation,
-                                collation, None, hint, let, comment, sort, session)
+        return self._update(filter, replacement, False, upsert, bypass_document_validation,
+                            collation, None, hint, let, comment, sort, session,
+                            self._size_check(replacement))
 
     def _delete(self, filter: Mapping[str, Any], limit: int, collation: Any, hint: Any,
                 let: Any, comment: Any, session: Any = None) -> DeleteResult:

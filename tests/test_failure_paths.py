@@ -15,7 +15,7 @@ from singlemongo.sdam import monitoring as m
 from singlemongo.testing import LoadBalancer, ReplicaSet, Standalone
 
 from .conftest import server_context
-from .util import eventually
+from .util import eventually, selection_records
 
 HELLOS = ("hello", "isMaster", "ismaster")  # the legacy hello, as counted and as sent
 OVERLOAD = ("SystemOverloadedError", "RetryableError")
@@ -253,12 +253,6 @@ def test_a_failed_generic_command_selection_says_read(mongo_replica_set, fake_cl
     assert "No suitable server for read with read preference primary" in str(info.value)
 
 
-def _selection_records(caplog, action):
-    caplog.set_level(logging.DEBUG, logger="singlemongo.serverSelection")
-    action()
-    return [r.mongodb for r in caplog.records if r.name == "singlemongo.serverSelection"]
-
-
 def test_selection_log_failure_field_does_not_repeat_the_topology(mongo_replica_set, fake_clock,
                                                                   caplog):
     """Server selection, "Logging": the failure field is the error, the topology description has
@@ -269,7 +263,7 @@ def test_selection_log_failure_field_does_not_repeat_the_topology(mongo_replica_
     def fail():
         with pytest.raises(errors.ServerSelectionError):
             client.test.c.insert_one({"x": 1})
-    failed = [r for r in _selection_records(caplog, fail)
+    failed = [r for r in selection_records(caplog, fail)
               if r["message"] == "Server selection failed"][0]
     assert "RSSecondary" not in failed["failure"] and "\n" not in failed["failure"]
     assert "RSSecondary" in failed["topologyDescription"]
@@ -284,7 +278,7 @@ def test_selection_log_names_a_custom_selector_and_a_hedge(mongo_replica_set, fa
         return servers
     client = MongoClient(mongo_replica_set.uri, clock=fake_clock, server_selector=keep_all)
     hedged = ReadPreference("secondaryPreferred", hedge={"enabled": True})
-    records = _selection_records(
+    records = selection_records(
         caplog, lambda: client.test.c.find_one({}, read_preference=hedged))
     selector = records[0]["selector"]
     assert "keep_all" in selector and "hedge" in selector

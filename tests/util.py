@@ -11,3 +11,11 @@ def eventually(predicate, timeout=3.0):
             return True
         time.sleep(0.005)
     return predicate()
+
+
+def selection_records(caplog, action):
+    """The structured server selection log records ``action()`` emits."""
+    import logging
+    caplog.set_level(logging.DEBUG, logger="singlemongo.serverSelection")
+    action()
+    return [r.mongodb for r in caplog.records if r.name == "singlemongo.serverSelection"]

@@ -85,11 +85,17 @@ def _unfinished(topology, address, outcome, prior):
     conn = topology.connections.get(address)
     if conn is not None and conn.closed:
         topology.connections.pop(address)
+    ended_unapplied_failure(topology, address, outcome)
+    topology.unfinished.add(address)
+    return prior
+
+
+def ended_unapplied_failure(topology, address, outcome):
+    """The Failed event that ends a check's heartbeat (alone: for an overloaded server or a
+    check cut short, the description stays)."""
     if topology.events.active:
         topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration,
                                                              outcome.error))
-    topology.unfinished.add(address)
-    return prior
 
 
 def _succeeded(topology, address, outcome, prior):
@@ -118,9 +124,7 @@ def failed(topology, address, outcome):
     """A failed check: the connection cleared, the server Unknown with a network error (its
     cooldown starts)."""
     topology.close_connection(address, bump_generation=True)
-    if topology.events.active:
-        topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration,
-                                                             outcome.error))
+    ended_unapplied_failure(topology, address, outcome)
     sd = ServerDescription(address, error=str(outcome.error), error_is_network=True,
                            last_update_time=topology.clock.monotonic())
     topology.apply(sd)

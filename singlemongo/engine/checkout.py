@@ -19,6 +19,11 @@ def idle_check(topology, conn):
     try:
         conn.command("admin", {"ping": 1}, topology.handshake_deadline())
     except ConnectionFailure as exc:
+        if topology.description.topology_type is TopologyType.LOAD_BALANCED:
+            # Load balancers drop idle connections: close that one only (load balancer
+            # spec: the topology stays LoadBalanced, no other events).
+            topology.close_connection(conn.address)
+            return False
         topology.close_connection(conn.address, bump_generation=True)
         # Not a failed check: a stale idle socket says little about the server, so no
         # cooldown; the reselection's scan reconnects at once.
@@ -85,7 +90,11 @@ def connection_for(topology, sd, connect_timeout_s=None):
     if conn is not None and not conn.closed and (not conn.more_to_come or conn.settle_stream()):
         return conn
     if topology.description.topology_type is TopologyType.LOAD_BALANCED:
-        conn, reply, _ = topology.connect(sd.address, connect_timeout_s)
+        try:
+            conn, reply, _ = topology.connect(sd.address, connect_timeout_s)
+        except ConnectionFailure as exc:
+            _label_overload(exc)
+            raise  # the server stays a LoadBalancer either way
         if reply.get("serviceId") is None:
             conn.close()
             raise ConfigurationError(LB_NO_SERVICE_ID)
@@ -104,25 +113,33 @@ def connection_for(topology, sd, connect_timeout_s=None):
     # cooldown). Only a connection the server closes or resets before the handshake
     # completes is what an overloaded server does (client backpressure): labelled for a
     # backoff retry, and the server stays known.
-    prior = topology.description.servers[sd.address]
+    topology.heartbeat_started(sd.address)  # SDAM monitoring: every Failed has its Started
     outcome = check.hello(topology, sd.address, timeout_s=connect_timeout_s)
     if outcome.error is not None:
-        exc = outcome.error
-        exc.handshake_s = outcome.duration
-        if getattr(exc, "in_handshake", False) and not exc.timeout:
-            exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
-            raise exc
+        outcome.error.handshake_s = outcome.duration
+        if _label_overload(outcome.error):
+            check.ended_unapplied_failure(topology, sd.address, outcome)
+            raise outcome.error
         check.failed(topology, sd.address, outcome)
         topology.stale = True
         return None
-    topology.apply(ServerDescription.from_hello(sd.address, outcome.reply,
-                                            average_rtt(prior.round_trip_time, outcome.duration),
-                                            topology.clock.monotonic()))
-    checked = topology.description.servers.get(sd.address)
+    checked = check.check_server(topology, sd.address, outcome)
     if checked is None or checked.server_type is not sd.server_type:
         topology.stale = True
         return None
     return topology.connections.get(sd.address)
+
+
+def _label_overload(exc):
+    """Whether ``exc`` is a connection the server closed or reset during the handshake, which
+    is what an overloaded server does (client backpressure, in every topology type); if so it
+    is labelled for a backoff retry."""
+    if not getattr(exc, "in_handshake", False) or exc.timeout:
+        return False
+    if SYSTEM_OVERLOADED not in exc.error_labels:
+        exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
+    return True
+
 
 def handshake_failed(topology, conn, exc):
     """SDAM "MongoDB Handshake errors": an error while making an application connection

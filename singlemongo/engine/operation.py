@@ -47,6 +47,12 @@ class Request:
     # raised (PyMongo's Database.command does not parse it).
     parse_write_concern_error: bool = True
     exhaust: Optional[str] = None  # "allow": a getMore the server may answer with a stream
+    # prepare(connection): called once, on the first connection the operation gets, before
+    # anything is sent; it checks sizes against that server's limits (DocumentTooLarge) and
+    # may set ``sequences`` and ``retry`` (a bulk write's batch is cut to those limits).
+    # One selection per operation: no separate lookup of the limits.
+    prepare: Any = None
+    operation_id: Optional[int] = None  # the caller's, shared by a bulk write's commands
 
 
 @dataclass
@@ -157,7 +163,7 @@ class _Run:
             req.criteria.operation, PRIMARY)
         self.txn_number = None
         self.state = RetryState()
-        self.operation_id = command_monitoring.next_operation_id()
+        self.operation_id = req.operation_id or command_monitoring.next_operation_id()
         self.deadline = topology.deadline  # timeoutMS (execute opens its scope)
         self.last_error = self.last_server = None
         # Client backpressure: handshakes the server closes share one connectTimeoutMS.
@@ -212,6 +218,9 @@ class _Run:
                 self.handshake_budget_s -= getattr(exc, "handshake_s", 0.0)
             return None, exc, None, 0
         self.last_server = sd
+        if self.req.prepare is not None:
+            prepare, self.req.prepare = self.req.prepare, None
+            self.req.sequences, self.req.retry = prepare(conn, self.req.sequences, self.req.retry)
         td = self.t.description
         if self.session is None and self.t.sessions.supported(td) and not self.unacknowledged:
             self.session = self.t.sessions.acquire(td.logical_session_timeout_minutes)

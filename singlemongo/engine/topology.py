@@ -12,7 +12,6 @@ from collections import defaultdict
 from . import check, selection_loop
 from ..clock import DEFAULT_CLOCK, Deadline
 from ..wire.connection import Connection, open_socket
-from ..wire.messages import DEFAULT_MAX_BSON_SIZE, DEFAULT_MAX_MESSAGE_SIZE
 from ..errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
                       WaitQueueTimeoutError)
 from ..monitoring.events import EventBus
@@ -24,23 +23,15 @@ from ..sdam import monitoring as m
 from ..sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
                                   handle_application_error)
 from ..sdam.server_description import ServerDescription
-from ..sdam.server_type import ServerType
+from ..sdam.server_type import ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
 
 _topology_ids = itertools.count(1)
-DEFAULT_MAX_WRITE_BATCH = 100_000
 
 
 def _positive(seconds):
     """A socket timeout from what is left of a deadline (never zero: that means non-blocking)."""
     return None if seconds is None else max(seconds, 0.001)
-
-
-def limit(hello, name, default):
-    """A size limit from a hello reply; a missing or absurd value gives the default."""
-    value = hello.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else default
 
 
 class Topology:
@@ -123,6 +114,9 @@ class Topology:
 
     def apply(self, sd):
         old = self._description
+        if old.topology_type is TopologyType.LOAD_BALANCED \
+                and sd.server_type is not ServerType.LOAD_BALANCER:
+            return  # load balancer spec: LoadBalanced indefinitely, no other events
         new = old.update(sd)
         if new is old:
             return
@@ -376,18 +370,6 @@ class Topology:
                 self.scan()
             return self.description
 
-    def server_limits(self, criteria):
-        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) of the server an
-        operation with ``criteria`` would use, from its connection's handshake (selecting and
-        connecting if needed, as the operation itself would)."""
-        from .checkout import checkout
-        with self.operation():
-            _, conn = checkout(self, criteria, operation="limits")
-        hello = conn.hello or {}
-        return (limit(hello, "maxBsonObjectSize", DEFAULT_MAX_BSON_SIZE),
-                limit(hello, "maxMessageSizeBytes", DEFAULT_MAX_MESSAGE_SIZE),
-                limit(hello, "maxWriteBatchSize", DEFAULT_MAX_WRITE_BATCH))
-
     def handle_operation_error(self, conn, exc=None, reply=None):
         """Apply the SDAM decision for a failed operation on ``conn``."""
         if exc is not None:
@@ -425,6 +407,9 @@ class Topology:
         self.connections = {}
 
     def close(self):
+        if self._description is None and self.options.load_balanced \
+                and not self.options.is_srv and not self.closed:
+            self.open()  # load balancer spec: the opening series, then the closing one
         self.closed = True
         for address in list(self.connections):
             self.close_connection(address)

