@@ -132,10 +132,11 @@ class Budget:
 class Deadline:
     """When some work must be done by, on ``clock.io_time()``; ``None`` seconds: never."""
 
-    __slots__ = ("clock", "at", "what")
+    __slots__ = ("clock", "at", "what", "seconds")
 
     def __init__(self, clock, seconds: Optional[float], what: str = "the operation"):
         self.clock = clock
+        self.seconds = seconds  # as long as it was made for
         self.at = None if seconds is None else clock.io_time() + seconds
         self.what = what  # named in timeout errors: "timeoutMS 2000", "socketTimeoutMS 300"
 

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, NoReturn, Opt
 
 from bson import Int64
 
-from .engine.handshake import api_fields
+from .clock import Deadline
+from .engine.checkout import checkout_pinned
 from .engine.operation import Outcome, Request, execute
 from .engine.replies import error_from_reply
-from .errors import ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure
+from .errors import (ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure,
+                     PyMongoError)
 from .monitoring import command_monitoring
 from .sdam.address import format_address
 from .typings import _Address, _DocumentType
@@ -39,6 +41,9 @@ class _ServerCursor(Generic[_DocumentType]):
     _limit = 0
     _batch_size = 0
     _exhaust = False  # find with CursorType.EXHAUST
+    # PyMongo's Cursor.next() refreshes once: an empty getMore batch ends that next(), the
+    # cursor staying alive; its CommandCursor.next() refreshes while the cursor is alive.
+    _one_refresh_per_next = False
 
     def __init__(self, collection: Collection[_DocumentType]) -> None:
         self._collection = collection
@@ -54,6 +59,23 @@ class _ServerCursor(Generic[_DocumentType]):
         self._comment: Any = None
         self._max_await_time_ms: Optional[int] = None
         self._pid = os.getpid()
+        self._live_within(None)
+
+    def _live_within(self, deadline: Any) -> None:
+        """CSOT, "Cursors" (timeoutMode CURSOR_LIFETIME): the timeoutMS in force when the
+        cursor was made bounds its first command and every getMore together (``deadline``:
+        the one its command already ran within); close() refreshes that timeoutMS."""
+        in_force = deadline or self._topology.deadline or self._topology.new_deadline()
+        self._timeout_s = in_force.seconds if in_force is not None else None
+        self._deadline = deadline
+
+    def _lifetime(self) -> Any:
+        """The cursor's deadline, which starts with its first command (None: each call gets
+        the timeoutMS in force when it is made)."""
+        if self._deadline is None and self._timeout_s is not None:
+            self._deadline = Deadline(self._topology.clock, self._timeout_s,
+                                      f"timeoutMS {self._timeout_s * 1000:.0f} (the cursor's)")
+        return self._deadline
 
     # ----- PyMongo's properties ------------------------------------------------------------
 
@@ -111,10 +133,13 @@ class _ServerCursor(Generic[_DocumentType]):
         raise NotImplementedError
 
     def __next__(self) -> _DocumentType:
+        refreshed = False
         while not self._buffer:
-            if self._id == 0:
+            if self._id == 0 or (refreshed and self._one_refresh_per_next):
                 raise StopIteration
-            self._refresh()
+            with self._topology.timeout_scope(self._lifetime()):  # the whole call
+                self._refresh()
+            refreshed = True
         self._returned += 1
         doc = self._buffer.popleft()
         if self._limit and self._returned >= abs(self._limit):
@@ -129,11 +154,15 @@ class _ServerCursor(Generic[_DocumentType]):
         return self.__next__()
 
     def try_next(self) -> Optional[_DocumentType]:
-        """The next document, or None if the cursor is exhausted."""
+        """The next document, or None if there is none yet (at most one getMore is sent,
+        as PyMongo's)."""
+        one, self._one_refresh_per_next = self._one_refresh_per_next, True
         try:
             return self.__next__()
         except StopIteration:
             return None
+        finally:
+            self._one_refresh_per_next = one
 
     def to_list(self, length: Optional[int] = None) -> list[_DocumentType]:
         """The remaining documents (at most ``length``) as a list."""
@@ -217,8 +246,9 @@ class _ServerCursor(Generic[_DocumentType]):
                 pinned=conn, codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
                 explicit_session=self._explicit_session,
                 exhaust="allow" if self._exhaust else None))
-        except ConnectionFailure:
-            self._id = 0
+        except ConnectionFailure as exc:
+            if not exc.timeout:  # a timeout leaves the server cursor: close() kills it
+                self._id = 0
             self._release_session(dirty=True)
             raise
         except OperationFailure as exc:
@@ -289,18 +319,34 @@ class _ServerCursor(Generic[_DocumentType]):
         self._release_session()
 
     def _kill(self) -> None:
-        conn = self._topology.connections.get(self._address)
-        if conn is not None and not conn.closed:
-            assert self._ns is not None and self._id is not None
-            db, coll = self._ns
-            ms = self._topology.options.socket_timeout_ms
+        """killCursors as every command (overload retries, client backpressure), within the
+        refreshed timeoutMS or one a ``timeout()`` block sets; without timeoutMS within
+        socketTimeoutMS, else connectTimeoutMS: never unbounded. The cursor's connection
+        if it is open, else a new one to its server (but not behind a load balancer, where
+        the cursor lived on that connection). A failure leaves the server to time the
+        cursor out: close() does not raise for it, as before."""
+        topology = self._topology
+        conn = topology.connections.get(self._address)
+        if conn is None or conn.closed:
+            if topology.options.load_balanced:
+                return
             try:
-                command_monitoring.run(self._topology.events, self._topology.clock, conn, db,
-                                       {"killCursors": coll, "cursors": [Int64(self._id)],
-                                        **api_fields(self._topology.options)},
-                                       ms / 1000.0 if ms else None)
-            except ConnectionFailure:
-                pass
+                conn = checkout_pinned(topology, self._address)[1]
+            except PyMongoError:
+                return
+        assert self._ns is not None and self._id is not None
+        db, coll = self._ns
+        options = topology.options
+        fallback_ms = options.socket_timeout_ms or options.connect_timeout_ms
+        try:
+            with topology.timeout_scope(topology.new_deadline(self._timeout_s)):
+                execute(topology, Request(
+                    db, {"killCursors": coll, "cursors": [Int64(self._id)]}, None,
+                    is_read=False, session=self._session, keep_session=True, pinned=conn,
+                    explicit_session=self._explicit_session,
+                    reply_timeout_s=fallback_ms / 1000.0 if fallback_ms else None))
+        except PyMongoError:
+            pass
 
     def __del__(self) -> None:
         try:
@@ -330,6 +376,7 @@ class CommandCursor(_ServerCursor[_DocumentType]):
         self._comment = comment
         self._max_await_time_ms = max_await_time_ms
         if outcome is not None:
+            self._live_within(outcome.deadline)
             self._take(outcome, "firstBatch")
         else:  # documents without a server cursor (listDatabases)
             self._id = 0

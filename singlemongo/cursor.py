@@ -70,6 +70,8 @@ class Cursor(_ServerCursor[_DocumentType]):
     """A find cursor. Every chaining method returns the cursor and raises InvalidOperation
     once the query has run ("cannot set options after executing query")."""
 
+    _one_refresh_per_next = True  # as PyMongo's Cursor.next()
+
     def __init__(self, collection: Collection[_DocumentType],
                  filter: Optional[Mapping[str, Any]] = None, projection: Any = None,
                  skip: int = 0, limit: int = 0, no_cursor_timeout: bool = False,

@@ -53,6 +53,8 @@ class Request:
     # One selection per operation: no separate lookup of the limits.
     prepare: Any = None
     operation_id: Optional[int] = None  # the caller's, shared by a bulk write's commands
+    # Without timeoutMS, what bounds the reply instead of socketTimeoutMS (None: that).
+    reply_timeout_s: Optional[float] = None
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Outcome:
     reply: dict
     server: ServerDescription
     session: Any
+    deadline: Any = None  # the timeoutMS it ran within (a cursor lives within it)
 
 
 def flush_kill_queue(topology):
@@ -118,7 +121,10 @@ def _newer_cluster_time(a, b):
 def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=None):
     """Send ``cmd`` and read its reply within timeoutMS (``deadline``), else within
     socketTimeoutMS for the whole reply."""
-    if deadline is None:
+    if deadline is None and req.reply_timeout_s is not None:
+        deadline = Deadline(topology.clock, req.reply_timeout_s,
+                            f"{req.reply_timeout_s * 1000:.0f} ms for {next(iter(cmd))}")
+    elif deadline is None:
         ms = topology.options.socket_timeout_ms
         deadline = Deadline(topology.clock, ms / 1000.0 if ms else None, f"socketTimeoutMS {ms}")
     try:
@@ -257,7 +263,7 @@ class _Run:
         else:
             retry_kind = "write" if can_retry_write else (
                 "read" if self.req.retry == "read" and self.t.options.retry_reads else None)
-        outcome = Outcome(reply, sd, self.session) if error is None else None
+        outcome = Outcome(reply, sd, self.session, self.deadline) if error is None else None
         return outcome, error, retry_kind, (conn.hello or {}).get("maxWireVersion", 0)
 
     def _after_failure(self, error, retry_kind, max_wire):
@@ -308,20 +314,19 @@ def _no_retryable_writes(error):
         details, dict) and str(details.get("errmsg", "")).startswith("Transaction numbers")
 
 
-# Client-side operations timeout, "Command Execution": no maxTimeMS on these.
-NO_MAX_TIME = frozenset({"getMore", "killCursors", "endSessions"})
+# Client-side operations timeout, "Cursors": no maxTimeMS on getMore.
+NO_MAX_TIME = frozenset({"getMore", "endSessions"})
 
 
 def _add_max_time(cmd, deadline, sd):
     """maxTimeMS: the time left less the server's round trip; if none is left, a timeout
-    without sending anything."""
-    if next(iter(cmd)) in NO_MAX_TIME:
-        return
+    without sending anything (CSOT, "Command Execution": the connection is kept)."""
     left_ms = deadline.remaining() * 1000.0 - (sd.round_trip_time or 0.0) * 1000.0
     if left_ms <= 0:
         raise NetworkTimeout(f"{deadline.what} expired before {next(iter(cmd))} could be sent "
                              f"(less time left than the server's round trip)", sd.address)
-    cmd["maxTimeMS"] = max(1, int(left_ms))
+    if next(iter(cmd)) not in NO_MAX_TIME:
+        cmd["maxTimeMS"] = max(1, int(left_ms))
 
 
 def _drop_wtimeout(cmd):

@@ -121,7 +121,7 @@ COLLECTION = {
     "createIndex": ("create_index", None), "dropIndex": ("drop_index", None),
     "dropIndexes": ("drop_indexes", None), "listIndexes": ("list_indexes", iterate),
     "listIndexNames": ("index_information", list), "drop": ("drop", None),
-    "rename": ("rename", None), "createFindCursor": ("find", None),
+    "rename": ("rename", None), "createFindCursor": ("find", lambda c: NonLazyCursor(c)),
     "createChangeStream": ("watch", None), "mapReduce": ("map_reduce", None),
     "createSearchIndex": ("create_search_index", None),
 }
@@ -194,7 +194,7 @@ def run_entity_operation(runner, entity, name, args):
 
 def _run_entity_operation(runner, entity, name, args):
     kind = type(entity).__name__
-    if kind in ("Cursor", "CommandCursor"):
+    if kind in ("Cursor", "CommandCursor", "NonLazyCursor"):
         return cursor_operation(runner, entity, name)
     if kind not in KINDS:
         raise AssertionError(f"no operations for a {kind}")
@@ -227,6 +227,21 @@ def bucket_operation(runner, bucket, method_name, convert, args):
     if convert == "read":
         return result.read()
     return convert(result) if convert is not None else result
+
+
+class NonLazyCursor:
+    """createFindCursor runs the find at once (as PyMongo's runner does: the test's
+    timeoutMS applies to it); the first document is kept for the first iteration."""
+
+    def __init__(self, cursor):
+        self.cursor = cursor
+        self.first = [doc for doc in [next(cursor, None)] if doc is not None]
+
+    def __next__(self):
+        return self.first.pop() if self.first else next(self.cursor)
+
+    def close(self):
+        self.cursor.close()
 
 
 def cursor_operation(runner, cursor, name):

@@ -1,0 +1,109 @@
+"""Every wait bounded (issue 19; client-side operations timeout, "Cursors"): a getMore loop on
+empty batches, a cursor's close, killCursors under overload. Each test failed on the code
+before the fix; its docstring names the rule."""
+import pytest
+from bson import Int64
+
+from singlemongo import errors
+from singlemongo.client import MongoClient
+from singlemongo.clock import Clock
+
+
+OVERLOAD = ("SystemOverloadedError", "RetryableError")
+
+
+def _empty_batches_forever(server, cursor_id):
+    """The server answers every getMore with an empty batch and the same live cursor."""
+    reply = {"cursor": {"id": Int64(cursor_id), "ns": "test.c", "nextBatch": []}, "ok": 1}
+    server.fail("getMore", action="raw-reply", times=None,
+                raw=lambda request_id: server._op_msg_reply(request_id, reply))
+
+
+def _seeded(deployment, client, n=3):
+    client.test.c.insert_many([{"i": i} for i in range(n)])
+
+
+def test_an_empty_getmore_batch_ends_that_next(mongo_standalone, fake_clock):
+    """As PyMongo's Cursor.next(): one getMore per refresh; an empty batch ends that next()
+    (StopIteration, the cursor still alive). Before, one next() sent getMores in a loop
+    forever (about 14,000 a second)."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    _seeded(mongo_standalone, client)
+    cursor = client.test.c.find(batch_size=2)
+    assert [next(cursor)["i"], next(cursor)["i"]] == [0, 1]
+    _empty_batches_forever(server, cursor.cursor_id)
+    before = server.commands["getMore"]
+    assert list(cursor) == []
+    assert server.commands["getMore"] == before + 1
+    assert cursor.alive
+    cursor.close()
+    client.close()
+
+
+def test_timeout_ms_bounds_a_command_cursors_whole_next(mongo_standalone):
+    """CSOT, "Cursors": timeoutMS applies to the entire next() call, not to each getMore.
+    A command cursor keeps asking while it is alive (PyMongo's CommandCursor.next()), so
+    timeoutMS is what ends it. Before, it never ended, timeoutMS or not."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=Clock(), timeoutMS=300)
+    _seeded(mongo_standalone, client)
+    cursor = client.test.c.aggregate([{"$match": {}}], batchSize=1)
+    assert next(cursor)["i"] == 0
+    _empty_batches_forever(server, cursor.cursor_id)
+    with pytest.raises(errors.PyMongoError) as info:
+        next(cursor)
+    assert info.value.timeout
+    cursor.close()
+    client.close()
+
+
+@pytest.mark.parametrize("how", ["close", "with"])
+def test_close_is_bounded_by_timeout_ms(mongo_standalone, how):
+    """CSOT, "Cursors": close() kills the server cursor within timeoutMS (refreshed for the
+    close), whether called or run by leaving a ``with`` block. Before, a killCursors the
+    server never answered blocked forever."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=Clock(), timeoutMS=300)
+    _seeded(mongo_standalone, client)
+    server.fail("killCursors", action="hang", times=None)
+    cursor = client.test.c.find(batch_size=1)
+    if how == "close":
+        next(cursor)
+        cursor.close()
+    else:
+        with cursor:
+            next(cursor)
+    assert server.commands["killCursors"] == 1
+    sent = [c for c in server.command_log if "killCursors" in c][-1]
+    assert 0 < sent["maxTimeMS"] <= 300
+    client.close()
+
+
+def test_close_without_timeout_ms_is_bounded_by_the_connections_limits(mongo_standalone):
+    """Without timeoutMS, socketTimeoutMS bounds the killCursors, and without that,
+    connectTimeoutMS: never unbounded. Before, close() waited forever."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=Clock(), connectTimeoutMS=300)
+    _seeded(mongo_standalone, client)
+    server.fail("killCursors", action="hang", times=None)
+    cursor = client.test.c.find(batch_size=1)
+    next(cursor)
+    cursor.close()
+    assert server.commands["killCursors"] == 1
+    assert client.test.c.count_documents({}) == 3  # the next operation: a new connection
+    client.close()
+
+
+def test_kill_cursors_is_retried_under_overload(mongo_standalone, fake_clock):
+    """Client backpressure: every command is retried on SystemOverloadedError, killCursors
+    too. Before, it was sent once."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    _seeded(mongo_standalone, client)
+    cursor = client.test.c.find(batch_size=1)
+    next(cursor)
+    server.fail("killCursors", code=462, labels=OVERLOAD, times=2)
+    cursor.close()
+    assert server.commands["killCursors"] == 3
+    client.close()
