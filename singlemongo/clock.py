@@ -100,16 +100,19 @@ class Budget:
     """Time used against a budget of ``timeout_s`` on ``clock.monotonic()``; it counts its own
     sleeps even when the clock is frozen (freezegun), so a loop bounded by it always ends."""
 
-    __slots__ = ("clock", "start", "timeout_s", "slept")
+    __slots__ = ("clock", "start", "timeout_s", "slept", "_now")
 
-    def __init__(self, clock, timeout_s: float):
+    def __init__(self, clock, timeout_s: float, io: bool = False):
+        """``io``: measured on ``clock.io_time()``, as timeoutMS deadlines are (real waits
+        count even on a FakeClock)."""
         self.clock = clock
-        self.start = clock.monotonic()
+        self._now = clock.io_time if io else clock.monotonic
+        self.start = self._now()
         self.timeout_s = timeout_s
         self.slept = 0.0
 
     def now(self) -> float:
-        return max(self.clock.monotonic(), self.start + self.slept)
+        return max(self._now(), self.start + self.slept)
 
     @property
     def elapsed(self) -> float:

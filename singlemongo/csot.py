@@ -23,15 +23,16 @@ _BLOCKS: list[_TimeoutBlock] = []
 class _TimeoutBlock:
     """What ``timeout()`` returns: a context manager (not reentrant)."""
 
-    def __init__(self, seconds: Optional[float]) -> None:
+    def __init__(self, seconds: Optional[float], fresh: bool = False) -> None:
         self._seconds = seconds
+        self._fresh = fresh  # the blocks around it do not shorten it
         self._at: Optional[float] = None  # real io_time at which it expires; None: never
         self.transparent = False  # timeout(None) outside any block: the client's timeoutMS
         self._deadlines: dict[int, Deadline] = {}  # per client clock, made on first use
 
     def __enter__(self) -> None:
         at = DEFAULT_CLOCK.io_time() + self._seconds if self._seconds else None
-        outer = _BLOCKS[-1]._at if _BLOCKS else None
+        outer = _BLOCKS[-1]._at if _BLOCKS and not self._fresh else None
         if outer is not None and (at is None or outer < at):
             at = outer  # a nested block can only shorten the deadline
         self._at = at if (self._seconds or outer is not None) else None
@@ -65,6 +66,13 @@ def timeout(seconds: Optional[float]) -> _TimeoutBlock:
     if seconds and seconds < 0:
         raise ValueError("timeout cannot be negative")
     return _TimeoutBlock(None if seconds is None else float(seconds))
+
+
+def refreshed(seconds: float) -> _TimeoutBlock:
+    """A block of ``seconds`` from now, whatever the blocks around it say (client-side
+    operations timeout: with_transaction refreshes timeoutMS for the abortTransaction after a
+    failed callback). Internal."""
+    return _TimeoutBlock(float(seconds), fresh=True)
 
 
 def current() -> Optional[_TimeoutBlock]:

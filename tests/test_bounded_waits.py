@@ -107,3 +107,51 @@ def test_kill_cursors_is_retried_under_overload(mongo_standalone, fake_clock):
     cursor.close()
     assert server.commands["killCursors"] == 3
     client.close()
+
+
+@pytest.mark.parametrize("where", ["client", "session", "block"])
+def test_with_transaction_is_bounded_by_timeout_ms(mongo_replica_set, where):
+    """CSOT, "Convenient Transactions API": timeoutMS applies to the whole with_transaction
+    call (the client's, the session's default_timeout_ms, or a timeout() block around it).
+    Before, a commit that never answered was retried for 120 s although timeoutMS was set."""
+    import time
+
+    import singlemongo
+    rs = mongo_replica_set
+    client = MongoClient(rs.uri, clock=Clock(), **({"timeoutMS": 300} if where == "client"
+                                                   else {}))
+    client.test.c.insert_one({"x": 0})
+    rs.primary.fail("commitTransaction", action="hang", times=None)
+    session = client.start_session(**({"default_timeout_ms": 300} if where == "session"
+                                      else {}))
+    started = time.monotonic()
+    with pytest.raises(errors.PyMongoError) as info:
+        if where == "block":
+            with singlemongo.timeout(0.3):
+                session.with_transaction(lambda s: client.test.c.insert_one({"x": 1},
+                                                                            session=s))
+        else:
+            session.with_transaction(lambda s: client.test.c.insert_one({"x": 1}, session=s))
+    assert info.value.timeout
+    assert time.monotonic() - started < 5
+    session.end_session()
+    client.close()
+
+
+def test_with_transaction_aborts_with_a_refreshed_timeout(mongo_replica_set):
+    """CSOT: after a callback that used up timeoutMS, the abortTransaction gets timeoutMS
+    afresh (it is sent, with maxTimeMS), and the call raises a timeout error."""
+    rs = mongo_replica_set
+    client = MongoClient(rs.uri, clock=Clock(), timeoutMS=200)
+    client.test.c.insert_one({"x": 0})
+    rs.primary.fail("insert", action="hang")
+
+    def callback(s):
+        client.test.c.insert_one({"x": 1}, session=s)
+    with client.start_session() as session:
+        with pytest.raises(errors.PyMongoError) as info:
+            session.with_transaction(callback)
+    assert info.value.timeout
+    aborts = [c for c in rs.primary.command_log if "abortTransaction" in c]
+    assert len(aborts) == 1 and 0 < aborts[0]["maxTimeMS"] <= 200
+    client.close()

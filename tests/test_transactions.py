@@ -10,8 +10,8 @@ import pytest
 
 from singlemongo import MongoClient, ReadConcern, TransactionOptions, WriteConcern
 from singlemongo.clock import DEFAULT_CLOCK, FakeClock
-from singlemongo.errors import (ConnectionFailure, InvalidOperation, OperationFailure,
-                                PyMongoError)
+from singlemongo.errors import (ConnectionFailure, InvalidOperation, NetworkTimeout,
+                                OperationFailure, PyMongoError)
 from singlemongo.transaction import TxnState
 
 from .conftest import Commands
@@ -224,9 +224,10 @@ def test_a_sharded_transaction_is_pinned_to_one_mongos(mongo_sharded):
 @pytest.mark.parametrize("kind", ["fake clock", "freezegun"])
 def test_with_transaction_stops_retrying_after_120_seconds(rs, kind):
     """Convenient API: a callback that always fails with TransientTransactionError is run
-    again until 120 s of the client's clock have passed, then the error is raised. The
-    fake clock's backoffs advance it; under freezegun the callback moves frozen time.
-    Neither really sleeps for the limit."""
+    again until 120 s of the client's clock have passed, then a timeout error carrying the
+    last error is raised (PyMongo 4.20's NetworkTimeout, the labels kept). The fake clock's
+    backoffs advance it; under freezegun the callback moves frozen time. Neither really
+    sleeps for the limit."""
     frozen = freezegun.freeze_time("2030-01-01") if kind == "freezegun" else None
     ticker = frozen.start() if frozen else None
     try:
@@ -243,10 +244,11 @@ def test_with_transaction_stops_retrying_after_120_seconds(rs, kind):
 
         started = time.clock_gettime(time.CLOCK_MONOTONIC)  # freezegun leaves this one
         with client.start_session() as session:
-            with pytest.raises(OperationFailure) as failure:
+            with pytest.raises(NetworkTimeout) as failure:
                 session.with_transaction(callback)
         real = time.clock_gettime(time.CLOCK_MONOTONIC) - started
-        assert failure.value.code == 112
+        assert failure.value.__cause__.code == 112
+        assert failure.value.has_error_label("TransientTransactionError")
         if clock is not None:
             assert clock.now - 1000.0 >= 119.0 and sum(clock.sleeps) < 121.0
             assert len(calls) > 10

@@ -182,7 +182,9 @@ class Runner:
 
     # ----- operations ----------------------------------------------------------------------
 
-    def execute(self, op):
+    def execute(self, op, propagate=False):
+        """Run one operation and check what it expects; ``propagate``: an error it raised is
+        raised again once checked (a withTransaction callback's, "withTransaction")."""
         name, target = op["name"], op["object"]
         args = op.get("arguments") or {}
         result = error = None
@@ -196,11 +198,15 @@ class Runner:
         except Exception as exc:
             error = exc
         if op.get("ignoreResultAndError"):
+            if propagate and error is not None:
+                raise error
             return
         if "expectError" in op:
             if error is None:
                 raise MatchError(f"{name}: expected an error, got {result!r}")
             check_error(op["expectError"], error, self.entities)
+            if propagate:
+                raise error
             return
         if error is not None:
             raise error
@@ -223,7 +229,7 @@ class Runner:
 
         def callback(_session):
             for op in operations:
-                self.execute(op)
+                self.execute(op, propagate=True)
         options = {k: v for k, v in args.items()}
         from .operations import python_args
         return session.with_transaction(callback, **python_args(self, "with_transaction", options))

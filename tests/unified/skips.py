@@ -114,8 +114,6 @@ SEED_POLICY = {
 # (file glob, test description glob) -> the issue that fixes the driver for it. Empty: no
 # test is expected to fail.
 EXPECTED_FAILURES: dict = {
-    ("*csot/sessions-override-*timeoutMS.json", "timeoutMS applied to withTransaction"):
-        "issue 19: with_transaction runs its 120 s, not timeoutMS",
     ("*csot/tailable-*.json", "*"):
         "issue 21: the simulated server has no capped collections (tailable cursors: 22)",
 }
