@@ -227,13 +227,13 @@ class TransactionStep:
             self.txn.recovery_token = token
 
     def before_retry(self, cmd: dict[str, Any], error: BaseException) -> None:
-        """A retry of commit or abort: unpinned before selection; commit with w: majority
-        unless every failure so far was an overload (Interaction with Client Backpressure)."""
+        """A retry of commit or abort stays on the transaction's mongos (seed: Server
+        Selection, "Sharded Transactions": every command after the first goes to the
+        original mongos; DESIGN.md, the seed wins over the transactions spec's unpinning);
+        commit with w: majority unless every failure so far was an overload (Interaction
+        with Client Backpressure)."""
         if SYSTEM_OVERLOADED not in getattr(error, "error_labels", ()):
             self.non_overload_failure = True
-        if not self.ends_transaction:
-            return
-        self.txn.pinned = None
         if self.kind == "commitTransaction" and self.non_overload_failure:
             cmd["writeConcern"] = majority(cmd.get("writeConcern"))
 
@@ -250,7 +250,9 @@ class TransactionStep:
             if UNKNOWN_COMMIT not in labels:
                 labels.append(UNKNOWN_COMMIT)
         error.error_labels = tuple(labels)
-        if TRANSIENT in labels or UNKNOWN_COMMIT in labels or self.kind == "abortTransaction":
+        # "When to unpin": the transaction is over (a transient error aborts it). A commit
+        # whose result is unknown stays pinned: its retries go to the original mongos.
+        if TRANSIENT in labels or self.kind == "abortTransaction":
             self.txn.pinned = None
 
     def finish(self) -> None:

@@ -3,8 +3,10 @@ an operation's selection carries its command's name and operationId, overload re
 every command, a sharded transaction's commit stays on its mongos, and selection errors say
 what happened. Each test failed on the code before the fix; its docstring names the rule."""
 import logging
+import uuid
 
 import pytest
+from bson import Binary, Int64
 
 from singlemongo import errors
 from singlemongo.client import MongoClient
@@ -101,3 +103,74 @@ def test_an_application_connections_handshake_is_a_whole_heartbeat(mongo_standal
         assert client.test.c.find_one()["x"] == 1
     _every_started_ends_once(_heartbeats(events))
     client.close()
+
+
+# ----- sharded transactions -------------------------------------------------------------------
+
+def _commits_by_mongos(sharded):
+    return [s.commands["commitTransaction"] for s in sharded.servers]
+
+
+@pytest.mark.parametrize("failure", ["overload", "network"])
+def test_a_commit_retry_stays_on_the_transactions_mongos(mongo_sharded, fake_clock, failure):
+    """Server Selection, "Sharded Transactions": every command after the first goes to the
+    original mongos, commit retries included (the seed wins, DESIGN.md). Before, an
+    overloaded or lost commitTransaction was unpinned and retried on another mongos."""
+    sharded = mongo_sharded
+    client = MongoClient(sharded.uri, clock=fake_clock, localThresholdMS=1000)
+    client.app.c.insert_one({"_id": 0})
+    with client.start_session() as session:
+        session.start_transaction()
+        client.app.c.insert_one({"_id": 1}, session=session)
+        pinned = next(s for s in sharded.servers
+                      if s.address == tuple(session._transaction.pinned))
+        if failure == "overload":
+            pinned.fail("commitTransaction", code=462, labels=OVERLOAD, times=2)
+        else:
+            pinned.fail("commitTransaction", action="run-then-close", times=1)
+        session.commit_transaction()
+        assert pinned.commands["commitTransaction"] == sum(_commits_by_mongos(sharded))
+        assert sum(_commits_by_mongos(sharded)) == (3 if failure == "overload" else 2)
+    assert client.app.c.find_one({"_id": 1}) == {"_id": 1}
+    client.close()
+
+
+def _raw(server, db, cmd):
+    """One command on a fresh socket, the lsid as given (a client would send its own)."""
+    import socket
+
+    from singlemongo.clock import DEFAULT_CLOCK, Deadline
+    from singlemongo.wire.connection import Connection
+    conn = Connection(server.address, socket.create_connection(server.address, 5), 0, 0.0,
+                      DEFAULT_CLOCK)
+    try:
+        return conn.command(db, cmd, Deadline(DEFAULT_CLOCK, 5.0))
+    finally:
+        conn.close()
+
+
+def _raw_commit(server, lsid, token):
+    cmd = {"commitTransaction": 1, "lsid": lsid, "txnNumber": Int64(1), "autocommit": False}
+    if token is not None:
+        cmd["recoveryToken"] = token
+    return _raw(server, "admin", cmd)
+
+
+def test_the_simulated_mongos_honours_a_recovery_token(mongo_sharded):
+    """The simulated mongos does what a real one does with a commit for a transaction another
+    mongos started: with a recoveryToken it learns the transaction's fate (a committed one
+    commits again, ok; an open one is NoSuchTransaction and stays open); without a token it
+    knows nothing of it. Before, any commit there aborted the transaction."""
+    first, second = mongo_sharded.servers
+    lsid = {"id": Binary(uuid.uuid4().bytes, 4)}
+    token = {"recoveryShardId": "shard0"}
+    assert _raw(first, "app", {"insert": "c", "documents": [{"_id": 1}], "lsid": lsid,
+                               "txnNumber": Int64(1), "startTransaction": True,
+                               "autocommit": False})["ok"] == 1
+    assert _raw_commit(second, lsid, None)["codeName"] == "NoSuchTransaction"
+    assert _raw_commit(second, lsid, token)["codeName"] == "NoSuchTransaction"
+    assert _raw_commit(first, lsid, token)["ok"] == 1  # it stayed open
+    assert _raw(first, "app", {"find": "c", "filter": {}})["cursor"]["firstBatch"] == [
+        {"_id": 1}]
+    assert _raw_commit(second, lsid, token)["ok"] == 1  # committed: the shard knows
+    assert _raw_commit(second, lsid, None)["codeName"] == "NoSuchTransaction"

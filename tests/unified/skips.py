@@ -106,6 +106,10 @@ SEED_POLICY = {
     ("*transactions/unified/backpressure-retryable-*.json", "*maxAttempts=2 times*"):
         "specs/client-backpressure.md retries an overloaded command up to MAX_ATTEMPTS = 5 "
         "times (maxAdaptiveRetries defaults to 5 here); this later revision expects 2",
+    ("*transactions/unified/mongos-recovery-token.json", "commitTransaction retry fails on new mongos"):
+        "specs/server-selection.md, \"Sharded Transactions\": every command after the first goes "
+        "to the original mongos, commit retries included (DESIGN.md); this test expects the "
+        "retry on another mongos",
     ("*client-backpressure/backpressure-retry-loop.json", "*does not retry if retry*=false"):
         "overload retries follow the seed's pseudocode whatever retryReads and retryWrites "
         "say (specs/client-backpressure.md, DESIGN.md \"Decisions already taken\")",

@@ -130,7 +130,8 @@ class Store:
                 if key is not None and key in self.executed:
                     return self.executed[key]
                 try:
-                    self.txn = self.transactions.enter(name, cmd, server.address)
+                    self.txn = self.transactions.enter(
+                        name, cmd, server.address, getattr(server, "role", None) == "mongos")
                     if self.txn is not None and name not in ("commitTransaction",
                                                              "abortTransaction"):
                         conformance.invalidate_unique_tables()

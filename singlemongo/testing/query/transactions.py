@@ -142,11 +142,9 @@ class Transactions:
 
     # ----- routing a command ---------------------------------------------------------------
 
-    def enter(self, name, cmd, server):
+    def enter(self, name, cmd, server, mongos=False):
         """The Txn a command runs in, or None outside a transaction; CommandError for what a
-        server refuses. Another server (a new primary, another mongos) does not know an
-        open transaction: it answers NoSuchTransaction, and a commit there (recoveryToken)
-        finds it uncommitted and aborts it."""
+        server refuses (``mongos``: the server is a mongos)."""
         lsid = cmd.get("lsid")
         if "autocommit" not in cmd:
             if lsid is not None and "txnNumber" in cmd:
@@ -169,10 +167,8 @@ class Transactions:
             txn = current
             if txn is None or txn.number != number:
                 raise _no_such(number)
-            if txn.server != server and txn.state == "active":
-                if name == "commitTransaction":
-                    txn.state = "aborted"
-                raise _no_such(number)
+            if txn.server != server:
+                self._elsewhere(txn, name, cmd, mongos)
             if "readConcern" in cmd and name not in ENDING:
                 raise CommandError(72, "Only the first command in a transaction may specify "
                                        "a readConcern")
@@ -185,6 +181,22 @@ class Transactions:
             if txn.state != "active":
                 raise _no_such(number, txn.state)
         return txn
+
+    @staticmethod
+    def _elsewhere(txn, name, cmd, mongos):
+        """A command for a transaction another server started. A mongos asked to commit it
+        learns its fate from the shard its ``recoveryToken`` names, as a real one does: a
+        committed transaction commits again (ok), any other answer is NoSuchTransaction and
+        leaves the transaction as it is; without a token it knows nothing of it. A new
+        primary never saw an open transaction: the election aborted it."""
+        if mongos and name == "commitTransaction":
+            if "recoveryToken" in cmd and txn.state == "committed":
+                return
+            raise _no_such(txn.number)
+        if txn.state == "active":
+            if name == "commitTransaction":
+                txn.state = "aborted"
+            raise _no_such(txn.number)
 
     def run(self, txn, name, cmd, execute):
         """Run ``execute(view)`` in the transaction; a write conflict or any error aborts it."""
