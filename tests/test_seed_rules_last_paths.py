@@ -174,3 +174,43 @@ def test_the_simulated_mongos_honours_a_recovery_token(mongo_sharded):
         {"_id": 1}]
     assert _raw_commit(second, lsid, token)["ok"] == 1  # committed: the shard knows
     assert _raw_commit(second, lsid, None)["codeName"] == "NoSuchTransaction"
+
+
+# ----- selection errors say what happened ----------------------------------------------------
+
+def test_a_selection_that_ran_no_scan_says_so(mongo_replica_set, fake_clock):
+    """With serverSelectionTryOnce and a timeoutMS too short for the next scan (at most one
+    every minHeartbeatFrequencyMS), selection picks from what is known; the error says no
+    scan ran. Before, it said "gave up after one scan"."""
+    rs = mongo_replica_set
+    client = MongoClient(rs.uri, clock=fake_clock, timeoutMS=100, retryWrites=False)
+    client.admin.command("ping")
+    rs.step_down()
+    with pytest.raises(errors.NotPrimaryError):  # the topology is stale 0 ms after a scan
+        client.test.c.insert_one({"x": 1})
+    with pytest.raises(errors.PyMongoError) as info:
+        client.test.c.insert_one({"x": 1})
+    text = str(info.value)
+    assert "no scan ran" in text and "gave up after one scan" not in text
+    client.close()
+
+
+def test_a_server_in_cooldown_is_reported_as_such(mongo_standalone, fake_clock):
+    """A server skipped for its cooldown (cooldownMS after a failed check) is reported "in
+    cooldown until ... (last error ...)", with a hint to match. Before, the error read as if
+    it had just refused a connection: "check that mongod is running"."""
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    client.admin.command("ping")
+    server.stop()
+    for _ in range(2):  # the lost connection, then the failed check that starts the cooldown
+        with pytest.raises(errors.PyMongoError):
+            client.admin.command("ping")
+    server.start()
+    fake_clock.advance(1)
+    with pytest.raises(errors.ServerSelectionError) as info:
+        client.admin.command("ping")
+    text = str(info.value)
+    assert "in cooldown until" in text and "last error" in text
+    assert "check that mongod is running" not in text
+    client.close()

@@ -8,11 +8,12 @@ one blocking scan. Every loop here is bounded by a count, so frozen time cannot 
 
 from ..clock import Budget
 from ..monitoring import log
-from ..constants import MIN_HEARTBEAT_FREQUENCY_MS
+from ..constants import COOLDOWN_MS, MIN_HEARTBEAT_FREQUENCY_MS
 from ..errors import IncompatibleWireVersionError, ServerSelectionError
 from ..sdam.address import format_address
 from ..sdam.server_type import ServerType, TopologyType
 from ..selection.selector import READ, WRITE, SelectionSettings, select
+from .scanner import in_cooldown
 
 MIN_INTERVAL_S = MIN_HEARTBEAT_FREQUENCY_MS / 1000.0
 
@@ -96,7 +97,8 @@ def _select(topo, criteria, deprioritized, log_waiting):
     if topo.last_scan_end is None or not \
             0 <= budget.start - topo.last_scan_end < options.heartbeat_frequency_ms / 1000.0:
         topo.stale = True  # a heartbeat due, or a clock moved backwards: "long enough ago"
-    scanned = False
+    scanned = False  # a scan ran, or there was no time for one
+    ran = False  # a scan ran
     max_rounds = 2 if try_once else int(budget.timeout_s / MIN_INTERVAL_S) + 3
     # tryOnce without timeoutMS has no deadline; with it, timeoutMS is one.
     limit = budget.deadline if (not try_once or topo.deadline is not None) else None
@@ -112,7 +114,7 @@ def _select(topo, criteria, deprioritized, log_waiting):
             else:
                 budget.sleep_until(ready)
                 topo.scan()
-                scanned = True
+                scanned = ran = True
         td = topo.description
         if not td.compatible:
             topo.stale = True
@@ -128,13 +130,17 @@ def _select(topo, criteria, deprioritized, log_waiting):
         if log_waiting is not None:
             log_waiting((budget.deadline - budget.now()) * 1000)
             log_waiting = None
-    raise selection_error(topo, criteria, budget, try_once)
+    raise selection_error(topo, criteria, budget, try_once, ran)
 
 
-def _hint(td, criteria):
+def _hint(td, criteria, now):
     servers = list(td.servers.values())
     if not servers:
         return "the topology has no servers left; check the seed list and replicaSet name"
+    if all(in_cooldown(s, now) for s in servers):
+        return (f"every server failed its last check less than cooldownMS ({COOLDOWN_MS} ms) "
+                f"ago and is not checked again before that: retry after it, or set "
+                f"serverSelectionTryOnce=false to wait")
     if all(s.server_type is ServerType.UNKNOWN for s in servers):
         return ("no server answered: check that mongod is running, and the host names, ports, "
                 "TLS settings and firewalls")
@@ -148,11 +154,25 @@ def _hint(td, criteria):
     return "no server matches the read preference; check tag sets and maxStalenessSeconds"
 
 
-def selection_error_message(topo, criteria, budget, try_once):
+def _server_line(sd, now):
+    """One server in a selection error; one skipped for its cooldown says until when."""
+    line = f"  {format_address(sd.address)}: {sd.server_type}"
+    if in_cooldown(sd, now):
+        left = COOLDOWN_MS / 1000.0 - (now - sd.last_update_time)
+        return f"{line}, in cooldown until {left * 1000:.0f} ms from now (last error: {sd.error})"
+    return f"{line}; last error: {sd.error}" if sd.error else line
+
+
+def selection_error_message(topo, criteria, budget, try_once, ran=True):
     td = topo.description
     op = "write" if criteria.operation == WRITE else "read"
     what = f"{op} with read preference {criteria.read_preference}" if op == READ else "write"
-    if try_once:
+    if try_once and not ran:
+        limit = topo.deadline.what if topo.deadline is not None else "the time left"
+        spent = (f"no scan ran (serverSelectionTryOnce=true, but {limit} ends before the next "
+                 f"scan may start, minHeartbeatFrequencyMS {MIN_HEARTBEAT_FREQUENCY_MS} after "
+                 f"the last); selected from what was known, {budget.elapsed * 1000:.0f} ms")
+    elif try_once:
         spent = (f"gave up after one scan (serverSelectionTryOnce=true), "
                  f"{budget.elapsed * 1000:.0f} ms")
     else:
@@ -160,16 +180,15 @@ def selection_error_message(topo, criteria, budget, try_once):
                  f"{budget.timeout_s * 1000:.0f}")
     lines = [f"No suitable server for {what}: {spent}; topology type {td.topology_type}"
              + (f", replica set {td.set_name!r}" if td.set_name else "") + "."]
-    for sd in td.servers.values():
-        error = f"; last error: {sd.error}" if sd.error else ""
-        lines.append(f"  {format_address(sd.address)}: {sd.server_type}{error}")
-    lines.append(f"Hint: {_hint(td, criteria)}.")
+    now = topo.clock.monotonic()
+    lines.extend(_server_line(sd, now) for sd in td.servers.values())
+    lines.append(f"Hint: {_hint(td, criteria, now)}.")
     return "\n".join(lines)
 
 
-def selection_error(topo, criteria, budget, try_once):
+def selection_error(topo, criteria, budget, try_once, ran=True):
     """The ServerSelectionError, with ``summary``: its message without the server lines."""
-    message = selection_error_message(topo, criteria, budget, try_once)
+    message = selection_error_message(topo, criteria, budget, try_once, ran)
     if topo.deadline is not None and topo.deadline.expired():
         message = f"{topo.deadline.what} expired during server selection. {message}"
     lines = message.splitlines()
