@@ -81,7 +81,7 @@ def connection_string(host: Union[str, Sequence[str], None], port: Optional[int]
         raise TypeError(f"host must be a string or a list of strings, not {host!r}")
     if isinstance(port, bool) or (port is not None and not isinstance(port, int)):
         raise TypeError(f"port must be an integer, not {port!r}")
-    uris = [h for h in hosts if h.startswith(_SCHEMES)]
+    uris = [h for h in hosts if h.startswith(_SCHEMES) or "://" in h]
     if uris:
         if len(hosts) > 1:
             raise ConfigurationError("give one connection string with every host in it, not a "

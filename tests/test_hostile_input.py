@@ -130,3 +130,63 @@ def test_a_scram_reply_without_payload_is_an_authentication_failure():
         with pytest.raises(AuthenticationFailed, match="payload"):
             client.test.c.find_one()
         client.close()
+
+
+# ----- errors a person reads (issue 19) -------------------------------------------------------
+
+@pytest.mark.parametrize("uri", ["mongodb://alice:Pw9x@h/?Pw9x", "mongodb://alice:Pw9x@h/?Pw9x=1",
+                                 "mongodb://alice:Pw9x@h/?appName=Pw9x&retryWrites=maybe"])
+def test_the_password_typed_as_an_option_is_never_echoed(uri, recwarn):
+    """Credentials never appear in exceptions or warnings: a password typed again as an
+    option (a paste gone wrong) is not quoted back. Before, InvalidURI said "invalid
+    connection option 'Pw9x'", the password itself."""
+    try:
+        MongoClient(uri)
+    except errors.PyMongoError as exc:
+        assert "Pw9x" not in str(exc)
+    assert not [w for w in recwarn if "Pw9x" in str(w.message)]
+
+
+def test_a_wrong_scheme_says_so():
+    """``mongo://host`` is a connection string with the wrong scheme. Before, it was read
+    as a host name and the error spoke of an invalid port in 'mongo:'."""
+    with pytest.raises(errors.InvalidURI, match="must begin with 'mongodb://'.*scheme is 'mongo'"):
+        MongoClient("mongo://host")
+
+
+def test_a_mistyped_option_gets_a_suggestion():
+    """As PyMongo: an unknown option names the nearest known ones ("did you mean"). Before,
+    the connection string's warning named none."""
+    with pytest.warns(errors.SingleMongoWarning, match=r"retryWrite.*Did you mean.*retryWrites"):
+        MongoClient("mongodb://h/?retryWrite=true")
+
+
+def test_the_cli_prints_a_warning_as_one_clean_line(mongo_standalone):
+    """The command line shows a warning as one line, "singlemongo: warning: ...", never
+    Python's two lines with a source path and a line of code."""
+    import io
+
+    from singlemongo import cli
+    out, err = io.StringIO(), io.StringIO()
+    uri = mongo_standalone.uri + ("&" if "?" in mongo_standalone.uri else "/?") + "retryWrite=true"
+    assert cli.main(["--uri", uri, "count", "test.c"], out, err, io.StringIO()) == 0
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("singlemongo: warning: unsupported")
+    assert ".py" not in lines[0]
+
+
+@pytest.mark.parametrize("action", ["bad operator", "bad sort key"])
+def test_an_error_no_retry_could_fix_has_no_retries_note(mongo_standalone, fake_clock, action):
+    """An error no retry could fix says what the server said, without "[retries stopped:
+    not retryable; 1 attempt(s)]" (the reason stays in ``retry_stopped``); a network error
+    keeps the note. Before, every error ended with it."""
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    client.t.c.insert_one({"a": 1})
+    with pytest.raises(errors.OperationFailure) as info:
+        if action == "bad operator":
+            client.t.c.find_one({"a": {"$bad": 1}})
+        else:
+            list(client.t.c.find({}, sort=[("a", 5)]))
+    assert "retries stopped" not in str(info.value)
+    assert info.value.retry_stopped == "not retryable"
+    client.close()

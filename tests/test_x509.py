@@ -96,3 +96,53 @@ def test_without_a_certificate_the_server_refuses(deployment, certs):
     with pytest.raises(OperationFailure, match="MONGODB-X509"):
         client.app.c.find_one({})
     client.close()
+
+
+# ----- broken TLS files: typed errors naming the file, never a prompt (issue 19) -------------
+
+def _config_error(client):
+    from singlemongo.errors import ConfigurationError
+    with pytest.raises(ConfigurationError) as info:
+        client.app.c.count_documents({})
+    client.close()
+    return str(info.value)
+
+
+def test_a_wrong_key_password_names_the_file(deployment, certs):
+    """A wrong tlsCertificateKeyFilePassword is a ConfigurationError naming the file (and
+    never the password). Before, a raw ssl.SSLError escaped (the CLI called it an internal
+    error)."""
+    text = _config_error(MongoClient(uri(deployment, certs, key_file="client-encrypted.pem",
+                                         extra="&tlsCertificateKeyFilePassword=wrong-one")))
+    assert "client-encrypted.pem" in text and "password" in text and "wrong-one" not in text
+
+
+def test_an_encrypted_key_without_a_password_never_prompts(deployment, certs):
+    """An encrypted key and no tlsCertificateKeyFilePassword: a ConfigurationError at once,
+    never OpenSSL's prompt on the terminal (which waited for a person, forever under a
+    CGI script). Before, OpenSSL prompted."""
+    import subprocess
+    import sys
+    script = ("from singlemongo import MongoClient\n"
+              "from singlemongo.errors import ConfigurationError\n"
+              f"c = MongoClient({uri(deployment, certs, key_file='client-encrypted.pem')!r})\n"
+              "try:\n    c.app.c.count_documents({})\n"
+              "except ConfigurationError as e:\n    print('CONFIG', e)\n")
+    done = subprocess.run([sys.executable, "-c", script], input="guess\n", text=True,
+                          capture_output=True, timeout=60)
+    assert done.stdout.startswith("CONFIG") and "client-encrypted.pem" in done.stdout
+    assert "encrypted" in done.stdout and "pass phrase" not in done.stderr.lower()
+
+
+def test_a_certificate_file_without_its_key_names_the_file(deployment, certs):
+    """A tlsCertificateKeyFile holding only the certificate: a ConfigurationError saying the
+    key is missing. Before, a raw ssl.SSLError."""
+    text = _config_error(MongoClient(uri(deployment, certs, key_file="client.crt")))
+    assert "client.crt" in text and "private key" in text
+
+
+def test_a_missing_ca_file_names_the_file(deployment, certs):
+    """A tlsCAFile that does not exist: a ConfigurationError naming it. Before, an OSError
+    without the file's name."""
+    client = MongoClient(uri(deployment, certs).replace("ca.pem", "no-such-ca.pem"))
+    assert "no-such-ca.pem" in _config_error(client)

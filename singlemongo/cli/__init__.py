@@ -12,6 +12,7 @@ the traceback of an internal error).
 """
 import os
 import sys
+import warnings
 from types import MappingProxyType
 
 from bson import json_util
@@ -246,7 +247,11 @@ def main(argv=None, stdout=None, stderr=None, stdin=None):
     except SystemExit as exc:
         return exc.code
     try:
-        return _execute(args, stdout, stderr, stdin)
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = lambda message, category, *rest: _fail(
+                stderr, f"warning: {' '.join(str(message).split())}")
+            return _execute(args, stdout, stderr, stdin)
     except KeyboardInterrupt:  # a second Ctrl-C while closing
         _fail(stderr, "interrupted")
         return EXIT_INTERRUPTED

@@ -86,10 +86,13 @@ def decide(state, error, *, ordinary_retryable, max_adaptive_retries, bucket, ji
                     else "the one retry of a retryable read or write was used")
 
 
-def annotate(error, reason, attempts):
-    """Say why retrying stopped, in the error itself."""
+def annotate(error, reason, attempts, quiet=False):
+    """Say why retrying stopped, in the error itself (``quiet``: in its attributes only, for
+    an error no retry could fix: a bad operator, a bad sort key)."""
     error.retry_stopped = reason
     error.attempts = attempts
+    if quiet:
+        return error
     if error.args and isinstance(error.args[0], str) and "[retries stopped" not in error.args[0]:
         error.args = (f"{error.args[0]} [retries stopped: {reason}; {attempts} attempt(s)]",) \
             + error.args[1:]

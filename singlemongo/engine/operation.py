@@ -286,7 +286,8 @@ class _Run:
                           now=clock.io_time(),
                           deadline=self.deadline.at if self.deadline is not None else None)
         if not decision.retry:
-            raise annotate(error, decision.reason, self.state.attempts)
+            raise annotate(error, decision.reason, self.state.attempts,
+                           quiet=_beyond_retries(error, self.state.attempts))
         self.last_error = error
         if self.step is not None:
             self.command = dict(self.command)
@@ -339,6 +340,13 @@ def _drop_wtimeout(cmd):
             cmd["writeConcern"] = wc
         else:
             del cmd["writeConcern"]
+
+
+def _beyond_retries(error, attempts):
+    """A first attempt's server error that no retry of any kind could fix (no label, not a
+    retryable code): its message needs no note about retries."""
+    return attempts == 1 and from_server(error) and not labels_of(error) and not any(
+        is_retryable(error, kind, 0) for kind in ("read", "write"))
 
 
 def _timed_out(error, deadline, attempts):

@@ -63,6 +63,8 @@ class Scanner:
     def scan(self):
         from .scan_plan import ScanPlan  # it builds on in_cooldown, defined here
         topo = self.topology
+        if topo.options.tls:
+            topo.tls_context()  # a file that cannot be used fails here, before any socket
         checked, prefetched = set(), {}
         scan_number = topo.scan_count + 1
         scan_start = topo.clock.monotonic()

@@ -16,7 +16,7 @@ from ..errors import (ConfigurationError, ConfigurationTypeError, InvalidURI,
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
 from .credentials import Credentials, credentials
-from .redact import SecretText, redact_value
+from .redact import SecretText, mention, redact_value
 from ..selection.read_preference import ReadPreference
 from .uri import parse_uri
 
@@ -84,7 +84,7 @@ def client_options(uri, **kwargs):
     """Parse and validate; no DNS (``mongodb+srv`` seeds come later from ``srv.py``)."""
     uri = SecretText(uri) if isinstance(uri, str) else uri  # frames below can raise
     parsed = parse_uri(uri)
-    found = _read_uri_options(parsed.raw_options)
+    found = _read_uri_options(parsed.raw_options, parsed.password)
     values = defaults()
     values.update(found.values)
     specified = set(found.values)
@@ -126,12 +126,12 @@ def validate_keyword(key, value):
                    f"({exc})") from None
 
 
-def unknown_option_message(key):
+def unknown_option_message(key, uri=False):
     """"Unknown option: retryWrite. Did you mean one of (retryWrites, ...)", as PyMongo
-    says it (difflib is only imported for a mistake)."""
+    says it (difflib is only imported for a mistake); ``uri``: connection string names only."""
     from difflib import get_close_matches
     from .table import OPTIONS as table
-    names = sorted({name for name in table} | {opt.attr for opt in table.values()})
+    names = sorted(set(table) | (set() if uri else {opt.attr for opt in table.values()}))
     by_lower = {n.lower(): n for n in names}
     close = get_close_matches(key.lower(), list(by_lower), n=3, cutoff=0.6)
     message = f"Unknown option: {key}."
@@ -172,13 +172,15 @@ class _Found:
     invalid: set  # options given with a value that was dropped with a warning
 
 
-def _read_uri_options(pairs):
+def _read_uri_options(pairs, password=None):
+    """The options of the connection string's query; nothing the user typed is quoted if
+    the ``password`` is in it (``mention``)."""
     found = _Found({}, [], [], set())
     present = {canonical_name(k) for k, _ in pairs if k.lower() not in ALIASES}
     for key, raw in pairs:
         name = canonical_name(key)
         if name is None or (key.lower() not in ALIASES and key.lower() != name.lower()):
-            found.warnings.append(f"unsupported connection option {key!r}; ignored")
+            found.warnings.append(_unsupported(key, password))
             continue
         if key.lower() in ALIASES and name in present and name != "tls":
             found.warnings.append(f"deprecated option {key!r} ignored: {name} is also given")
@@ -198,8 +200,9 @@ def _read_uri_options(pairs):
         try:
             value = opt.validate(raw)
         except (ValueError, TypeError) as exc:
-            found.warnings.append(f"invalid value for connection option {key}: "
-                                  f"{redact_value(name, raw)!r} ({exc}); option ignored")
+            shown = mention(redact_value(name, raw), password)
+            found.warnings.append(f"invalid value for connection option {key}: {shown} "
+                                  f"({exc}); option ignored")
             found.invalid.add(name)
             continue
         if name == "tls":
@@ -213,6 +216,17 @@ def _read_uri_options(pairs):
             value = _known_compressors(value, found.warnings)
         found.values[name] = value
     return found
+
+
+def _unsupported(key, password):
+    """The warning for an unknown option, with the nearest names if the key is no secret."""
+    shown = mention(key, password)
+    message = f"unsupported connection option {shown}; ignored"
+    if "redacted" not in shown:
+        close = unknown_option_message(key, uri=True).partition(" Did you mean ")[2]
+        if close:
+            message += f". Did you mean {close}"
+    return message
 
 
 def _known_compressors(names, warn):

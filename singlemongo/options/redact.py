@@ -39,8 +39,27 @@ def redact_uri(uri):
         clear_scheme = bool(re.match(_SCHEME, uri)) and re.match(_SCHEME, uri).group(1)
         shown = f"{user}:{REDACTED}" if colon and clear_scheme else (
             uri[start:end] if clear_scheme else REDACTED)
-        uri = uri[:start] + shown + uri[end:]
+        password = uri[start:end].partition(":")[2]
+        rest = re.sub(_SECRET_OPTIONS, lambda m: m.group(1) + REDACTED, uri[end:])
+        if _recognisable(password):  # written again by mistake (an option named after it)
+            rest = rest.replace(password, REDACTED)
+        return uri[:start] + shown + rest
     return re.sub(_SECRET_OPTIONS, lambda m: m.group(1) + REDACTED, uri)
+
+
+def _recognisable(secret):
+    """A secret long enough to be told apart when it occurs in other text (one character
+    occurs everywhere and says nothing)."""
+    return bool(secret) and len(secret) >= 2
+
+
+def mention(text, secret):
+    """``text`` quoted for a message, or ``<redacted>`` if the ``secret`` is in it (an option
+    key that is the password, typed into the query by mistake)."""
+    text = str.__str__(text)
+    if _recognisable(secret) and str.__str__(secret) in text:
+        return repr(REDACTED)
+    return repr(text)
 
 
 def redact_value(name, value):

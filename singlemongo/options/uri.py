@@ -11,7 +11,7 @@ from .percent import unquote
 from ..constants import DEFAULT_PORT
 from ..sdam.address import host_name_problem, is_ipv6
 from ..errors import InvalidURI
-from .redact import SecretText, redact_uri
+from .redact import SecretText, mention, redact_uri
 
 SCHEME = "mongodb://"
 SRV_SCHEME = "mongodb+srv://"
@@ -84,6 +84,9 @@ def _parse(uri):
         scheme = SRV_SCHEME
     else:
         hint = " (it starts with whitespace)" if uri[:1].isspace() else ""
+        scheme = uri.partition("://")[0] if "://" in uri else ""
+        if scheme and not hint:
+            hint = f" (its scheme is {scheme[:20]!r})"
         raise InvalidURI(
             f"invalid connection string {redact_uri(uri)!r}: it must begin with "
             f"'mongodb://' or 'mongodb+srv://'{hint}")
@@ -108,7 +111,7 @@ def _parse(uri):
     elif tail.startswith("?"):
         query = tail[1:]
     return ParsedURI(scheme, hosts, username, password, database, collection,
-                     _parse_query(query, uri))
+                     _parse_query(query, uri, password))
 
 
 def _parse_userinfo(userinfo, uri):
@@ -182,7 +185,7 @@ def _parse_database(path, uri):
     return database, (collection or None)
 
 
-def _parse_query(query, uri):
+def _parse_query(query, uri, password=None):
     if not query:
         return ()
     separator = "&" if "&" in query or ";" not in query else ";"
@@ -192,7 +195,7 @@ def _parse_query(query, uri):
             continue
         key, eq, value = item.partition("=")
         if not eq:
-            raise InvalidURI(f"invalid connection option {unquote(key)!r}: options must be "
-                             f"written key=value")
+            raise InvalidURI(f"invalid connection option {mention(unquote(key), password)}: "
+                             f"options must be written key=value")
         pairs.append((unquote(key), unquote(value)))
     return tuple(pairs)

@@ -10,7 +10,7 @@ import socket
 
 from . import messages as wire
 from ..clock import DEFAULT_CLOCK, Deadline
-from ..errors import (AutoReconnect, InvalidOperation, NetworkTimeout,
+from ..errors import (AutoReconnect, ConfigurationError, InvalidOperation, NetworkTimeout,
                       ProtocolError)
 from ..options.redact import SecretBytes
 from ..sdam.address import format_address
@@ -39,9 +39,17 @@ def _seconds(ms):
 
 
 def tls_context(options):
-    """The SSLContext for these options (build it once per client: loading CAs costs ms)."""
+    """The SSLContext for these options (build it once per client: loading CAs costs ms).
+    A file that cannot be used is a ConfigurationError naming it; OpenSSL never prompts for
+    a key's password (a program without a terminal would wait for ever)."""
     import ssl  # only TLS users pay for importing ssl
-    ctx = ssl.create_default_context(cafile=options.tls_ca_file)
+    ctx = ssl.create_default_context()
+    if options.tls_ca_file:
+        try:
+            ctx.load_verify_locations(cafile=options.tls_ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigurationError(f"tlsCAFile {options.tls_ca_file!r} cannot be used: "
+                                     f"{getattr(exc, 'strerror', None) or exc}") from None
     insecure = options.tls_insecure
     if insecure or options.tls_allow_invalid_hostnames:
         ctx.check_hostname = False
@@ -49,9 +57,41 @@ def tls_context(options):
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     if options.tls_certificate_key_file:
-        ctx.load_cert_chain(options.tls_certificate_key_file,
-                            password=options.tls_certificate_key_file_password)
+        _load_certificate_key_file(ctx, options)
     return ctx
+
+
+def _load_certificate_key_file(ctx, options):
+    """tlsCertificateKeyFile (and its password) into ``ctx``. The password is asked for by a
+    callable, so an encrypted key without one fails instead of prompting."""
+    import ssl
+    path = options.tls_certificate_key_file
+    try:
+        ctx.load_cert_chain(path, password=lambda: options.tls_certificate_key_file_password
+                            or b"")
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        reason = _key_file_problem(path, options.tls_certificate_key_file_password is not None)
+        raise ConfigurationError(f"tlsCertificateKeyFile {path!r} cannot be used: "
+                                 f"{reason or getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _key_file_problem(path, has_password):
+    """What is wrong with a certificate-and-key file, from its PEM headers (None: unknown)."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(1 << 20)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if b"PRIVATE KEY-----" not in text:
+        return "it holds no private key (it must hold the certificate and its key, in PEM)"
+    if b"CERTIFICATE-----" not in text:
+        return "it holds no certificate (it must hold the certificate and its key, in PEM)"
+    if b"ENCRYPTED" in text and not has_password:
+        return ("its private key is encrypted and no tlsCertificateKeyFilePassword was given "
+                "(it is never asked for on the terminal)")
+    if b"ENCRYPTED" in text:
+        return "tlsCertificateKeyFilePassword does not decrypt its private key (wrong password?)"
+    return "the certificate and the private key do not match, or it is not PEM"
 
 
 def _connect(family, kind, proto, sockaddr, timeout):
