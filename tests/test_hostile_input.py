@@ -190,3 +190,33 @@ def test_an_error_no_retry_could_fix_has_no_retries_note(mongo_standalone, fake_
     assert "retries stopped" not in str(info.value)
     assert info.value.retry_stopped == "not retryable"
     client.close()
+
+
+def test_an_invalid_announced_host_is_dropped_and_the_server_kept(mongo_replica_set, fake_clock,
+                                                                   caplog):
+    """One announced host with an invalid name is left out, said once in the log (a warning
+    on singlemongo.topology), and the primary stays usable. Before, the whole reply was
+    refused and every operation failed."""
+    import logging
+    rs = mongo_replica_set
+    hello = rs.hello
+
+    def bad_hosts(server, cmd):
+        reply = dict(hello(server, cmd))
+        reply["hosts"] = list(reply.get("hosts", ())) + ["bad host!:x", "h:99999"]
+        return reply
+    rs.hello = bad_hosts
+    try:
+        caplog.set_level(logging.WARNING, logger="singlemongo.topology")
+        client = MongoClient(rs.uri, clock=fake_clock)
+        for i in range(6):
+            assert client.t.c.insert_one({"i": i}).acknowledged
+            fake_clock.advance(11)  # rescans: the warning is not repeated
+        warned = [r for r in caplog.records if r.name == "singlemongo.topology"]
+        assert len(warned) >= 1 and "bad host!:x" in warned[0].getMessage()
+        by_server = [r.mongodb["serverPort"] for r in warned]
+        assert len(by_server) == len(set(by_server)) <= len(rs.servers)  # once per server
+        assert len(client.topology_description.servers) == len(rs.servers)
+        client.close()
+    finally:
+        del rs.hello

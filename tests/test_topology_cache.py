@@ -30,11 +30,24 @@ def _write(path, text, mode=0o600):
 
 
 def _warm(rs, path):
-    with pytest.warns(SingleMongoWarning, match="does not exist"):
+    """A cold start writes the cache, without a word (no file yet is normal)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         first = _client(rs, path)
         first.t.c.find_one()
     first.close()
     return json.loads(path.read_text())
+
+
+def test_a_cold_start_says_nothing(rs, tmp_path):
+    """No cache file yet is a program's first run, not a problem: no warning (issue 19).
+    Before, every cold start warned "does not exist (yet)"."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        client = _client(rs, tmp_path / "cold.json")
+        assert client.t.c.find_one() == {"_id": 1}
+        client.close()
+    assert (tmp_path / "cold.json").exists()
 
 
 def test_warm_cache_costs_one_connection(rs, tmp_path):
@@ -161,8 +174,7 @@ def test_a_bare_name_lives_in_a_private_directory(rs, tmp_path, monkeypatch):
     """Rule: the default location is private: a bare name is written under XDG_CACHE_HOME in
     a 0700 directory with mode 0600, and read back from there."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    with pytest.warns(SingleMongoWarning, match="does not exist"):
-        _client(rs, "app").t.c.find_one()
+    _client(rs, "app").t.c.find_one()
     path = tmp_path / "xdg" / "singlemongo" / "app.json"
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from ..errors import ConnectionFailure
 from ..records import dataclass
 from ..sdam import monitoring as m
+from ..sdam.address import format_address
 from ..sdam.server_description import ServerDescription, average_rtt
 from .handshake import handshake_command
 
@@ -116,8 +117,24 @@ def _succeeded(topology, address, outcome, prior):
         previous_rtt = prior.round_trip_time if prior is not None else None
         sd = ServerDescription.from_hello(address, reply,
                                           average_rtt(previous_rtt, outcome.duration), now)
+        if sd.dropped_hosts and (prior is None or prior.dropped_hosts != sd.dropped_hosts):
+            _log_dropped(topology, sd)
     topology.apply(sd)
     return topology.description.servers.get(address, sd)
+
+
+def _log_dropped(topology, sd):
+    """Announced hosts left out of a reply are said once (not every heartbeat), as a warning:
+    the server is kept, but a member the set announces wrongly is never reached."""
+    from ..monitoring import log
+    if log.enabled(log.TOPOLOGY, log.WARNING):
+        text = (f"{format_address(sd.address)} announced host entries that are not valid "
+                f"addresses; they are left out and the server is used: "
+                f"{'; '.join(sd.dropped_hosts)}")
+        log.emit(log.TOPOLOGY, log.WARNING, text, topology.topology_id,
+                 message="Invalid announced hosts dropped",
+                 serverHost=sd.address[0], serverPort=sd.address[1],
+                 dropped=list(sd.dropped_hosts))
 
 
 def failed(topology, address, outcome):

@@ -140,7 +140,8 @@ def _read(path):
 
 
 def load(name, options, clock):
-    """(TopologyDescription, age in seconds) from the cache, or None (with a warning)."""
+    """(TopologyDescription, age in seconds) from the cache, or None: silently on a cold
+    start (no file yet, the first run's normal case), else with a warning saying why."""
     path = resolve(name)
 
     def ignore(why):
@@ -150,7 +151,7 @@ def load(name, options, clock):
     try:
         data = _read(path)
     except FileNotFoundError:
-        return ignore("it does not exist (yet)")
+        return None
     except UntrustedFile as exc:
         return ignore(f"it is not private to this user: {exc}")
     except (OSError, ValueError) as exc:

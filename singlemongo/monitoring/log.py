@@ -13,7 +13,7 @@ COMMAND = "singlemongo.command"
 SERVER_SELECTION = "singlemongo.serverSelection"
 TOPOLOGY = "singlemongo.topology"
 CONNECTION = "singlemongo.connection"
-DEBUG, INFO = 10, 20
+DEBUG, INFO, WARNING = 10, 20, 30
 DEFAULT_MAX_DOCUMENT_LENGTH = 1000
 
 

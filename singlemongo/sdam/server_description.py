@@ -96,8 +96,23 @@ def _check_types(hello):
         raise TypeError("lastWrite must be a document")
 
 
-def _addresses(values):
-    return tuple(parse_announced(a) for a in (values or ()))
+def _addresses(values, dropped):
+    """The valid announced addresses; each invalid one is left out, and said in ``dropped``
+    (one bad entry must not make the server unusable)."""
+    addresses = []
+    for value in values or ():
+        address = _announced(value, dropped)
+        if address is not None:
+            addresses.append(address)
+    return tuple(addresses)
+
+
+def _announced(value, dropped):
+    try:
+        return parse_announced(value)
+    except ValueError as exc:
+        dropped.append(str(exc))
+        return None
 
 
 def _millis(value):
@@ -146,6 +161,8 @@ class ServerDescription:
     service_id: Any = None
     error_is_network: bool = False
     hello: Optional[Mapping[str, Any]] = field(default=None, repr=False)
+    # Invalid entries of the reply's hosts, passives, arbiters, me or primary, left out.
+    dropped_hosts: Tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
     def from_hello(cls, address, hello, round_trip_time=None, now=None, load_balanced=False):
@@ -164,21 +181,22 @@ class ServerDescription:
             return cls(address, error=hello.get("errmsg") or "hello failed",
                        topology_version=hello.get("topologyVersion"), last_update_time=now)
         last_write = hello.get("lastWrite") or {}
-        me = hello.get("me")
-        primary = hello.get("primary")
+        me, primary, dropped = hello.get("me"), hello.get("primary"), []
         return cls(
             address=address, server_type=server_type, round_trip_time=round_trip_time,
             last_write_date=_millis(last_write.get("lastWriteDate")), last_update_time=now,
             min_wire_version=hello.get("minWireVersion", 0),
             max_wire_version=hello.get("maxWireVersion", 0),
-            me=parse_announced(me) if me else None, hosts=_addresses(hello.get("hosts")),
-            passives=_addresses(hello.get("passives")), arbiters=_addresses(hello.get("arbiters")),
+            me=_announced(me, dropped) if me else None,
+            hosts=_addresses(hello.get("hosts"), dropped),
+            passives=_addresses(hello.get("passives"), dropped),
+            arbiters=_addresses(hello.get("arbiters"), dropped),
             tags=dict(hello.get("tags") or {}), set_name=hello.get("setName"),
             election_id=hello.get("electionId"), set_version=hello.get("setVersion"),
-            primary=parse_announced(primary) if primary else None,
+            primary=_announced(primary, dropped) if primary else None,
             logical_session_timeout_minutes=hello.get("logicalSessionTimeoutMinutes"),
             topology_version=hello.get("topologyVersion"), iscryptd=hello.get("iscryptd"),
-            service_id=hello.get("serviceId"), hello=hello)
+            service_id=hello.get("serviceId"), hello=hello, dropped_hosts=tuple(dropped))
 
     @classmethod
     def unknown(cls, address, error=None, topology_version=None, network=False):
