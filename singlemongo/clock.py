@@ -10,6 +10,7 @@ sockets and always moves with real time, frozen or not (freezegun does not patch
 """
 import os
 import random
+import sys
 import time
 from typing import Optional
 
@@ -23,8 +24,18 @@ def _real_time():
     return time.perf_counter()  # platforms without clock_gettime (freezegun patches this one)
 
 
+def time_is_frozen():
+    """Whether freezegun holds time still (``freeze_time`` without ``tick``): sleeping could
+    then never end a wait on the clock; freezegun itself is never imported here."""
+    api = sys.modules.get("freezegun.api")
+    factories = getattr(api, "freeze_factories", None) if api is not None else None
+    return bool(factories) and type(factories[-1]).__name__ == "FrozenDateTimeFactory"
+
+
 class Clock:
-    """Real time: monotonic seconds, wall-clock seconds, sleep and jitter."""
+    """Real time: monotonic seconds, wall-clock seconds, sleep and jitter. While freezegun
+    holds time still, ``sleep`` returns at once: a wait only time could end (the rescan
+    interval, a backoff) is counted by its ``Budget`` and bounded by a count, not slept."""
 
     def monotonic(self):
         return time.monotonic()
@@ -37,7 +48,7 @@ class Clock:
         return _real_time()
 
     def sleep(self, seconds):
-        if seconds > 0:
+        if seconds > 0 and not time_is_frozen():
             time.sleep(seconds)
 
     def random(self):

@@ -155,3 +155,36 @@ def test_with_transaction_aborts_with_a_refreshed_timeout(mongo_replica_set):
     aborts = [c for c in rs.primary.command_log if "abortTransaction" in c]
     assert len(aborts) == 1 and 0 < aborts[0]["maxTimeMS"] <= 200
     client.close()
+
+
+# ----- frozen time never sleeps ---------------------------------------------------------------
+
+def _failover(rs, events):
+    client = MongoClient(rs.uri, event_listeners=[events.append])
+    client.t.c.insert_one({"x": 1})
+    rs.step_down()
+    rs.elect(1)
+    import time
+    started = time.clock_gettime(time.CLOCK_MONOTONIC)  # freezegun leaves this one
+    client.t.c.insert_one({"x": 2})  # NotWritablePrimary, a rescan, the retry
+    took = time.clock_gettime(time.CLOCK_MONOTONIC) - started
+    count = client.t.c.count_documents({})
+    client.close()
+    return took, count
+
+
+def test_a_failover_under_freeze_time_does_not_sleep(mongo_replica_set):
+    """While freezegun holds time still, a wait only time could end (here the 500 ms before
+    the next scan may start) is counted, not slept: the failover completes in milliseconds
+    of real time, with the same outcome and the same events as with time running. Before,
+    every failover under freeze_time slept a real 500 ms."""
+    import freezegun
+    frozen_events, running_events = [], []
+    with freezegun.freeze_time("2030-01-01"):
+        took, frozen_count = _failover(mongo_replica_set, frozen_events)
+    assert took < 0.25
+    mongo_replica_set.reset()
+    _, running_count = _failover(mongo_replica_set, running_events)
+    assert frozen_count == running_count == 2
+    names = lambda events: [type(e).__name__ for e in events]
+    assert names(frozen_events) == names(running_events)
