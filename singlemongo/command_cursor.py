@@ -19,7 +19,7 @@ from bson import Int64
 
 from .clock import Deadline
 from .engine.checkout import checkout_pinned
-from .engine.operation import Outcome, Request, execute
+from .engine.operation import Outcome, Request, execute, kill_cursor
 from .engine.replies import error_from_reply
 from .errors import (ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure,
                      PyMongoError)
@@ -321,10 +321,9 @@ class _ServerCursor(Generic[_DocumentType]):
     def _kill(self) -> None:
         """killCursors as every command (overload retries, client backpressure), within the
         refreshed timeoutMS or one a ``timeout()`` block sets; without timeoutMS within
-        socketTimeoutMS, else connectTimeoutMS: never unbounded. The cursor's connection
-        if it is open, else a new one to its server (but not behind a load balancer, where
-        the cursor lived on that connection). A failure leaves the server to time the
-        cursor out: close() does not raise for it, as before."""
+        socketTimeoutMS, else connectTimeoutMS (``kill_cursor``). The cursor's connection if
+        it is open, else a new one to its server (but not behind a load balancer, where the
+        cursor lived on that connection)."""
         topology = self._topology
         conn = topology.connections.get(self._address)
         if conn is None or conn.closed:
@@ -335,18 +334,9 @@ class _ServerCursor(Generic[_DocumentType]):
             except PyMongoError:
                 return
         assert self._ns is not None and self._id is not None
-        db, coll = self._ns
-        options = topology.options
-        fallback_ms = options.socket_timeout_ms or options.connect_timeout_ms
-        try:
-            with topology.timeout_scope(topology.new_deadline(self._timeout_s)):
-                execute(topology, Request(
-                    db, {"killCursors": coll, "cursors": [Int64(self._id)]}, None,
-                    is_read=False, session=self._session, keep_session=True, pinned=conn,
-                    explicit_session=self._explicit_session,
-                    reply_timeout_s=fallback_ms / 1000.0 if fallback_ms else None))
-        except PyMongoError:
-            pass
+        with topology.timeout_scope(topology.new_deadline(self._timeout_s)):
+            kill_cursor(topology, conn, *self._ns, self._id, self._session,
+                        self._explicit_session)
 
     def __del__(self) -> None:
         try:

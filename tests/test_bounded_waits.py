@@ -188,3 +188,20 @@ def test_a_failover_under_freeze_time_does_not_sleep(mongo_replica_set):
     assert frozen_count == running_count == 2
     names = lambda events: [type(e).__name__ for e in events]
     assert names(frozen_events) == names(running_events)
+
+
+def test_a_collected_cursors_kill_is_retried_under_overload(mongo_standalone, fake_clock):
+    """The same rule for a cursor the garbage collector took: its killCursors, sent before
+    the next operation, is retried on SystemOverloadedError. Before, it was sent once."""
+    import gc
+    server = mongo_standalone.servers[0]
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    _seeded(mongo_standalone, client)
+    cursor = client.test.c.find(batch_size=1)
+    next(cursor)
+    server.fail("killCursors", code=462, labels=OVERLOAD, times=2)
+    del cursor
+    gc.collect()
+    assert client.test.c.count_documents({}) == 3
+    assert server.commands["killCursors"] == 3
+    client.close()

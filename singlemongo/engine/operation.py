@@ -71,14 +71,23 @@ def flush_kill_queue(topology):
         address, db, coll, cursor_id = topology.kill_queue.pop()
         conn = topology.connections.get(address)
         if conn is not None and not conn.closed:
-            try:
-                command_monitoring.run(
-                    topology.events, topology.clock, conn, db,
-                    {"killCursors": coll, "cursors": [Int64(cursor_id)],
-                     **api_fields(topology.options)},
-                    topology.options.connect_timeout_ms / 1000.0 or None)
-            except (ConnectionFailure, OperationFailure):
-                pass
+            kill_cursor(topology, conn, db, coll, cursor_id)
+
+
+def kill_cursor(topology, conn, db, coll, cursor_id, session=None, explicit_session=None):
+    """killCursors on ``conn``, as every command (overload retries, client backpressure),
+    within the timeoutMS in force; without one within socketTimeoutMS, else
+    connectTimeoutMS: never unbounded. A failure is not raised: the server times the cursor
+    out."""
+    options = topology.options
+    fallback_ms = options.socket_timeout_ms or options.connect_timeout_ms
+    try:
+        execute(topology, Request(
+            db, {"killCursors": coll, "cursors": [Int64(cursor_id)]}, None, is_read=False,
+            session=session, keep_session=True, pinned=conn, explicit_session=explicit_session,
+            reply_timeout_s=fallback_ms / 1000.0 if fallback_ms else None))
+    except PyMongoError:
+        pass
 
 
 def _prepare(topology, req, sd, session, txn_number, step=None, command=None, criteria=None):
