@@ -95,20 +95,6 @@ def test_close_without_timeout_ms_is_bounded_by_the_connections_limits(mongo_sta
     client.close()
 
 
-def test_kill_cursors_is_retried_under_overload(mongo_standalone, fake_clock):
-    """Client backpressure: every command is retried on SystemOverloadedError, killCursors
-    too. Before, it was sent once."""
-    server = mongo_standalone.servers[0]
-    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
-    _seeded(mongo_standalone, client)
-    cursor = client.test.c.find(batch_size=1)
-    next(cursor)
-    server.fail("killCursors", code=462, labels=OVERLOAD, times=2)
-    cursor.close()
-    assert server.commands["killCursors"] == 3
-    client.close()
-
-
 @pytest.mark.parametrize("where", ["client", "session", "block"])
 def test_with_transaction_is_bounded_by_timeout_ms(mongo_replica_set, where):
     """CSOT, "Convenient Transactions API": timeoutMS applies to the whole with_transaction
@@ -190,9 +176,11 @@ def test_a_failover_under_freeze_time_does_not_sleep(mongo_replica_set):
     assert names(frozen_events) == names(running_events)
 
 
-def test_a_collected_cursors_kill_is_retried_under_overload(mongo_standalone, fake_clock):
-    """The same rule for a cursor the garbage collector took: its killCursors, sent before
-    the next operation, is retried on SystemOverloadedError. Before, it was sent once."""
+@pytest.mark.parametrize("how", ["close", "garbage collector"])
+def test_kill_cursors_is_retried_under_overload(mongo_standalone, fake_clock, how):
+    """Client backpressure: every command is retried on SystemOverloadedError, killCursors
+    too, whether close() sends it or the operation after the garbage collector took the
+    cursor. Before, it was sent once."""
     import gc
     server = mongo_standalone.servers[0]
     client = MongoClient(mongo_standalone.uri, clock=fake_clock)
@@ -200,8 +188,11 @@ def test_a_collected_cursors_kill_is_retried_under_overload(mongo_standalone, fa
     cursor = client.test.c.find(batch_size=1)
     next(cursor)
     server.fail("killCursors", code=462, labels=OVERLOAD, times=2)
-    del cursor
-    gc.collect()
-    assert client.test.c.count_documents({}) == 3
+    if how == "close":
+        cursor.close()
+    else:
+        del cursor
+        gc.collect()
+        assert client.test.c.count_documents({}) == 3
     assert server.commands["killCursors"] == 3
     client.close()
