@@ -14,7 +14,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
 from .clock import DEFAULT_CLOCK
 from .command_cursor import CommandCursor
-from .common import BaseObject, not_offered, validate_database_name
+from .common import BaseObject, WatchNotOffered, not_offered, validate_database_name
 from .database import Database
 from .engine.handshake import api_fields
 from .engine.operation import Request, execute, flush_kill_queue
@@ -28,7 +28,7 @@ from .read_concern import ReadConcern
 from .sdam.server_type import ServerType, TopologyType
 from .selection.read_preference import ReadPreference as _Core
 from .selection.selector import READ, WRITE, Criteria
-from .typings import _Address, _DocumentType, _DocumentTypeArg, _Pipeline
+from .typings import _Address, _DocumentType, _DocumentTypeArg
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def _read_preference_keywords(kwargs: dict[str, Any]) -> None:
         kwargs["maxStalenessSeconds"] = core.max_staleness_seconds
 
 
-class MongoClient(BaseObject, Generic[_DocumentType]):
+class MongoClient(BaseObject, WatchNotOffered, Generic[_DocumentType]):
     """A client for one deployment.
 
     ``MongoClient(host=None, port=None, document_class=dict, tz_aware=False, connect=None,
@@ -406,17 +406,6 @@ class MongoClient(BaseObject, Generic[_DocumentType]):
     def is_mongos(self) -> bool:
         """Whether operations go to a mongos (selects a server)."""
         return self._topology.select_server(Criteria(WRITE)).server_type is ServerType.MONGOS
-
-    def watch(self, pipeline: Optional[_Pipeline] = None, full_document: Optional[str] = None,
-              resume_after: Optional[Mapping[str, Any]] = None,
-              max_await_time_ms: Optional[int] = None, batch_size: Optional[int] = None,
-              collation: Any = None, start_at_operation_time: Any = None, session: Any = None,
-              start_after: Optional[Mapping[str, Any]] = None, comment: Any = None,
-              full_document_before_change: Optional[str] = None,
-              show_expanded_events: Optional[bool] = None) -> NoReturn:
-        """Not offered yet: raises NotImplementedError (README, "Differences from
-        PyMongo")."""
-        not_offered("change streams")
 
     def bulk_write(self, models: Sequence[Any], session: Any = None, ordered: bool = True,
                    verbose_results: bool = False, bypass_document_validation: Optional[bool] = None,

@@ -12,7 +12,7 @@ from bson.codec_options import CodecOptions
 from .collection_indexes import IndexMethods
 from .collection_reads import ReadMethods
 from .collection_writes import WriteMethods, _raise_write_error
-from .common import (BaseObject, not_callable, not_offered, validate_collation,
+from .common import (BaseObject, WatchNotOffered, not_callable, validate_collation,
                      validate_collection_name)
 from .engine.operation import Request, execute
 from .errors import InvalidName, WriteConcernError
@@ -20,7 +20,7 @@ from .find_and_modify import FindAndModifyMethods, ReturnDocument
 from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .selection.selector import READ, WRITE, Criteria
-from .typings import _DocumentType, _DocumentTypeArg, _Pipeline
+from .typings import _DocumentType, _DocumentTypeArg
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["Collection", "ReturnDocument"]
 
 
-class Collection(BaseObject, ReadMethods[_DocumentType], WriteMethods[_DocumentType],
-                 FindAndModifyMethods[_DocumentType], IndexMethods[_DocumentType]):
+class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
+                 WriteMethods[_DocumentType], FindAndModifyMethods[_DocumentType],
+                 IndexMethods[_DocumentType]):
     """A collection; ``db.name`` or ``db["name"]``. Constructing one does no I/O (unless
     ``create=True``, which sends ``create``)."""
 
@@ -106,17 +107,6 @@ class Collection(BaseObject, ReadMethods[_DocumentType], WriteMethods[_DocumentT
 
     def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         not_callable("Collection", self._name)
-
-    def watch(self, pipeline: Optional[_Pipeline] = None, full_document: Optional[str] = None,
-              resume_after: Optional[Mapping[str, Any]] = None,
-              max_await_time_ms: Optional[int] = None, batch_size: Optional[int] = None,
-              collation: Any = None, start_at_operation_time: Any = None, session: Any = None,
-              start_after: Optional[Mapping[str, Any]] = None, comment: Any = None,
-              full_document_before_change: Optional[str] = None,
-              show_expanded_events: Optional[bool] = None) -> NoReturn:
-        """Not offered yet: raises NotImplementedError (README, "Differences from
-        PyMongo")."""
-        not_offered("change streams")
 
     @overload
     def with_options(self, codec_options: None = None, read_preference: Any = None,

@@ -17,6 +17,23 @@ from .selection.read_preference import ReadPreference as _CoreReadPreference
 from .write_concern import WriteConcern
 
 
+class WatchNotOffered:
+    """``watch`` with PyMongo's signature on MongoClient, Database and Collection; change
+    streams are not offered yet (README, "Differences from PyMongo")."""
+
+    def watch(self, pipeline: Optional[Sequence[Mapping[str, Any]]] = None,
+              full_document: Optional[str] = None,
+              resume_after: Optional[Mapping[str, Any]] = None,
+              max_await_time_ms: Optional[int] = None, batch_size: Optional[int] = None,
+              collation: Any = None, start_at_operation_time: Any = None, session: Any = None,
+              start_after: Optional[Mapping[str, Any]] = None, comment: Any = None,
+              full_document_before_change: Optional[str] = None,
+              show_expanded_events: Optional[bool] = None) -> NoReturn:
+        """Not offered yet: raises NotImplementedError (README, "Differences from
+        PyMongo")."""
+        not_offered("change streams")
+
+
 class BaseObject:
     """The four settings every level has, validated and inherited."""
 

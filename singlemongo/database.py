@@ -9,7 +9,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from .collection import Collection
 from .collection_reads import _aggregate
 from .command_cursor import BATCH_FIELDS, CommandCursor
-from .common import (BaseObject, not_callable, not_offered, validate_collation,
+from .common import (BaseObject, WatchNotOffered, not_callable, validate_collation,
                      validate_database_name)
 from .engine.operation import Outcome, Request, execute
 from .errors import CollectionInvalid, InvalidOperation, OperationFailure
@@ -29,7 +29,7 @@ _PRIMARY = _Core()
 NAMESPACE_NOT_FOUND = 26
 
 
-class Database(BaseObject, Generic[_DocumentType]):
+class Database(BaseObject, WatchNotOffered, Generic[_DocumentType]):
     """A database; ``client.name`` or ``client["name"]``. Constructing one does no I/O."""
 
     def __init__(self, client: MongoClient[_DocumentType], name: str,
@@ -111,17 +111,6 @@ class Database(BaseObject, Generic[_DocumentType]):
         ``codec_options.document_class``). Raises InvalidName for a bad name."""
         return Collection(self, name, False, codec_options, read_preference, write_concern,
                           read_concern)
-
-    def watch(self, pipeline: Optional[_Pipeline] = None, full_document: Optional[str] = None,
-              resume_after: Optional[Mapping[str, Any]] = None,
-              max_await_time_ms: Optional[int] = None, batch_size: Optional[int] = None,
-              collation: Any = None, start_at_operation_time: Any = None, session: Any = None,
-              start_after: Optional[Mapping[str, Any]] = None, comment: Any = None,
-              full_document_before_change: Optional[str] = None,
-              show_expanded_events: Optional[bool] = None) -> NoReturn:
-        """Not offered yet: raises NotImplementedError (README, "Differences from
-        PyMongo")."""
-        not_offered("change streams")
 
     @overload
     def with_options(self, codec_options: None = None, read_preference: Any = None,

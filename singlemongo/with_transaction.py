@@ -13,7 +13,6 @@ so frozen time never loops for ever.
 """
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
 from .clock import Budget
@@ -45,16 +44,14 @@ def run(session: ClientSession, callback: Callable[[ClientSession], _T],
 
 
 def _timeout_s(session: ClientSession) -> Optional[float]:
-    """The timeoutMS that bounds the call (seconds; None: none, the 120 s apply)."""
-    topology = session.client._topology
-    csot = sys.modules.get("singlemongo.csot")
-    block = csot.current() if csot is not None else None
-    if block is not None and not block.transparent:
-        deadline = block.deadline_for(topology.clock)
-        return None if deadline is None else max(deadline.remaining() or 0.0, 0.0)
+    """The timeoutMS that bounds the call (seconds; None: none, the 120 s apply): a
+    ``timeout()`` block, else the session's ``default_timeout_ms``, else the client's."""
+    from .client_session import _timeout_block_in_force
     ms = session.options.default_timeout_ms
-    ms = topology.options.timeout_ms if ms is None else ms
-    return ms / 1000.0 if ms else None
+    if ms is not None and not _timeout_block_in_force():
+        return ms / 1000.0 or None
+    deadline = session.client._topology.new_deadline()
+    return None if deadline is None or deadline.at is None else max(deadline.remaining(), 0.0)
 
 
 def _run(session: ClientSession, callback: Callable[[ClientSession], _T],

@@ -312,8 +312,8 @@ class Topology:
     @contextlib.contextmanager
     def timeout_scope(self, deadline=None):
         """The operation's timeoutMS deadline (client-side operations timeout): set by the
-        outermost public call, shared by everything inside it (the limits lookup, each batch
-        of an insert_many, each retry). ``deadline``: one made earlier, for what it bounds
+        outermost public call, shared by everything inside it (each batch of an insert_many,
+        each retry). ``deadline``: one made earlier, for what it bounds
         across calls (a GridFS stream's lifetime), else ``new_deadline()``."""
         if self.deadline is not None:
             yield self.deadline

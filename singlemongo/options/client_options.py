@@ -222,7 +222,7 @@ def _unsupported(key, password):
     """The warning for an unknown option, with the nearest names if the key is no secret."""
     shown = mention(key, password)
     message = f"unsupported connection option {shown}; ignored"
-    if "redacted" not in shown:
+    if shown == repr(key):  # no secret in it: the nearest names may be said
         close = unknown_option_message(key, uri=True).partition(" Did you mean ")[2]
         if close:
             message += f". Did you mean {close}"

@@ -121,7 +121,7 @@ COLLECTION = {
     "createIndex": ("create_index", None), "dropIndex": ("drop_index", None),
     "dropIndexes": ("drop_indexes", None), "listIndexes": ("list_indexes", iterate),
     "listIndexNames": ("index_information", list), "drop": ("drop", None),
-    "rename": ("rename", None), "createFindCursor": ("find", lambda c: NonLazyCursor(c)),
+    "rename": ("rename", None), "createFindCursor": ("find", lambda c: NonLazyCursor(c)),  # defined below
     "createChangeStream": ("watch", None), "mapReduce": ("map_reduce", None),
     "createSearchIndex": ("create_search_index", None),
 }
