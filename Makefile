@@ -2,6 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.demo-installed
 
 .PHONY: test demo bench fuzz clean docs
 
@@ -20,9 +21,17 @@ fuzz: $(STAMP)
 		tests/test_properties.py tests/test_soak.py
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) $(BENCH_VENV) *.egg-info .pytest_cache
 
-demo: $(STAMP)
+# The demo needs the driver and the simulated deployment only (the testing extra), not the
+# test toolchain: a fresh clone runs it after a small install. `make test` adds the rest.
+$(DEMO_STAMP): setup.cfg pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -f $(STAMP) || $(PY) -m pip install --quiet -e '.[testing]' > $(VENV)/install.log 2>&1 \
+		|| (cat $(VENV)/install.log; exit 1)
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(PY) -m singlemongo.demo
 
 # The API reference, generated from the docstrings (pdoc, from the test extra).
@@ -30,5 +39,13 @@ docs: $(STAMP)
 	$(PY) docs/build.py docs/api
 	@echo "API reference: docs/api/index.html"
 
-bench: $(STAMP)
-	cd bench && ../$(PY) run.py
+# Measured as users get it: a regular install (not editable) into its own venv, bytecode
+# compiled and cached, PYTHONDONTWRITEBYTECODE unset. The checkout is reinstalled each run.
+BENCH_VENV := .bench-venv
+bench:
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet '.[testing]' > $(BENCH_VENV)/install.log 2>&1 \
+		|| (cat $(BENCH_VENV)/install.log; exit 1)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps --force-reinstall . \
+		>> $(BENCH_VENV)/install.log 2>&1 || (cat $(BENCH_VENV)/install.log; exit 1)
+	cd bench && env -u PYTHONDONTWRITEBYTECODE -u PYTHONPATH ../$(BENCH_VENV)/bin/python run.py

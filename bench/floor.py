@@ -29,3 +29,7 @@ def main(host, port):
 
 if __name__ == "__main__":
     main(*sys.argv[1].split(":"))
+    import os
+    if os.environ.get("BENCH_RSS"):
+        import resource
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)

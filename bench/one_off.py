@@ -1,4 +1,6 @@
-"""One cold one-off find_one in a fresh process, with the driver named on the command line."""
+"""One cold one-off find_one in a fresh process, with the driver named on the command line.
+With BENCH_RSS set, prints the process's peak RSS (KiB) to stderr."""
+import os
 import sys
 
 driver, uri = sys.argv[1], sys.argv[2]
@@ -10,3 +12,6 @@ else:
     client = pymongo.MongoClient(uri)
 print(client.bench.c.find_one())
 client.close()
+if os.environ.get("BENCH_RSS"):
+    import resource
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)

@@ -1,176 +1,228 @@
 """`make bench`: singlemongo against PyMongo and a raw-socket floor, in one run, on the
-simulated deployment. Each one-off figure is the median wall time of a whole fresh process.
-Writes the table to the terminal and to bench-results/latest.md."""
+simulated deployment, as users get them: a regular (non-editable) install into its own venv
+(the Makefile makes it), compiled modules cached, PYTHONDONTWRITEBYTECODE unset.
+
+Every one-off figure is whole fresh processes run in turn (floor, singlemongo, PyMongo: paired,
+so drift hits all alike); ratios are per pair, shown as median (min-max). Writes the table to
+the terminal and to bench-results/latest.md."""
 import os
 import pathlib
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
-
-from singlemongo.testing import ReplicaSet, Standalone  # noqa: E402
-
-import selection_bench  # noqa: E402
-
-RUNS = int(os.environ.get("BENCH_RUNS", "15"))
+RUNS = int(os.environ.get("BENCH_RUNS", "11"))
+BULK = int(os.environ.get("BENCH_BULK", "100000"))
 PY = sys.executable
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+
+from singlemongo.testing import ReplicaSet, Standalone  # noqa: E402  (the installed copy)
+
+import sdam_bench  # noqa: E402
 
 
-def wall(argv, runs=RUNS):
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        out = subprocess.run(argv, capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
-        if out.returncode != 0:
-            raise RuntimeError(f"{argv} failed: {out.stderr[-2000:]}")
-    return statistics.median(times)
-
-
-def one_off(dep, driver):
-    return wall([PY, str(HERE / "one_off.py"), driver, dep.uri])
-
-
-def floor(dep):
-    primary = next((s for s in dep.servers if getattr(s, "role", "") in ("primary", "standalone")))
-    return wall([PY, str(HERE / "floor.py"), primary.address_text])
-
-
-def per_query_counts(dep, driver, runs=3):
-    before = (dep.total_connections(), sum(sum(s.commands.values()) for s in dep.servers))
-    for _ in range(runs):
-        subprocess.run([PY, str(HERE / "one_off.py"), driver, dep.uri], capture_output=True,
-                       check=True)
-    after = (dep.total_connections(), sum(sum(s.commands.values()) for s in dep.servers))
-    return ((after[0] - before[0]) / runs, (after[1] - before[1]) / runs)
-
-
-STEADY = """
-import sys, time
-driver, uri = sys.argv[1], sys.argv[2]
-mod = __import__(driver)
-client = mod.MongoClient(uri)
-coll = client.bench.c
-coll.find_one()
-start = time.perf_counter()
-for _ in range(2000):
-    coll.find_one()
-print(2000 / (time.perf_counter() - start))
-client.close()
-"""
-
-
-def steady(dep, driver):
-    out = subprocess.run([PY, "-c", STEADY, driver, dep.uri], capture_output=True, text=True,
-                         check=True)
-    return float(out.stdout.strip().splitlines()[-1])
-
-
-def import_time(what):
-    """Median time of the import statement itself, measured inside fresh interpreters."""
-    statement = f"from {what}" if " import " in what else f"import {what}"
-    code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
-    return statistics.median(float(subprocess.run([PY, "-c", code], capture_output=True,
-                                                  text=True, check=True).stdout)
-                             for _ in range(RUNS))
-
-
-def interleaved(dep):
-    """(floor, singlemongo, PyMongo) medians, the three run in turn so drift hits all alike."""
-    primary = next(s for s in dep.servers if getattr(s, "role", "") in ("primary", "standalone"))
-    argvs = ([PY, str(HERE / "floor.py"), primary.address_text],
-             [PY, str(HERE / "one_off.py"), "singlemongo", dep.uri],
-             [PY, str(HERE / "one_off.py"), "pymongo", dep.uri])
-    times = [[], [], []]
-    for _ in range(RUNS):
-        for i, argv in enumerate(argvs):
-            times[i].append(wall(argv, runs=1))
-    return tuple(statistics.median(t) for t in times)
-
-
-def seeding(dep, unique=False, total=100_000, batch=10_000):
-    """Seconds per 10,000 small documents inserted into the simulator with insert_many."""
-    from singlemongo import MongoClient
-    client = MongoClient(dep.uri)
-    coll = client.bench["seed_unique" if unique else "seed"]
-    if unique:
-        coll.create_index("i", unique=True)
+def run(argv, env=ENV):
     start = time.perf_counter()
-    for first in range(0, total, batch):
-        coll.insert_many([{"i": i, "s": "x"} for i in range(first, first + batch)])
-    client.close()
-    return (time.perf_counter() - start) / (total / 10_000)
+    out = subprocess.run(argv, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - start
+    if out.returncode != 0:
+        raise RuntimeError(f"{argv} failed: {out.stderr[-2000:]}")
+    return elapsed, out
 
 
-def seed(dep):
+def paired(argvs, runs=RUNS):
+    """Each argv's wall times, the argvs run in turn ``runs`` times."""
+    times = [[] for _ in argvs]
+    for _ in range(runs):
+        for i, argv in enumerate(argvs):
+            times[i].append(run(argv)[0])
+    return times
+
+
+def spread(values, fmt="{:.2f}"):
+    return (fmt.format(statistics.median(values)) + " (" + fmt.format(min(values)) + "-"
+            + fmt.format(max(values)) + ")")
+
+
+def ms(values):
+    return spread([v * 1000 for v in values], "{:.1f}") + " ms"
+
+
+def ratio(a, b):
+    return spread([x / y for x, y in zip(a, b)]) + "x"
+
+
+def floor_argv(dep):
+    primary = next(s for s in dep.servers if getattr(s, "role", "") in ("primary", "standalone"))
+    return [PY, str(HERE / "floor.py"), primary.address_text]
+
+
+def one_off_argv(driver, uri):
+    return [PY, str(HERE / "one_off.py"), driver, uri]
+
+
+def with_user(uri, user):
+    return uri.replace("mongodb://", f"mongodb://{user}@", 1)
+
+
+def seeded(dep):
     dep.store.seed("bench", "c", [{"_id": 1, "name": "bench", "n": 42}])
     return dep
 
 
-def main():
-    # An installed package has its bytecode compiled; a checkout under
-    # PYTHONDONTWRITEBYTECODE would otherwise recompile every module in every process.
-    import compileall
-    compileall.compile_dir(str(ROOT / "singlemongo"), quiet=1)
-    os.environ["PYTHONPATH"] = str(ROOT)
-    rows, results = [], {}
-    with Standalone() as sa, ReplicaSet(3) as rs, ReplicaSet(3) as slow:
+def connections_per_one_off(dep, uri, runs=3):
+    before = dep.total_connections()
+    for _ in range(runs):
+        run(one_off_argv("singlemongo", uri))
+    return (dep.total_connections() - before) / runs
+
+
+def one_off_rows(rows):
+    with seeded(Standalone()) as sa, seeded(ReplicaSet(3)) as rs, seeded(ReplicaSet(50)) as big:
+        for name, dep, goal in (("standalone", sa, "<= 1.15x floor"),
+                                ("3-member replica set", rs, "<= 1.15x floor"),
+                                ("50-member replica set", big, "<= 1.3x floor")):
+            argvs = [floor_argv(dep), one_off_argv("singlemongo", dep.uri)]
+            if dep is not big:
+                argvs.append(one_off_argv("pymongo", dep.uri))
+            t = paired(argvs)
+            rows.append((f"cold one-off find_one, {name}", ms(t[0]), ms(t[1]),
+                         ms(t[2]) if len(t) > 2 else "-", ratio(t[1], t[0]),
+                         ratio(t[1], t[2]) if len(t) > 2 else "-", goal))
+        rss = {}
+        for label, argv in (("floor", floor_argv(sa)), ("sm", one_off_argv("singlemongo", sa.uri)),
+                            ("pm", one_off_argv("pymongo", sa.uri))):
+            kib = [int(run(argv, dict(ENV, BENCH_RSS="1"))[1].stderr.split()[-1])
+                   for _ in range(3)]
+            rss[label] = statistics.median(kib) / 1024
+        rows.append(("peak RSS of a one-off (MiB)", f"{rss['floor']:.1f}", f"{rss['sm']:.1f}",
+                     f"{rss['pm']:.1f}", f"+{rss['sm'] - rss['floor']:.1f} MiB", "",
+                     "<= floor + 1.5 MiB"))
+        cache_rows(rows, rs)
+        bulk_rows(rows, sa)
+
+
+def cache_rows(rows, rs):
+    with seeded(ReplicaSet(3)) as slow:
         for s in slow.servers:
             s.latency_s = 0.020
-        for dep in (sa, rs, slow):
-            seed(dep)
-        for name, dep in (("standalone", sa), ("replica set", rs), ("replica set, 20 ms", slow)):
-            fl, sm, pm = interleaved(dep)
-            results[name] = (fl, sm, pm)
-            rows.append((f"cold one-off find_one, {name}", f"{sm * 1000:.1f} ms",
-                         f"{pm * 1000:.1f} ms", f"{fl * 1000:.1f} ms", f"{sm / pm:.2f}",
-                         f"{sm / fl:.2f}"))
-        cache = ROOT / "bench-results" / "topology-cache.json"
-        cache.parent.mkdir(exist_ok=True)
-        cached = type("Cached", (), {"uri": f"{rs.uri}&topologyCacheFile={cache}",
-                                     "servers": rs.servers,
-                                     "total_connections": rs.total_connections})()
-        subprocess.run([PY, str(HERE / "one_off.py"), "singlemongo", cached.uri], check=True,
-                       capture_output=True)
-        warm = one_off(cached, "singlemongo")
-        rows.append(("cold one-off find_one, replica set, warm topology cache",
-                     f"{warm * 1000:.1f} ms", "", f"{results['replica set'][0] * 1000:.1f} ms",
-                     f"{warm / results['replica set'][2]:.2f}",
-                     f"{warm / results['replica set'][0]:.2f}"))
-        warm_conns = per_query_counts(cached, "singlemongo")
-        rows.append(("connections / commands per one-off, warm topology cache",
-                     "{:.0f} / {:.0f}".format(*warm_conns), "", "1 / 2", "", ""))
-        conns = {d: per_query_counts(rs, d) for d in ("singlemongo", "pymongo")}
-        rows.append(("connections / commands per one-off (replica set)",
-                     "{:.0f} / {:.0f}".format(*conns["singlemongo"]),
-                     "{:.0f} / {:.0f}".format(*conns["pymongo"]), "1 / 2", "", ""))
-        plain, unique = seeding(sa), seeding(sa, unique=True)
-        rows.append(("simulator: insert_many 100,000 small documents (s per 10,000)",
-                     f"{plain:.2f} (unique index {unique:.2f})", "", "", "", ""))
-        sm_ops, pm_ops = steady(rs, "singlemongo"), steady(rs, "pymongo")
-        rows.append(("steady loop, 2000 find_one (ops/s)", f"{sm_ops:.0f}", f"{pm_ops:.0f}", "",
-                     f"{sm_ops / pm_ops:.2f}", ""))
-    bson_t = import_time("bson")
-    lazy_t = import_time("singlemongo")
-    rows.append(("`import singlemongo` (ms)", f"{lazy_t * 1000:.1f}",
-                 "", f"bson {bson_t * 1000:.1f}", "", f"{(lazy_t - bson_t) * 1000:+.1f} ms vs bson"))
-    sm_t, pm_t = import_time("singlemongo import MongoClient"), import_time("pymongo import MongoClient")
-    rows.append(("`from ... import MongoClient` (ms)", f"{sm_t * 1000:.1f}", f"{pm_t * 1000:.1f}",
-                 f"bson {bson_t * 1000:.1f}", f"{sm_t / pm_t:.2f}",
-                 f"{(sm_t - bson_t) * 1000:+.1f} ms vs bson"))
-    sel_sm, sel_pm = selection_bench.singlemongo_rate(), selection_bench.pymongo_rate()
-    rows.append(("selection, 50-member replica set (per s)", f"{sel_sm:.0f}", f"{sel_pm:.0f}",
-                 "", f"{sel_sm / sel_pm:.2f}", ""))
-    header = ("measure", "singlemongo", "PyMongo", "floor", "sm / PyMongo", "sm / floor")
+        for name, dep in (("loopback", rs), ("20 ms per reply", slow)):
+            cache = pathlib.Path(tempfile.mkdtemp()) / "topology.bson"
+            warm_uri = f"{dep.uri}&topologyCacheFile={cache}"
+            run(one_off_argv("singlemongo", warm_uri))  # writes the cache
+            t = paired([one_off_argv("singlemongo", dep.uri),
+                        one_off_argv("singlemongo", warm_uri)])
+            conns = (connections_per_one_off(dep, dep.uri), connections_per_one_off(dep, warm_uri))
+            rows.append((f"one-off, warm topology cache vs none, 3 members, {name}", "-",
+                         f"{ms(t[1])} vs {ms(t[0])}", "-", "-",
+                         f"cache/none {ratio(t[1], t[0])}; connections {conns[1]:.0f} vs "
+                         f"{conns[0]:.0f}", "never slower"))
+            shutil.rmtree(cache.parent, ignore_errors=True)
+
+
+def auth_rows(rows):
+    """TLS, SCRAM and X.509 one-offs: singlemongo against PyMongo (the floor speaks neither)."""
+    certs = make_certs()
+    if certs is None:
+        rows.append(("TLS / SCRAM / X.509 one-offs", "-", "skipped: no openssl", "", "", "", ""))
+        return
+    import ssl
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(certs / "server.pem", certs / "server.key")
+    server.verify_mode = ssl.CERT_OPTIONAL
+    server.load_verify_locations(certs / "ca.pem")
+    subject = "CN=client,OU=drivers,O=singlemongo"
+    with seeded(Standalone(tls_context=server)) as tls, \
+            seeded(Standalone(users={"bench": "pencil"})) as scram, \
+            seeded(Standalone(tls_context=server, x509_users=[subject])) as x509:
+        cases = (("TLS", tls.uri),
+                 ("SCRAM-SHA-256", with_user(scram.uri, "bench:pencil")),
+                 ("TLS + MONGODB-X509", f"{x509.uri}&authMechanism=MONGODB-X509"
+                                        f"&tlsCertificateKeyFile={certs / 'client.pem'}"))
+        for name, uri in cases:
+            t = paired([one_off_argv("singlemongo", uri), one_off_argv("pymongo", uri)])
+            rows.append((f"cold one-off find_one, {name}", "-", ms(t[0]), ms(t[1]), "-",
+                         ratio(t[0], t[1]), "< PyMongo"))
+    shutil.rmtree(certs, ignore_errors=True)
+
+
+def make_certs():
+    if shutil.which("openssl") is None:
+        return None
+    d = pathlib.Path(tempfile.mkdtemp())
+    sh = lambda *a: subprocess.run(a, cwd=d, check=True, capture_output=True)
+    sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+       "ca.pem", "-days", "2", "-subj", "/CN=bench CA")
+    for name, subj in (("server", "/CN=127.0.0.1"), ("client", "/O=singlemongo/OU=drivers/CN=client")):
+        sh("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
+           f"{name}.csr", "-subj", subj)
+        (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+        sh("openssl", "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+           "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", "-extfile", "ext.cnf")
+    (d / "client.pem").write_bytes((d / "client.pem").read_bytes() + (d / "client.key").read_bytes())
+    return d
+
+
+def bulk_rows(rows, sa):
+    got = {}
+    for driver in ("singlemongo", "pymongo"):
+        results = [run([PY, str(HERE / "throughput.py"), driver, sa.uri, str(BULK)])[1].stdout.split()
+                   for _ in range(3)]
+        got[driver] = [[float(r[i]) for r in results] for i in (0, 1)]
+    for i, what in enumerate((f"insert_many of {BULK:,} small documents",
+                              f"find() of {BULK:,} small documents")):
+        sm, pm = got["singlemongo"][i], got["pymongo"][i]
+        rows.append((f"{what} (documents/s)", "-", spread(sm, "{:,.0f}"), spread(pm, "{:,.0f}"),
+                     "-", ratio(sm, pm), ">= 1.00x PyMongo"))
+
+
+IMPORT = ("import time; t = time.perf_counter(); import bson; b = time.perf_counter(); {}; "
+          "print(time.perf_counter() - b)")
+PROBE = ("import sys; from singlemongo import MongoClient; c = MongoClient(sys.argv[1]); "
+         "c.bench.c.find_one(); c.close(); "
+         "print(sum(m.startswith('singlemongo') for m in sys.modules))")
+
+
+def import_rows(rows):
+    argvs = ([PY, "-c", IMPORT.format("from singlemongo import MongoClient")],
+             [PY, "-c", IMPORT.format("from pymongo import MongoClient")])
+    over = [[], []]
+    for _ in range(RUNS):  # in turn, as the one-offs
+        for i, argv in enumerate(argvs):
+            over[i].append(float(run(argv)[1].stdout))
+    rows.append(("`from ... import MongoClient` over `import bson`", "-", ms(over[0]),
+                 ms(over[1]), "-", ratio(over[0], over[1]), "<= +7 ms"))
+    with seeded(Standalone()) as sa:
+        count = run([PY, "-c", PROBE, sa.uri])[1].stdout.strip()
+    rows.append(("singlemongo modules loaded by a plain one-off find_one", "-", count, "-", "-",
+                 "-", "<= 32"))
+    sm, pm = sdam_bench.median_ms(sdam_bench.singlemongo_scan, 50), sdam_bench.median_ms(
+        sdam_bench.pymongo_scan, 50)
+    sm25 = sdam_bench.median_ms(sdam_bench.singlemongo_scan, 25)
+    rows.append(("applying one scan's 50 hellos, CPU (25 members: "
+                 f"{sm25[0]:.2f} ms)", "-", "{:.2f} ({:.2f}-{:.2f}) ms".format(*sm),
+                 "{:.2f} ({:.2f}-{:.2f}) ms".format(*pm), "-", f"{sm[0] / pm[0]:.2f}x",
+                 "linear, <= PyMongo"))
+
+
+def main():
+    rows = []
+    one_off_rows(rows)
+    auth_rows(rows)
+    import_rows(rows)
+    header = ("measure", "floor", "singlemongo", "PyMongo 4.20", "sm / floor", "sm / PyMongo",
+              "goal")
     table = [header, tuple("---" for _ in header)] + rows
     text = "\n".join("| " + " | ".join(r) + " |" for r in table)
     machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-               f"{RUNS} runs per median, {time.strftime('%Y-%m-%d')}")
+               f"{RUNS} paired runs per one-off figure (median (min-max)), "
+               f"{time.strftime('%Y-%m-%d')}; a regular install in its own venv")
     print(text + "\n\n" + machine)
     out = ROOT / "bench-results"
     out.mkdir(exist_ok=True)

@@ -29,7 +29,7 @@ _LAZY = {
     "ClientOptions": "options.client_options", "client_options": "options.client_options",
     "ReadPreference": "read_preferences", "WriteConcern": "write_concern",
     "ReadConcern": "read_concern", "ServerApi": "server_api", "ServerApiVersion": "server_api",
-    "Collation": "collation", "CursorType": "cursor", "ReturnDocument": "collection",
+    "Collation": "collation", "CursorType": "cursor", "ReturnDocument": "find_and_modify",
     "InsertOne": "operations", "UpdateOne": "operations", "UpdateMany": "operations",
     "ReplaceOne": "operations", "DeleteOne": "operations", "DeleteMany": "operations",
     "IndexModel": "operations", "ClientSession": "client_session",
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from .client import MongoClient as MongoClient
     from .client_cache import get_client as get_client
     from .collation import Collation as Collation
-    from .collection import ReturnDocument as ReturnDocument
+    from .find_and_modify import ReturnDocument as ReturnDocument
     from .cursor import CursorType as CursorType
     from .errors import AutoReconnect as AutoReconnect
     from .errors import BulkWriteError as BulkWriteError

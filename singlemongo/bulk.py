@@ -16,7 +16,7 @@ from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 
 from .common import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
-from .monitoring.command_monitoring import next_operation_id
+from .monitoring import next_operation_id
 from .errors import (BulkWriteError, ConfigurationError, DocumentTooLarge, InvalidOperation,
                      OperationFailure)
 from .results import BulkWriteResult

@@ -19,7 +19,6 @@ from .database import Database
 from .engine.handshake import api_fields
 from .engine.operation import Request, execute, flush_kill_queue
 from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
-from .engine.topology import Topology
 from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
                      WaitQueueTimeoutError)
 from .options.client_options import ClientOptions, client_options
@@ -32,6 +31,7 @@ from .typings import _Address, _DocumentType, _DocumentTypeArg
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
+    from .engine.topology import Topology
     from bson.codec_options import TypeRegistry
 
     from .options_view import ClientOptions as PyMongoClientOptions
@@ -166,6 +166,7 @@ class MongoClient(BaseObject, WatchNotOffered, Generic[_DocumentType]):
         uri = SecretText(connection_string(host, port))
         self._settings = client_options(uri, **kwargs)
         _warn_if_insecure(self._settings)
+        from .engine.topology import Topology  # the engine loads with the first client
         self._topology = Topology(self._settings, clock or DEFAULT_CLOCK, listeners, resolver,
                                   scan_executor, server_selector)
         self._init_settings()
@@ -187,6 +188,7 @@ class MongoClient(BaseObject, WatchNotOffered, Generic[_DocumentType]):
         """A client from already validated ClientOptions (no parsing, no I/O)."""
         client = cast("MongoClient[dict[str, Any]]", object.__new__(cls))
         client._settings = options
+        from .engine.topology import Topology
         client._topology = Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
         client._init_settings()
         return client

@@ -9,14 +9,11 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, overload
 
 from bson.codec_options import CodecOptions
 
-from .collection_indexes import IndexMethods
 from .collection_reads import ReadMethods
-from .collection_writes import WriteMethods, _raise_write_error
-from .common import (BaseObject, WatchNotOffered, not_callable, validate_collation,
+from .common import (BaseObject, WatchNotOffered, deferred_mixin, not_callable, validate_collation,
                      validate_collection_name)
 from .engine.operation import Request, execute
 from .errors import InvalidName, WriteConcernError
-from .find_and_modify import FindAndModifyMethods, ReturnDocument
 from .read_concern import ReadConcern
 from .read_preferences import to_core
 from .selection.selector import READ, WRITE, Criteria
@@ -24,10 +21,33 @@ from .typings import _DocumentType, _DocumentTypeArg
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
+    from .collection_indexes import IndexMethods
+    from .collection_writes import WriteMethods
     from .database import Database
     from .engine.topology import Topology
+    from .find_and_modify import FindAndModifyMethods, ReturnDocument
+else:
+    # Loaded at their first use: a read-only program never loads the code for writes.
+    WriteMethods = deferred_mixin(".collection_writes", "WriteMethods", (
+        "_as_collection", "_check_unacknowledged", "_size_check", "insert_one", "insert_many",
+        "_update", "update_one", "update_many", "replace_one", "_delete", "delete_one",
+        "delete_many", "bulk_write"))
+    FindAndModifyMethods = deferred_mixin(".find_and_modify", "FindAndModifyMethods", (
+        "_find_and_modify", "find_one_and_delete", "find_one_and_replace",
+        "find_one_and_update"))
+    IndexMethods = deferred_mixin(".collection_indexes", "IndexMethods", (
+        "_indexes", "create_index", "create_indexes", "list_indexes", "index_information",
+        "drop_index", "drop_indexes", "create_search_index", "create_search_indexes",
+        "drop_search_index", "update_search_index", "list_search_indexes"))
 
-__all__ = ["Collection", "ReturnDocument"]
+__all__ = ["Collection"]  # ReturnDocument is served by __getattr__ below
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ReturnDocument":  # pymongo.collection.ReturnDocument, loaded on first use
+        from .find_and_modify import ReturnDocument
+        return ReturnDocument
+    raise AttributeError(f"module 'singlemongo.collection' has no attribute {name!r}")
 
 
 class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
@@ -176,6 +196,7 @@ class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
                 codec=self._codec_options, user_fields=user_fields, explicit_session=session,
                 prepare=prepare, operation_id=operation_id))
         except WriteConcernError as exc:
+            from .collection_writes import _raise_write_error
             reply = exc.reply or {}
             if not check:
                 return reply
@@ -183,6 +204,7 @@ class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
                                exc.address)  # PyMongo: a write error wins over the WCE
             raise
         if check:
+            from .collection_writes import _raise_write_error
             _raise_write_error(outcome.reply, outcome.server.address)
         return outcome.reply
 

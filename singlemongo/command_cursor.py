@@ -23,7 +23,6 @@ from .engine.operation import Outcome, Request, execute, kill_cursor
 from .engine.replies import error_from_reply
 from .errors import (ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure,
                      PyMongoError)
-from .monitoring import command_monitoring
 from .sdam.address import format_address
 from .typings import _Address, _DocumentType
 
@@ -270,9 +269,9 @@ class _ServerCursor(Generic[_DocumentType]):
         with topology.operation():
             deadline = topology.deadline or topology.options.socket_timeout_ms / 1000.0 or None
             try:
-                reply = command_monitoring.run(
-                    topology.events, topology.clock, conn, self._ns[0], self._stream_command,
-                    deadline, codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
+                reply = topology.events.command(
+                    topology.clock, conn, self._ns[0], self._stream_command, deadline,
+                    codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
                     exhaust="receive")
             except ConnectionFailure:
                 self._id = 0

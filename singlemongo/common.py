@@ -17,6 +17,39 @@ from .selection.read_preference import ReadPreference as _CoreReadPreference
 from .write_concern import WriteConcern
 
 
+class _Deferred:
+    """A method of a mixin whose module loads at the method's first use; the first lookup
+    puts the real function in the descriptor's place, so later calls cost nothing."""
+
+    __slots__ = ("module", "mixin", "name")
+
+    def __init__(self, module: str, mixin: str, name: str) -> None:
+        self.module, self.mixin, self.name = module, mixin, name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        import importlib
+        real = getattr(importlib.import_module(self.module, __package__), self.mixin)
+        function = real.__dict__[self.name]
+        for klass in (owner or type(obj)).__mro__:
+            if klass.__dict__.get(self.name) is self:
+                setattr(klass, self.name, function)
+        return function.__get__(obj, owner) if obj is not None else function
+
+
+def deferred_mixin(module: str, mixin: str, names: Sequence[str]) -> Any:
+    """A generic stand-in for the mixin class ``module.mixin`` whose attributes ``names`` load
+    that module on first use (type checkers see the real class: import it under
+    ``TYPE_CHECKING``). A one-off read does not load the code for writes, indexes or
+    findAndModify; tests/test_import_budget.py checks ``names`` against the real class."""
+    import types
+    from typing import Generic, TypeVar
+    document_type = TypeVar("document_type")
+    namespace = {name: _Deferred(module, mixin, name) for name in names}
+    base: Any = Generic
+    return types.new_class(mixin, (base[document_type],),
+                           exec_body=lambda ns: ns.update(namespace))
+
+
 class WatchNotOffered:
     """``watch`` with PyMongo's signature on MongoClient, Database and Collection; change
     streams are not offered yet (README, "Differences from PyMongo")."""

@@ -1,9 +1,11 @@
 """The opt-in topology cache: a warm cache makes a one-off query cost one connection."""
-import json
 import os
 import stat
+import subprocess
+import sys
 import warnings
 
+import bson
 import pytest
 
 from singlemongo import SingleMongoWarning
@@ -23,9 +25,10 @@ def _client(rs, path, clock=None):
     return MongoClient(rs.uri, topologyCacheFile=str(path), clock=clock or FakeClock())
 
 
-def _write(path, text, mode=0o600):
-    """A cache file as this user's process would leave it (umask-independent)."""
-    path.write_text(text)
+def _write(path, data, mode=0o600):
+    """A cache file as this user's process would leave it (umask-independent): ``data`` is a
+    document (encoded as the cache is) or raw bytes."""
+    path.write_bytes(data if isinstance(data, bytes) else bson.encode(data))
     os.chmod(path, mode)
 
 
@@ -36,7 +39,7 @@ def _warm(rs, path):
         first = _client(rs, path)
         first.t.c.find_one()
     first.close()
-    return json.loads(path.read_text())
+    return bson.decode(path.read_bytes())
 
 
 def test_a_cold_start_says_nothing(rs, tmp_path):
@@ -44,14 +47,14 @@ def test_a_cold_start_says_nothing(rs, tmp_path):
     Before, every cold start warned "does not exist (yet)"."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        client = _client(rs, tmp_path / "cold.json")
+        client = _client(rs, tmp_path / "cold.bson")
         assert client.t.c.find_one() == {"_id": 1}
         client.close()
-    assert (tmp_path / "cold.json").exists()
+    assert (tmp_path / "cold.bson").exists()
 
 
 def test_warm_cache_costs_one_connection(rs, tmp_path):
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     data = _warm(rs, path)
     assert data["topologyType"] == "ReplicaSetWithPrimary" and len(data["servers"]) == 3
     before = rs.total_connections()
@@ -64,7 +67,7 @@ def test_warm_cache_costs_one_connection(rs, tmp_path):
 
 
 def test_surprise_marks_stale_and_scans(rs, tmp_path):
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     _warm(rs, path)
     rs.elect(2)
     client = _client(rs, path)
@@ -74,12 +77,14 @@ def test_surprise_marks_stale_and_scans(rs, tmp_path):
 
 
 @pytest.mark.parametrize("content,why", [
-    ("{not json", "cannot read"),
-    ('{"version": 1, "key": "[]", "writtenAt": 0, "servers": []}', "another deployment"),
-    ('{"version": 99}', "another deployment"),
+    (b"{not bson", "cannot read"),
+    (bson.encode({"version": 1})[:-3], "cannot read"),
+    ({"version": 2, "key": [], "writtenAt": 0, "servers": []}, "another deployment"),
+    ({"version": 99}, "another deployment"),
+    (b'{"version": 1, "servers": []}', "cannot read"),  # the JSON of version 1
 ])
 def test_bad_caches_are_ignored_with_a_warning(rs, tmp_path, content, why):
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     _write(path, content)
     with pytest.warns(SingleMongoWarning, match=why):
         client = _client(rs, path)
@@ -88,16 +93,16 @@ def test_bad_caches_are_ignored_with_a_warning(rs, tmp_path, content, why):
 
 
 def test_corrupt_cache_for_this_deployment_is_ignored(rs, tmp_path):
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     data = _warm(rs, path)
     data["servers"][0]["type"] = "NotAType"
-    _write(path, json.dumps(data))
+    _write(path, data)
     with pytest.warns(SingleMongoWarning, match="corrupt"):
         _client(rs, path).t.c.find_one()
 
 
 def test_cache_older_than_heartbeat_is_never_trusted(rs, tmp_path):
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     _warm(rs, path)
     clock = FakeClock()
     clock.advance(61)  # wall time moves with it
@@ -107,7 +112,7 @@ def test_cache_older_than_heartbeat_is_never_trusted(rs, tmp_path):
 
 
 def test_unwritable_cache_warns_but_works(rs, tmp_path):
-    path = tmp_path / "missing-dir" / "topology.json"
+    path = tmp_path / "missing-dir" / "topology.bson"
     with pytest.warns(SingleMongoWarning):
         client = _client(rs, path)
         assert client.t.c.find_one() == {"_id": 1}
@@ -127,7 +132,7 @@ def _planted(rs, evil, path):
     data = _warm(rs, path)
     primary = next(d for d in data["servers"] if d["type"] == "RSPrimary")
     primary["address"] = evil.servers[0].address_text
-    return json.dumps(data)
+    return data
 
 
 def _assert_not_redirected(rs, evil, path, why):
@@ -142,7 +147,7 @@ def _assert_not_redirected(rs, evil, path, why):
 def test_a_cache_owned_by_another_user_is_ignored(rs, evil, tmp_path, monkeypatch):
     """Rule: a cache is used only when owned by the current user. Before, a planted file
     redirected the victim's insert (and its SCRAM exchange) to another user's server."""
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     text = _planted(rs, evil, path)
     _write(path, text)
     if os.geteuid() == 0:
@@ -155,15 +160,15 @@ def test_a_cache_owned_by_another_user_is_ignored(rs, evil, tmp_path, monkeypatc
 @pytest.mark.parametrize("mode", [0o620, 0o602, 0o666], ids=["0620", "0602", "0666"])
 def test_a_cache_writable_by_group_or_others_is_ignored(rs, evil, tmp_path, mode):
     """Rule: a cache writable by group or others is never trusted."""
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     _write(path, _planted(rs, evil, path), mode)
     _assert_not_redirected(rs, evil, path, "writable by group or others")
 
 
 def test_a_symlinked_cache_is_ignored(rs, evil, tmp_path):
     """Rule: a cache that is a symbolic link is never followed."""
-    path = tmp_path / "topology.json"
-    target = tmp_path / "elsewhere.json"
+    path = tmp_path / "topology.bson"
+    target = tmp_path / "elsewhere.bson"
     _write(target, _planted(rs, evil, path))
     path.unlink()
     path.symlink_to(target)
@@ -175,7 +180,7 @@ def test_a_bare_name_lives_in_a_private_directory(rs, tmp_path, monkeypatch):
     a 0700 directory with mode 0600, and read back from there."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     _client(rs, "app").t.c.find_one()
-    path = tmp_path / "xdg" / "singlemongo" / "app.json"
+    path = tmp_path / "xdg" / "singlemongo" / "app.bson"
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     before = rs.total_connections()
@@ -192,7 +197,7 @@ def test_a_shared_private_directory_is_refused(rs, tmp_path, monkeypatch):
     os.chmod(tmp_path / "xdg" / "singlemongo", 0o777)
     with pytest.warns(SingleMongoWarning, match="cannot write.*writable by group or others"):
         _client(rs, "app").t.c.find_one()
-    assert not (tmp_path / "xdg" / "singlemongo" / "app.json").exists()
+    assert not (tmp_path / "xdg" / "singlemongo" / "app.bson").exists()
 
 
 BAD_FIELDS = {
@@ -200,7 +205,7 @@ BAD_FIELDS = {
     "hosts as a string": ("servers", 0, "hosts", "a:1"),
     "tags with a number": ("servers", 0, "tags", {"dc": 1}),
     "address as a number": ("servers", 0, "address", 5),
-    "a bad electionId": ("servers", 0, "electionId", "zz"),
+    "a bad electionId": ("servers", 0, "electionId", "0" * 24),
     "a UNIX socket host": ("servers", 0, "hosts", ["/tmp/evil.sock"]),
     "a port out of range": ("servers", 0, "hosts", ["a:70000"]),
     "a label over 63 characters": ("servers", 0, "hosts", ["a" * 64 + ".x:1"]),
@@ -216,29 +221,65 @@ def test_a_cache_with_wrong_field_types_is_ignored_with_a_warning(rs, tmp_path, 
     """Rule: every field has its type and hosts are validated like URI hosts; anything else is
     the documented "corrupt" warning and a scan. Before: a TypeError at the first operation,
     or a connection to whatever the file named."""
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     data = _warm(rs, path)
     key, index, name, value = where
     (data[key][index] if key else data)[name] = value
-    _write(path, json.dumps(data))
+    _write(path, data)
     with pytest.warns(SingleMongoWarning, match="corrupt"):
         client = _client(rs, path)
         assert client.t.c.find_one() == {"_id": 1}
     assert client._topology.scan_count == 1
 
 
-def test_a_cache_holding_a_json_array_is_ignored(rs, tmp_path):
-    path = tmp_path / "topology.json"
-    _write(path, "[1, 2]")
-    with pytest.warns(SingleMongoWarning, match="JSON list"):
+def test_a_cache_holding_trailing_bytes_is_ignored(rs, tmp_path):
+    path = tmp_path / "topology.bson"
+    _write(path, bson.encode(_warm(rs, path)) + b"\x00")
+    with pytest.warns(SingleMongoWarning, match="not one BSON document"):
         assert _client(rs, path).t.c.find_one() == {"_id": 1}
+
+
+def test_a_scan_that_confirms_the_cache_writes_nothing(rs, tmp_path):
+    """Rule (issue 20): the cache is written only when the topology changed (or the file was
+    missing or too old). Before, every scan rewrote it."""
+    path = tmp_path / "topology.bson"
+    _warm(rs, path)
+    before = path.read_bytes(), path.stat().st_ino
+    clock = FakeClock()
+    client = _client(rs, path, clock)
+    client.t.c.find_one()
+    clock.advance(61)  # heartbeatFrequencyMS: the next operation scans again
+    client.t.c.find_one()
+    assert client._topology.scan_count == 1
+    assert (path.read_bytes(), path.stat().st_ino) == before
+    rs.elect(2)
+    client._topology.stale = True  # what an error would do; the rescan finds a new primary
+    client.t.c.insert_one({"_id": 3})
+    assert _read(path)["servers"] != bson.decode(before[0])["servers"]
+
+
+def _read(path):
+    return bson.decode(path.read_bytes())
+
+
+def test_reading_the_cache_loads_no_json_or_tempfile(rs, tmp_path):
+    """Rule (issue 20): the read path costs less than the wave it saves; before, reading the
+    cache imported json and tempfile (with shutil, bz2, lzma): ~4-5 ms per process."""
+    path = tmp_path / "topology.bson"
+    _warm(rs, path)
+    code = ("import sys; from singlemongo import MongoClient; "
+            f"c = MongoClient({rs.uri!r}, topologyCacheFile={str(path)!r}); c.t.c.find_one(); "
+            "print(sorted(m for m in ('json', 'tempfile', 'shutil') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def test_a_failed_write_leaves_no_temporary_file(rs, tmp_path):
     """Rule: a failed write removes its temporary file. Before: one was left per failure."""
-    path = tmp_path / "topology.json"
+    path = tmp_path / "topology.bson"
     path.mkdir()  # os.replace onto a directory fails after the temporary file is written
     with pytest.warns(SingleMongoWarning, match="cannot write"):
         _client(rs, path).t.c.find_one()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["topology.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["topology.bson"]
     assert list(path.iterdir()) == []

@@ -11,7 +11,6 @@ from typing import Any, Optional
 
 from ..errors import ConnectionFailure
 from ..records import dataclass
-from ..sdam import monitoring as m
 from ..sdam.address import format_address
 from ..sdam.server_description import ServerDescription, average_rtt
 from .handshake import handshake_command
@@ -95,6 +94,7 @@ def ended_unapplied_failure(topology, address, outcome):
     """The Failed event that ends a check's heartbeat (alone: for an overloaded server or a
     check cut short, the description stays)."""
     if topology.events.active:
+        from ..sdam import monitoring as m  # SDAM events: loaded when anyone listens
         topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration,
                                                              outcome.error))
 
@@ -106,11 +106,13 @@ def _succeeded(topology, address, outcome, prior):
     if reply.get("ok") not in (1, 1.0, True):  # a command error: Unknown, connection cleared
         topology.close_connection(address, bump_generation=True)
         if events:
+            from ..sdam import monitoring as m
             topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration, reply))
         sd = ServerDescription.from_hello(address, reply, now=now)
     else:
         if events:
             shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive
+            from ..sdam import monitoring as m
             topology.events.publish(m.ServerHeartbeatSucceededEvent(address, outcome.duration,
                                                                     shown))
         topology.sessions.advance_cluster_time(reply)
@@ -154,9 +156,11 @@ def end_unapplied(topology, address, outcome):
     if topology.events.active:
         if outcome.error is None and outcome.reply.get("ok") in (1, 1.0, True):
             shown = {} if "speculativeAuthenticate" in outcome.reply else outcome.reply
+            from ..sdam import monitoring as m
             topology.events.publish(m.ServerHeartbeatSucceededEvent(address, outcome.duration,
                                                                     shown))
         else:
+            from ..sdam import monitoring as m
             topology.events.publish(m.ServerHeartbeatFailedEvent(
                 address, outcome.duration, outcome.error or outcome.reply))
     if address not in topology.description.servers:

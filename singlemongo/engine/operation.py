@@ -10,7 +10,7 @@ from bson import Int64
 from ..clock import Deadline
 from ..errors import (ConnectionFailure, NetworkTimeout, OperationFailure, PyMongoError,
                       ServerSelectionError)
-from ..monitoring import command_monitoring
+from ..monitoring import next_operation_id
 from ..records import dataclass
 from ..sdam.server_description import ServerDescription
 from ..sdam.server_type import ServerType, TopologyType
@@ -137,9 +137,9 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=N
         ms = topology.options.socket_timeout_ms
         deadline = Deadline(topology.clock, ms / 1000.0 if ms else None, f"socketTimeoutMS {ms}")
     try:
-        reply = command_monitoring.run(topology.events, topology.clock, conn, req.db, cmd,
-                                       deadline, req.sequences, operation_id, req.codec,
-                                       req.user_fields, exhaust=req.exhaust)
+        reply = topology.events.command(topology.clock, conn, req.db, cmd, deadline,
+                                        req.sequences, operation_id, req.codec,
+                                        req.user_fields, exhaust=req.exhaust)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         if session is not None:
@@ -178,7 +178,7 @@ class _Run:
             req.criteria.operation, PRIMARY)
         self.txn_number = None
         self.state = RetryState()
-        self.operation_id = req.operation_id or command_monitoring.next_operation_id()
+        self.operation_id = req.operation_id or next_operation_id()
         self.deadline = topology.deadline  # timeoutMS (execute opens its scope)
         self.last_error = self.last_server = None
         # Client backpressure: handshakes the server closes share one connectTimeoutMS.
@@ -371,9 +371,9 @@ def _timed_out(error, deadline, attempts):
 def _send_unacknowledged(topology, conn, req, cmd, sd, deadline=None):
     """Write concern w: 0: OP_MSG with moreToCome; nothing is read, nothing retried."""
     try:
-        command_monitoring.run(topology.events, topology.clock, conn, req.db, cmd,
-                               deadline or topology.options.socket_timeout_ms / 1000.0 or None,
-                               req.sequences, codec=req.codec, unacknowledged=True)
+        topology.events.command(topology.clock, conn, req.db, cmd,
+                                deadline or topology.options.socket_timeout_ms / 1000.0 or None,
+                                req.sequences, codec=req.codec, unacknowledged=True)
     except ConnectionFailure as exc:
         topology.handle_operation_error(conn, exc=exc)
         raise

@@ -10,7 +10,6 @@ leaves no temporary file behind.
 """
 import os
 import stat
-import tempfile
 
 PRIVATE_DIR_MODE = 0o700
 
@@ -19,13 +18,14 @@ class UntrustedFile(Exception):
     """The file exists but must not be trusted (the message says why)."""
 
 
-def resolve(name, environ=None):
-    """The path for a configured name: a bare name goes to the private cache directory."""
+def resolve(name, environ=None, suffix=""):
+    """The path for a configured name: a bare name goes to the private cache directory (with
+    ``suffix`` unless it ends with it)."""
     if os.sep in name or (os.altsep and os.altsep in name):
         return os.path.abspath(os.path.expanduser(name))
     environ = os.environ if environ is None else environ
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    filename = name if name.endswith(".json") else name + ".json"
+    filename = name if name.endswith(suffix) else name + suffix
     return os.path.join(base, "singlemongo", filename)
 
 
@@ -40,7 +40,7 @@ def _check(st, what):
 
 
 def read_private(path, limit=1 << 20):
-    """The file's text; FileNotFoundError if absent, UntrustedFile if it cannot be trusted."""
+    """The file's bytes; FileNotFoundError if absent, UntrustedFile if it cannot be trusted."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
@@ -60,7 +60,7 @@ def read_private(path, limit=1 << 20):
         os.close(fd)
     if len(data) > limit:
         raise UntrustedFile(f"it is larger than {limit} bytes")
-    return data.decode("utf-8", "replace")
+    return data
 
 
 def _private_directory(directory, create):
@@ -71,15 +71,27 @@ def _private_directory(directory, create):
         raise UntrustedFile(problem)
 
 
-def write_private(path, text, private_directory=False):
-    """Write ``text`` atomically with mode 0600; the temporary file never outlives a failure."""
+_EXCLUSIVE = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+
+
+def write_private(path, data, private_directory=False):
+    """Write ``data`` (bytes) atomically with mode 0600; the temporary file never outlives a
+    failure. The temporary file is named for this process and created exclusively (never
+    through a link), which is what ``tempfile`` would give at the cost of importing it
+    (with ``random`` and ``shutil``) in every process that writes the cache."""
     directory = os.path.dirname(path)
     if private_directory:
         _private_directory(directory, create=True)
-    fd, tmp = tempfile.mkstemp(prefix=".singlemongo-", suffix=".tmp", dir=directory)
+    tmp = os.path.join(directory, f".singlemongo-{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        fd = os.open(tmp, _EXCLUSIVE, 0o600)
+    except FileExistsError:  # left by a process that died with this pid: ours to replace
+        os.unlink(tmp)
+        fd = os.open(tmp, _EXCLUSIVE, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -61,13 +61,16 @@ class Scanner:
         self.history = deque(maxlen=256)
 
     def scan(self):
-        from .scan_plan import ScanPlan  # it builds on in_cooldown, defined here
         topo = self.topology
         if topo.options.tls:
             topo.tls_context()  # a file that cannot be used fails here, before any socket
         checked, prefetched = set(), {}
         scan_number = topo.scan_count + 1
         scan_start = topo.clock.monotonic()
+        if self._lone_seed(checked, scan_number, scan_start):
+            topo.scan_count = scan_number
+            return checked
+        from .scan_plan import ScanPlan  # it builds on in_cooldown, defined here
         plan = ScanPlan(topo.description, scan_start, topo.clock.random)
         for _ in range(MAX_CHECKS_PER_SCAN):
             address = plan.next(topo.description, checked)
@@ -78,12 +81,30 @@ class Scanner:
             checked.add(address)
             sd = topo.check_server(address, prefetched.pop(address, None))
             plan.announced(topo.description, sd)
-            self.history.append((scan_number, address, sd.server_type if sd else None,
-                                 sd.error if sd else "removed during the scan"))
+            self._record(scan_number, address, sd)
         for address, outcome in prefetched.items():  # removed by an earlier reply
             end_unapplied(topo, address, outcome)
         topo.scan_count = scan_number
         return checked
+
+    def _lone_seed(self, checked, scan_number, scan_start):
+        """A description of one server has no order to plan and nothing to check at once: it
+        is checked directly (a standalone's one-off loads neither planner nor wave). True if
+        that was the whole scan; False if the reply announced more servers (the planner goes
+        on from there) or there was not just one server."""
+        topo = self.topology
+        servers = topo.description.servers
+        if len(servers) != 1:
+            return False
+        ((address, sd),) = servers.items()
+        if not in_cooldown(sd, scan_start):
+            checked.add(address)
+            self._record(scan_number, address, topo.check_server(address))
+        return set(topo.description.servers) <= checked or len(checked) == 0
+
+    def _record(self, scan_number, address, sd):
+        self.history.append((scan_number, address, sd.server_type if sd else None,
+                             sd.error if sd else "removed during the scan"))
 
     def _wave(self, skip, scan_start):
         """Check at once up to WAVE_LIMIT servers the planner may ask for next (see wave.py)."""

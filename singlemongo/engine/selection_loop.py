@@ -7,7 +7,7 @@ one blocking scan. Every loop here is bounded by a count, so frozen time cannot 
 """
 
 from ..clock import Budget
-from ..monitoring import log
+from ..monitoring import DEBUG, INFO, SERVER_SELECTION, logging_enabled
 from ..constants import COOLDOWN_MS, MIN_HEARTBEAT_FREQUENCY_MS
 from ..errors import IncompatibleWireVersionError, ServerSelectionError
 from ..sdam.address import format_address
@@ -52,10 +52,11 @@ def selector_text(topo, criteria):
 
 
 def _log(level, text, topo, criteria, operation, operation_id, **fields):
-    if log.enabled(log.SERVER_SELECTION, level):
+    if logging_enabled(SERVER_SELECTION, level):
+        from ..monitoring import log
         td = topo.description.summary().replace("\n", "; ")
         selector = selector_text(topo, criteria)
-        log.emit(log.SERVER_SELECTION, level, f"{text} Selector: {selector}, topology "
+        log.emit(SERVER_SELECTION, level, f"{text} Selector: {selector}, topology "
                  f"description: {td}", selector=selector, operation=operation,
                  operationId=operation_id, topologyDescription=td,
                  topology_id=topo.topology_id, **fields)
@@ -64,23 +65,23 @@ def _log(level, text, topo, criteria, operation, operation_id, **fields):
 def select_server(topo, criteria, deprioritized=(), operation="command", operation_id=None):
     """Return one suitable ServerDescription, logging as the spec's Logging section says."""
     what = f"for operation {operation} with ID {operation_id}."
-    _log(log.DEBUG, f"Server selection started {what}", topo, criteria, operation,
+    _log(DEBUG, f"Server selection started {what}", topo, criteria, operation,
          operation_id, message="Server selection started")
     try:
         sd = _select(topo, criteria, deprioritized, lambda remaining_ms: _log(
-            log.INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
+            INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
             f"{remaining_ms:.0f} ms.", topo, criteria, operation, operation_id,
             message="Waiting for suitable server to become available",
             remainingTimeMS=remaining_ms))
     except ServerSelectionError as exc:
         # "Logging": the failure is the error; the topology description has its own field.
         failure = getattr(exc, "summary", None) or str(exc).splitlines()[0]
-        _log(log.DEBUG, f"Server selection failed {what[:-1]}. Failure: {failure}", topo,
+        _log(DEBUG, f"Server selection failed {what[:-1]}. Failure: {failure}", topo,
              criteria, operation, operation_id, message="Server selection failed",
              failure=failure)
         raise
     host, port = sd.address
-    _log(log.DEBUG, f"Server selection succeeded {what[:-1]}. Selected server: "
+    _log(DEBUG, f"Server selection succeeded {what[:-1]}. Selected server: "
          f"{format_address(sd.address)}.", topo, criteria, operation, operation_id,
          message="Server selection succeeded", serverHost=host, serverPort=port)
     return sd

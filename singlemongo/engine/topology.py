@@ -14,14 +14,11 @@ from ..clock import DEFAULT_CLOCK, Deadline
 from ..wire.connection import Connection, open_socket
 from ..errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
                       WaitQueueTimeoutError)
-from ..monitoring.events import EventBus
+from ..monitoring import EventBus
 from .handshake import handshake_command
 from .backpressure import TokenBucket
 from .scanner import Scanner
 from .sessions import SessionPool
-from ..sdam import monitoring as m
-from ..sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
-                                  handle_application_error)
 from ..sdam.server_description import ServerDescription
 from ..sdam.server_type import ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
@@ -68,6 +65,7 @@ class Topology:
         self._owner = None
         self.closed = False
         self.unfinished = set()  # servers whose check timeoutMS cut short in this scan
+        self.cache_holds = None  # what the topology cache file says (fresh), if known
         # Libraries wrapping the driver (DriverInfo): the driver= option, then append_metadata.
         self.drivers = (options.driver,) if options.driver is not None else ()
 
@@ -95,6 +93,7 @@ class Topology:
         self._description = td
         cached = self._load_cache()
         if self.events.active:
+            from ..sdam import monitoring as m  # SDAM events: loaded when anyone listens
             for event in m.opening_events(self.topology_id, td):
                 self.events.publish(event)
         if self.options.load_balanced:
@@ -103,6 +102,7 @@ class Topology:
             self.stale = False
         elif cached is not None:
             self._description, age = cached
+            self.cache_holds = self._description
             self.last_scan_end = self.clock.monotonic() - age
             self.stale = False
 
@@ -124,6 +124,7 @@ class Topology:
         for address in set(old.servers) - set(new.servers):
             self.close_connection(address)
         if self.events.active:
+            from ..sdam import monitoring as m
             for event in m.change_events(self.topology_id, old, new, sd.address):
                 self.events.publish(event)
 
@@ -206,6 +207,7 @@ class Topology:
 
     def heartbeat_started(self, address):
         if self.events.active:
+            from ..sdam import monitoring as m
             self.events.publish(m.ServerHeartbeatStartedEvent(address))
 
     def check_server(self, address, outcome=None):
@@ -220,7 +222,9 @@ class Topology:
         self.unfinished.clear()
         if self.options.topology_cache_file and not self.options.load_balanced:
             from .topology_cache import save
-            save(self.options.topology_cache_file, self.options, self._description, self.clock)
+            save(self.options.topology_cache_file, self.options, self._description, self.clock,
+                 loaded=self.cache_holds)
+            self.cache_holds = self._description
 
     # ----- operations ----------------------------------------------------------------------
 
@@ -377,6 +381,8 @@ class Topology:
 
     def handle_operation_error(self, conn, exc=None, reply=None):
         """Apply the SDAM decision for a failed operation on ``conn``."""
+        from ..sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
+                                           handle_application_error)  # on errors only
         if exc is not None:
             kind = ErrorKind.NETWORK_TIMEOUT if getattr(exc, "timeout", False) else ErrorKind.NETWORK
             message, topology_version, labels = str(exc), None, ()
@@ -420,6 +426,7 @@ class Topology:
             self.close_connection(address)
         if self._description is not None:
             if self.events.active:
+                from ..sdam import monitoring as m
                 for event in m.closing_events(self.topology_id, self._description):
                     self.events.publish(event)
             self._description = None

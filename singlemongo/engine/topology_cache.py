@@ -1,9 +1,11 @@
 """An opt-in topology cache shared by one user's processes (option ``topologyCacheFile``).
 
-After a scan the topology description is written atomically (temporary file, then
-``os.replace``) with wall-clock check times. A later process reads it at its first operation
-and, while it is younger than heartbeatFrequencyMS, selects from it and connects only to the
-server it selected; that connection's handshake still checks the server, and any surprise
+After a scan that changed what the file holds (or found it missing or expired), the topology
+description is written atomically (temporary file, then ``os.replace``) with wall-clock check
+times, as one BSON document: ``bson`` is loaded anyway, so reading the cache loads no module a
+cold one-off would not (no ``json``, no ``tempfile``) and costs less than the scan it saves.
+A later process reads it at its first operation and, while it is younger than
+heartbeatFrequencyMS, selects from it and connects only to the server it selected; that connection's handshake still checks the server, and any surprise
 marks the topology stale and scans.
 
 The cache decides where operations (and SCRAM conversations) go, so it is read only from a
@@ -11,10 +13,9 @@ file private to the user (``private_files.py``), and every field is checked: hos
 in a connection string. A missing, corrupt, foreign, unsafe or unreadable cache is ignored
 with a SingleMongoWarning; a cache older than heartbeatFrequencyMS is never used.
 """
-import json
-import re
 import warnings
 
+import bson
 from bson import ObjectId
 
 from ..errors import SingleMongoWarning
@@ -25,22 +26,20 @@ from ..sdam.server_type import ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
 from .private_files import UntrustedFile, read_private, resolve, write_private
 
-VERSION = 1
-_OBJECT_ID = r"^[0-9a-f]{24}$"  # compiled on first use (re's cache)
+VERSION = 2  # 1 was JSON
 
 
 def cache_key(options):
     """What a cache must match: the deployment this client was configured for."""
-    return json.dumps([sorted(format_address(s) for s in options.seeds), options.srv_host,
-                       options.replica_set, bool(options.direct_connection),
-                       bool(options.load_balanced)])
+    return [sorted(format_address(s) for s in options.seeds), options.srv_host,
+            options.replica_set, bool(options.direct_connection), bool(options.load_balanced)]
 
 
 def _server_doc(sd, now_mono, now_wall):
     checked = sd.last_update_time
     return {"address": format_address(sd.address), "type": sd.server_type.value,
             "setName": sd.set_name, "setVersion": sd.set_version,
-            "electionId": str(sd.election_id) if sd.election_id is not None else None,
+            "electionId": sd.election_id,
             "hosts": [format_address(a) for a in sd.hosts],
             "passives": [format_address(a) for a in sd.passives],
             "arbiters": [format_address(a) for a in sd.arbiters],
@@ -52,16 +51,19 @@ def _server_doc(sd, now_mono, now_wall):
             "checkedAt": None if checked is None else now_wall - (now_mono - checked)}
 
 
-def save(name, options, td, clock):
+def save(name, options, td, clock, loaded=None):
+    """Write ``td`` unless ``loaded`` (the description this process read from the cache,
+    still fresh) already says the same: a scan that confirmed the file costs no write."""
+    if loaded is not None and _same(loaded, td):
+        return
     data = {"version": VERSION, "key": cache_key(options), "writtenAt": clock.wall(),
             "topologyType": td.topology_type.value, "setName": td.set_name,
-            "maxSetVersion": td.max_set_version,
-            "maxElectionId": str(td.max_election_id) if td.max_election_id else None,
+            "maxSetVersion": td.max_set_version, "maxElectionId": td.max_election_id,
             "servers": [_server_doc(sd, clock.monotonic(), clock.wall())
                         for sd in td.servers.values()]}
-    path = resolve(name)
+    path = resolve(name, suffix=".bson")
     try:
-        write_private(path, json.dumps(data), private_directory=path != name)
+        write_private(path, bson.encode(data), private_directory=path != name)
     except (OSError, UntrustedFile, TypeError, ValueError) as exc:
         warnings.warn(f"cannot write topology cache {path!r}: {exc}", SingleMongoWarning,
                       stacklevel=2)
@@ -84,7 +86,7 @@ def _optional(check):
 _SERVER_FIELDS = {
     "address": lambda v: isinstance(v, str), "type": lambda v: v in ServerType._value2member_map_,
     "setName": _optional(lambda v: isinstance(v, str)), "setVersion": _optional(_is_int),
-    "electionId": _optional(lambda v: isinstance(v, str) and bool(re.match(_OBJECT_ID, v))),
+    "electionId": _optional(lambda v: isinstance(v, ObjectId)),
     "hosts": lambda v: isinstance(v, list), "passives": lambda v: isinstance(v, list),
     "arbiters": lambda v: isinstance(v, list),
     "primary": _optional(lambda v: isinstance(v, str)), "me": _optional(lambda v: isinstance(v, str)),
@@ -98,7 +100,7 @@ _SERVER_FIELDS = {
 _TOP_FIELDS = {
     "writtenAt": _is_number, "topologyType": lambda v: v in TopologyType._value2member_map_,
     "setName": _optional(lambda v: isinstance(v, str)), "maxSetVersion": _optional(_is_int),
-    "maxElectionId": _optional(lambda v: isinstance(v, str) and bool(re.match(_OBJECT_ID, v))),
+    "maxElectionId": _optional(lambda v: isinstance(v, ObjectId)),
     "servers": lambda v: isinstance(v, list) and len(v) <= 2 * MAX_MEMBERS and all(
         isinstance(d, dict) for d in v),
 }
@@ -126,23 +128,36 @@ def _server(doc, options, now_mono, now_wall):
         min_wire_version=doc["minWireVersion"], max_wire_version=doc["maxWireVersion"],
         me=optional(doc["me"]), hosts=addresses("hosts"), passives=addresses("passives"),
         arbiters=addresses("arbiters"), tags=dict(doc["tags"]), set_name=doc["setName"],
-        election_id=ObjectId(doc["electionId"]) if doc["electionId"] else None,
+        election_id=doc["electionId"],
         set_version=doc["setVersion"], primary=optional(doc["primary"]),
         logical_session_timeout_minutes=doc["logicalSessionTimeoutMinutes"])
 
 
 def _read(path):
-    """The cache's document; raises for absent, unsafe, unreadable or non-JSON files."""
-    data = json.loads(read_private(path))
-    if not isinstance(data, dict):
-        raise ValueError(f"it holds a JSON {type(data).__name__}, not an object")
-    return data
+    """The cache's document; raises for absent, unsafe, unreadable or non-BSON files."""
+    try:
+        return bson.decode(read_private(path))
+    except bson.errors.BSONError as exc:
+        raise ValueError(f"it is not one BSON document: {exc}") from None
+
+
+def _same(a, b):
+    """Whether two descriptions say the same about every server (round trips, last write
+    dates and check times aside: they change with every scan and the cache keeps them only
+    as hints)."""
+    hints = {"rtt": None, "lastWriteDate": None, "checkedAt": None}
+
+    def essence(td):
+        return (td.topology_type, td.set_name, td.max_set_version, td.max_election_id,
+                {address: _server_doc(sd, 0.0, 0.0) | hints
+                 for address, sd in td.servers.items()})
+    return essence(a) == essence(b)
 
 
 def load(name, options, clock):
     """(TopologyDescription, age in seconds) from the cache, or None: silently on a cold
     start (no file yet, the first run's normal case), else with a warning saying why."""
-    path = resolve(name)
+    path = resolve(name, suffix=".bson")
 
     def ignore(why):
         warnings.warn(f"topology cache {path!r} ignored: {why}; scanning instead",
@@ -167,8 +182,7 @@ def load(name, options, clock):
         servers = [_server(d, options, now_mono, now_wall) for d in data["servers"]]
         td = TopologyDescription.from_servers(TopologyType(data["topologyType"]), servers,
                                               data["setName"], options.seeds)
-        election = data["maxElectionId"]
         return replace(td, max_set_version=data["maxSetVersion"],
-                       max_election_id=ObjectId(election) if election else None), age
+                       max_election_id=data["maxElectionId"]), age
     except (KeyError, TypeError, ValueError) as exc:
         return ignore(f"it is corrupt ({exc})")

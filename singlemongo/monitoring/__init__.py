@@ -1,7 +1,20 @@
 """Observability: event listeners, command monitoring and logging under the spec's components.
 
 As ``pymongo.monitoring``: the listener base classes and the event classes are importable from
-here (``from singlemongo.monitoring import CommandListener``), loaded on first use."""
+here (``from singlemongo.monitoring import CommandListener``), loaded on first use.
+
+This module is also what every client loads of observability: the two gates (is anyone
+listening? would a log message go anywhere?) and the ``EventBus``. Event classes, command
+monitoring and log formatting load only when a gate is open."""
+import itertools
+import sys
+
+# Logging spec components, under singlemongo's name; levels as stdlib logging numbers them.
+COMMAND = "singlemongo.command"
+SERVER_SELECTION = "singlemongo.serverSelection"
+TOPOLOGY = "singlemongo.topology"
+CONNECTION = "singlemongo.connection"
+DEBUG, INFO, WARNING = 10, 20, 30
 
 _NAMES = {
     "CommandListener": "listeners", "ServerListener": "listeners",
@@ -30,6 +43,68 @@ def register(listener):
                         f"ServerHeartbeatListener, TopologyListener or ConnectionPoolListener, "
                         f"not {type(listener)}")
     _GLOBAL_LISTENERS.append(listener)
+
+
+def logging_enabled(component, level=DEBUG):
+    """Whether a message of ``component`` at ``level`` would go anywhere. ``logging`` is never
+    imported by singlemongo: if the program has not imported it, nothing can be configured
+    to receive the message, and a one-off pays nothing for logging."""
+    logging = sys.modules.get("logging")
+    return logging is not None and logging.getLogger(component).isEnabledFor(level)
+
+
+_operation_ids = itertools.count(1)
+
+
+def next_operation_id():
+    """A new operationId (command monitoring spec): one per operation, shared by its
+    retries and by a bulk write's commands."""
+    return next(_operation_ids)
+
+
+class EventBus:
+    """A client's listeners: events go to each (a listener that raises never breaks an
+    operation), and SDAM events are also logged under ``singlemongo.topology``."""
+
+    def __init__(self, listeners=(), topology_id=None):
+        self.listeners = list(listeners)
+        self.topology_id = topology_id
+
+    def add(self, listener):
+        self.listeners.append(listener)
+
+    def publish(self, event):
+        if self.listeners:  # listener classes are loaded only by programs that register some
+            from .listeners import deliver
+        for listener in self.listeners:
+            try:
+                deliver(listener, event)
+            except Exception:  # a broken listener must not break the driver
+                import logging
+                logging.getLogger("singlemongo.events").exception(
+                    "event listener %r raised on %s", listener, type(event).__name__)
+        if logging_enabled(TOPOLOGY) and type(event).__module__ == "singlemongo.sdam.monitoring":
+            from .events import log_sdam_event
+            log_sdam_event(event, self.topology_id)
+
+    def __bool__(self):
+        return bool(self.listeners)
+
+    @property
+    def active(self):
+        """Whether publishing does anything: a listener, or SDAM logging enabled."""
+        return bool(self.listeners) or logging_enabled(TOPOLOGY)
+
+    def command(self, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=None,
+                codec=None, user_fields=None, unacknowledged=False, exhaust=None):
+        """``conn.dispatch`` of an application command, with command monitoring's events
+        and log messages when anyone listens (``command_monitoring.run``)."""
+        if not self.listeners and not logging_enabled(COMMAND):
+            return conn.dispatch(db, cmd, timeout_s, sequences, codec, user_fields,
+                                 unacknowledged, exhaust)
+        from .command_monitoring import run
+        return run(self, clock, conn, db, cmd, timeout_s, sequences, operation_id, codec,
+                   user_fields, unacknowledged, exhaust)
 
 
 def __getattr__(name):

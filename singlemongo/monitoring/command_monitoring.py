@@ -1,21 +1,13 @@
 """Command monitoring (command logging and monitoring spec): started, succeeded and failed
 events and log messages around every application command, each attempt of a retried
 operation included. Sensitive commands and their replies are replaced by empty documents."""
-import itertools
 from ..records import dataclass
 from typing import Any
 
-from . import log
+from . import log, next_operation_id
 
 SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
                        "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"})
-_operation_ids = itertools.count(1)
-
-
-def next_operation_id():
-    return next(_operation_ids)
-
-
 def is_sensitive(name, cmd):
     lname = name.lower()
     return lname in SENSITIVE or (lname in ("hello", "ismaster")
@@ -84,26 +76,12 @@ def _where(f):
             f"{f['operationId']}")
 
 
-def _send(conn, db, cmd, timeout_s, sequences, codec, user_fields, unacknowledged, exhaust):
-    if unacknowledged:  # w: 0: moreToCome, nothing comes back; the events say ok: 1
-        conn.send_only(db, cmd, sequences, timeout_s, codec)
-        return {"ok": 1}
-    if exhaust == "receive":  # the next reply of an exhaust stream: nothing is sent
-        return conn.receive_more(timeout_s, codec, user_fields)
-    return conn.command(db, cmd, timeout_s, sequences, codec, user_fields,
-                        exhaust_allowed=exhaust == "allow")
-
-
 def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=None,
         codec=None, user_fields=None, unacknowledged=False, exhaust=None):
-    """``conn.command`` with events and log messages; the fast path when nobody listens.
-    ``exhaust``: "allow" sends with exhaustAllowed, "receive" reads the next streamed reply
-    of ``cmd`` (a getMore) without sending anything; both publish the events as PyMongo
-    does for every batch."""
+    """``conn.dispatch`` with events and log messages (``EventBus.command`` calls it only
+    when anyone listens). An exhaust stream publishes the events as PyMongo does for every
+    batch."""
     logging_on = log.enabled(log.COMMAND)
-    if not bus.listeners and not logging_on:
-        return _send(conn, db, cmd, timeout_s, sequences, codec, user_fields, unacknowledged,
-                     exhaust)
     name = next(iter(cmd))
     operation_id = operation_id or next_operation_id()
     request_id = conn.peek_request_id()
@@ -121,8 +99,8 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
                  command=log.document(shown), topology_id=bus.topology_id, **f)
     start = clock.monotonic()
     try:
-        reply = _send(conn, db, cmd, timeout_s, sequences, codec, user_fields, unacknowledged,
-                      exhaust)
+        reply = conn.dispatch(db, cmd, timeout_s, sequences, codec, user_fields,
+                              unacknowledged, exhaust)
     except Exception as exc:
         # "Security": only a server's error is redacted; a network error carries nothing of
         # the server's, and the exception is shown whole.

@@ -1,7 +1,6 @@
-"""Listeners registered on a client, and the SDAM log messages (SDAM logging spec).
-
-Every event goes to each listener; a listener that raises never breaks an operation. SDAM
-and heartbeat events are also logged under ``singlemongo.topology`` with the spec's texts.
+"""The SDAM log messages (SDAM logging spec): SDAM and heartbeat events logged under
+``singlemongo.topology`` with the spec's texts, loaded only when that logger is enabled
+(``EventBus.publish``).
 """
 
 from . import log
@@ -55,35 +54,9 @@ def _sdam_message(event, tid):
     return None
 
 
-class EventBus:
-    def __init__(self, listeners=(), topology_id=None):
-        self.listeners = list(listeners)
-        self.topology_id = topology_id
-
-    def add(self, listener):
-        self.listeners.append(listener)
-
-    def publish(self, event):
-        if self.listeners:  # listener classes are loaded only by programs that register some
-            from .listeners import deliver
-        for listener in self.listeners:
-            try:
-                deliver(listener, event)
-            except Exception:  # a broken listener must not break the driver
-                import logging
-                logging.getLogger("singlemongo.events").exception(
-                    "event listener %r raised on %s", listener, type(event).__name__)
-        if log.enabled(log.TOPOLOGY) and type(event).__module__ == m.__name__:
-            found = _sdam_message(event, self.topology_id)
-            if found is not None:
-                text, fields = found
-                log.emit(log.TOPOLOGY, log.DEBUG, text, topology_id=self.topology_id,
-                         topologyId=self.topology_id, **fields)
-
-    def __bool__(self):
-        return bool(self.listeners)
-
-    @property
-    def active(self):
-        """Whether publishing does anything: a listener, or SDAM logging enabled."""
-        return bool(self.listeners) or log.enabled(log.TOPOLOGY)
+def log_sdam_event(event, topology_id):
+    found = _sdam_message(event, topology_id)
+    if found is not None:
+        text, fields = found
+        log.emit(log.TOPOLOGY, log.DEBUG, text, topology_id=topology_id,
+                 topologyId=topology_id, **fields)

@@ -9,11 +9,9 @@ receive these messages, so a one-off script does not pay for loading it.
 import os
 import sys
 
-COMMAND = "singlemongo.command"
-SERVER_SELECTION = "singlemongo.serverSelection"
-TOPOLOGY = "singlemongo.topology"
-CONNECTION = "singlemongo.connection"
-DEBUG, INFO, WARNING = 10, 20, 30
+from . import (COMMAND, CONNECTION, DEBUG, INFO, SERVER_SELECTION, TOPOLOGY,  # noqa: F401
+               WARNING, logging_enabled as enabled)
+
 DEFAULT_MAX_DOCUMENT_LENGTH = 1000
 
 
@@ -29,11 +27,6 @@ def document(doc):
     text = json_util.dumps(doc, json_options=json_util.RELAXED_JSON_OPTIONS)
     limit = max_document_length()
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def enabled(component, level=DEBUG):
-    logging = sys.modules.get("logging")
-    return logging is not None and logging.getLogger(component).isEnabledFor(level)
 
 
 def emit(component, level, text, topology_id=None, **fields):

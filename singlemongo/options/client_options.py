@@ -7,6 +7,7 @@ string are dropped with a SingleMongoWarning (connection-string spec); invalid k
 arguments and conflicting options raise ConfigurationError.
 """
 import warnings
+from typing import TYPE_CHECKING
 from ..records import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
@@ -15,10 +16,12 @@ from ..errors import (ConfigurationError, ConfigurationTypeError, InvalidURI,
                       SingleMongoWarning)
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
-from .credentials import Credentials, credentials
 from .redact import SecretText, mention, redact_value
 from ..selection.read_preference import ReadPreference
 from .uri import parse_uri
+
+if TYPE_CHECKING:
+    from .credentials import Credentials
 
 # uri-options spec, "Conflicting TLS options".
 TLS_CONFLICTS = (
@@ -42,7 +45,7 @@ class ClientOptions:
     specified: frozenset
     srv_host: Optional[str] = None
     database: Optional[str] = None
-    credentials: Optional[Credentials] = None
+    credentials: Optional["Credentials"] = None
     read_preference: ReadPreference = ReadPreference()
 
     def __getattr__(self, attr):
@@ -248,8 +251,19 @@ def _finish(options, username, password, tls_values, properties_dropped=False):
     except ConfigurationError as exc:
         raise ConfigurationError(f"invalid read preference options: {exc}") from None
     return replace(options, values=MappingProxyType(values), read_preference=read_pref,
-                   credentials=credentials(options.values, options.database, username,
-                                               password, properties_dropped))
+                   credentials=_credentials(options.values, options.database, username,
+                                            password, properties_dropped))
+
+
+def _credentials(values, database, username, password, properties_dropped):
+    """``credentials.credentials``; a client that configures no authentication at all does
+    not load the authentication options' rules."""
+    if username is None and password is None and not properties_dropped and all(
+            values[name] is None for name in ("authMechanism", "authSource",
+                                              "authMechanismProperties")):
+        return None
+    from .credentials import credentials
+    return credentials(values, database, username, password, properties_dropped)
 
 
 def _check_conflicts(options, tls_values):

@@ -4,7 +4,7 @@ Pure rules on records a resolver returned: target domains, TXT options, srvMaxHo
 lookups themselves happen at the client's first operation through an injectable resolver
 (``engine/dns.py`` on dnspython by default), bounded by connectTimeoutMS.
 """
-from .percent import unquote
+from .uri import unquote
 
 from .client_options import with_srv_results
 from ..errors import DNSError

@@ -6,7 +6,6 @@ This module only splits and decodes. What each option means and which values are
 import re
 from ..records import dataclass, field
 from typing import Optional, Tuple
-from .percent import unquote
 
 from ..constants import DEFAULT_PORT
 from ..sdam.address import host_name_problem, is_ipv6
@@ -17,10 +16,19 @@ SCHEME = "mongodb://"
 SRV_SCHEME = "mongodb+srv://"
 # Patterns are compiled on first use (re's cache), not at import: a one-off query
 # compiles only those it needs.
+_ESCAPE = r"(?:%[0-9A-Fa-f]{2})+"
 _BAD_PERCENT = r"%(?![0-9A-Fa-f]{2})"
 _IPV4 = r"^\d{1,3}(\.\d{1,3}){3}$"
 # "Auth Database": characters that MUST NOT appear once decoded.
 _BAD_DB_CHARS = frozenset('/\\ "$')
+
+
+def unquote(text):
+    """Decode %XX escapes as UTF-8, like urllib.parse.unquote (without importing it)."""
+    if "%" not in text:
+        return text
+    return re.sub(_ESCAPE, lambda m: bytes.fromhex(m.group(0).replace("%", "")).decode(
+        "utf-8", "replace"), text)
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,32 @@ class TopologyDescription:
     set_name: Optional[str] = None
     max_set_version: Optional[int] = None
     max_election_id: Any = None
-    compatible: bool = True
-    compatibility_error: Optional[str] = None
-    logical_session_timeout_minutes: Optional[int] = None
     seeds: Tuple[Address, ...] = field(default=())
+
+    # Derived from ``servers`` when first read, not at every update: a scan of n members
+    # applies n updates, and each would otherwise walk all n servers again.
+
+    @property
+    def compatible(self) -> bool:
+        """SDAM "Checking wire protocol compatibility": every known server's range overlaps
+        the driver's."""
+        return self._derived()[0]
+
+    @property
+    def compatibility_error(self) -> Optional[str]:
+        return self._derived()[1]
+
+    @property
+    def logical_session_timeout_minutes(self) -> Optional[int]:
+        return self._derived()[2]
+
+    def _derived(self):
+        derived = self.__dict__.get("_derived_values")
+        if derived is None:
+            derived = (*_compatibility(self.servers.values()),
+                       _session_timeout(self.servers.values()))
+            object.__setattr__(self, "_derived_values", derived)
+        return derived
 
     @classmethod
     def initial(cls, seeds, replica_set=None, direct_connection=None, load_balanced=False):
@@ -79,13 +101,10 @@ class TopologyDescription:
         return self._finish(work)
 
     def _finish(self, work):
-        servers = MappingProxyType(dict(work.servers))
-        compatible, error = _compatibility(servers.values())
-        return replace(self, topology_type=work.topology_type, servers=servers,
-                       set_name=work.set_name, max_set_version=work.max_set_version,
-                       max_election_id=work.max_election_id, compatible=compatible,
-                       compatibility_error=error,
-                       logical_session_timeout_minutes=_session_timeout(servers.values()))
+        return replace(self, topology_type=work.topology_type,
+                       servers=MappingProxyType(work.servers), set_name=work.set_name,
+                       max_set_version=work.max_set_version,
+                       max_election_id=work.max_election_id)
 
     def server(self, address):
         return self.servers.get(address)
@@ -147,19 +166,23 @@ def _verify_set_name_single(work, sd):
                         f"{format_address(sd.address)} reports {sd.set_name!r}")
 
 
+_NOT_CHECKED = frozenset({ServerType.UNKNOWN, ServerType.POSSIBLE_PRIMARY,
+                          ServerType.LOAD_BALANCER})
+
+
 def _compatibility(servers):
     # "Checking wire protocol compatibility".
     for sd in servers:
         # A load balancer's wire versions arrive with each connection's handshake.
-        if sd.server_type in (ServerType.UNKNOWN, ServerType.POSSIBLE_PRIMARY,
-                              ServerType.LOAD_BALANCER):
+        if sd.server_type in _NOT_CHECKED:
             continue
-        where = format_address(sd.address)
         if (sd.min_wire_version or 0) > MAX_SUPPORTED_WIRE_VERSION:
+            where = format_address(sd.address)
             return False, (f"Server at {where} requires wire version {sd.min_wire_version}, but "
                            f"this version of {DRIVER_NAME} only supports up to "
                            f"{MAX_SUPPORTED_WIRE_VERSION}.")
         if (sd.max_wire_version or 0) < MIN_SUPPORTED_WIRE_VERSION:
+            where = format_address(sd.address)
             return False, (f"Server at {where} reports wire version {sd.max_wire_version}, but "
                            f"this version of {DRIVER_NAME} requires at least "
                            f"{MIN_SUPPORTED_WIRE_VERSION} (MongoDB {MIN_SUPPORTED_SERVER_VERSION}).")

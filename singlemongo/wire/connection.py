@@ -359,6 +359,20 @@ class Connection:
             message = wire.compress_message(message, self.compressor, self.zlib_level)
         return self.round_trip(request_id, message, timeout, codec, user_fields)
 
+    def dispatch(self, db, cmd, timeout=None, sequences=(), codec=None, user_fields=None,
+                 unacknowledged=False, exhaust=None):
+        """An application command as its mode says. ``unacknowledged`` (w: 0): sent with
+        moreToCome, nothing comes back, and the answer is ``{"ok": 1}``. ``exhaust``:
+        "allow" lets the server stream further replies; "receive" reads the stream's next
+        reply without sending anything."""
+        if unacknowledged:
+            self.send_only(db, cmd, sequences, timeout, codec)
+            return {"ok": 1}
+        if exhaust == "receive":
+            return self.receive_more(timeout, codec, user_fields)
+        return self.command(db, cmd, timeout, sequences, codec, user_fields,
+                            exhaust_allowed=exhaust == "allow")
+
     def send_only(self, db, cmd, sequences=(), timeout=None, codec=None):
         """Send with moreToCome: the server does not answer, so nothing is waited for."""
         self._usable()

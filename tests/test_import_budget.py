@@ -1,0 +1,104 @@
+"""What a one-off loads (issue 20): the read path loads what a read needs. The lists below are
+exact, so a new import on the read path (or one that stops being needed) is a visible
+decision: change the list in the same commit and say why."""
+import subprocess
+import sys
+
+import pytest
+
+from singlemongo.testing import Standalone
+
+# A plain one-off find_one on a standalone: package __init__s included.
+ONE_OFF = {
+    "singlemongo", "singlemongo.client", "singlemongo.clock", "singlemongo.collection",
+    "singlemongo.collection_reads", "singlemongo.command_cursor", "singlemongo.common",
+    "singlemongo.constants", "singlemongo.cursor", "singlemongo.database",
+    "singlemongo.engine", "singlemongo.engine.backpressure", "singlemongo.engine.check",
+    "singlemongo.engine.checkout", "singlemongo.engine.handshake",
+    "singlemongo.engine.operation", "singlemongo.engine.replies", "singlemongo.engine.scanner",
+    "singlemongo.engine.selection_loop", "singlemongo.engine.sessions",
+    "singlemongo.engine.topology", "singlemongo.errors", "singlemongo.monitoring",
+    "singlemongo.options", "singlemongo.options.client_options", "singlemongo.options.redact",
+    "singlemongo.options.table", "singlemongo.options.types", "singlemongo.options.uri",
+    "singlemongo.read_concern", "singlemongo.read_preferences", "singlemongo.records",
+    "singlemongo.sdam", "singlemongo.sdam.address", "singlemongo.sdam.server_description",
+    "singlemongo.sdam.server_type", "singlemongo.sdam.topology_description",
+    "singlemongo.sdam.transitions", "singlemongo.selection",
+    "singlemongo.selection.read_preference", "singlemongo.selection.selector",
+    "singlemongo.typings", "singlemongo.wire", "singlemongo.wire.connection",
+    "singlemongo.wire.messages", "singlemongo.write_concern",
+}
+# Loaded by `from singlemongo import MongoClient`: the face down to the cursor; the engine
+# (and socket) load when the first client is made.
+ENGINE = {
+    "singlemongo.engine.scanner", "singlemongo.engine.selection_loop",
+    "singlemongo.engine.topology",
+    "singlemongo.wire", "singlemongo.wire.connection", "singlemongo.wire.messages",
+    "singlemongo.sdam.topology_description", "singlemongo.sdam.transitions",
+}
+# Standard-library modules singlemongo itself adds to what bson and the floor load.
+NEVER_ON_A_ONE_OFF = {"json", "tempfile", "shutil", "random", "ipaddress", "logging",
+                      "hashlib", "hmac", "ssl", "zlib", "dns", "heapq", "urllib.parse"}
+
+PROBE = """
+import sys
+import bson, socket, struct  # what the raw-socket floor loads
+baseline = set(sys.modules)
+from singlemongo import MongoClient
+imported = {m for m in sys.modules if m.startswith("singlemongo")}
+client = MongoClient(sys.argv[1])
+client.t.c.find_one()
+client.close()
+print(sorted(imported))
+print(sorted(m for m in sys.modules if m.startswith("singlemongo")))
+print(sorted(set(sys.modules) - baseline))
+"""
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    with Standalone() as sa:
+        out = subprocess.run([sys.executable, "-c", PROBE, sa.uri], capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+    return [eval(line) for line in out]  # the lists printed above
+
+
+def test_a_one_off_loads_exactly_the_allowed_modules(loaded):
+    """Rule: a plain one-off find_one loads the read path only: no writes, bulk, indexes,
+    findAndModify, sessions beyond the implicit one, event classes, command monitoring,
+    SDAM error handling, credentials, scan planner or wave. Before: 59 modules."""
+    one_off = set(loaded[1])
+    assert one_off == ONE_OFF, (f"new: {sorted(one_off - ONE_OFF)}; "
+                                f"no longer loaded: {sorted(ONE_OFF - one_off)}")
+
+
+def test_importing_the_client_loads_the_face_not_the_engine(loaded):
+    """Rule: `from singlemongo import MongoClient` loads no socket and no engine."""
+    assert set(loaded[0]) == ONE_OFF - ENGINE
+    code = "import sys; from singlemongo import MongoClient; print('socket' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_one_off_loads_no_optional_standard_library(loaded):
+    """Rule: beyond what bson and a socket load, a one-off adds no standard-library module
+    that only some programs need (before: random, ipaddress and, with a topology cache,
+    json and tempfile)."""
+    assert NEVER_ON_A_ONE_OFF.isdisjoint(loaded[2]), NEVER_ON_A_ONE_OFF & set(loaded[2])
+
+
+@pytest.mark.parametrize("module,mixin", [("collection_writes", "WriteMethods"),
+                                          ("find_and_modify", "FindAndModifyMethods"),
+                                          ("collection_indexes", "IndexMethods")])
+def test_deferred_mixins_name_every_method_of_the_real_class(module, mixin):
+    """Rule: Collection's stand-ins for the deferred mixins (collection.py) list every
+    attribute the real class defines: a method added there and not here would be taken
+    for a sub-collection by Collection.__getattr__."""
+    import importlib
+
+    from singlemongo import collection
+    real = getattr(importlib.import_module(f"singlemongo.{module}"), mixin)
+    stand_in = next(k for k in collection.Collection.__mro__ if k.__name__ == mixin)
+    own = lambda klass: {n for n in vars(klass) if not n.startswith("__")}
+    assert own(stand_in) == own(real)

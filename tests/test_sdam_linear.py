@@ -1,0 +1,55 @@
+"""SDAM stays linear in the member count (issue 20): applying one scan's hellos parses each
+announced host once and walks the servers for derived facts only when they are read."""
+from bson import ObjectId
+
+from singlemongo.sdam import address, topology_description
+from singlemongo.sdam.address import parse_announced
+from singlemongo.sdam.server_description import ServerDescription
+from singlemongo.sdam.server_type import TopologyType
+from singlemongo.sdam.topology_description import TopologyDescription
+
+N = 50
+HOSTS = [f"h{i}.example.com:27017" for i in range(N)]
+
+
+def _hello(i):
+    reply = {"ok": 1, "isWritablePrimary": i == 0, "secondary": i != 0, "setName": "rs",
+             "hosts": HOSTS, "me": HOSTS[i], "primary": HOSTS[0], "maxWireVersion": 21,
+             "logicalSessionTimeoutMinutes": 30, "setVersion": 1}
+    if i == 0:
+        reply["electionId"] = ObjectId("000000000000000000000001")
+    return reply
+
+
+def _scan():
+    td = TopologyDescription.initial([parse_announced(HOSTS[0])], "rs")
+    for i in range(N):
+        td = td.update(ServerDescription.from_hello(parse_announced(HOSTS[i]), _hello(i), 0.001))
+    return td
+
+
+def _counting(monkeypatch, module, name):
+    calls = []
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a: calls.append(a) or real(*a))
+    return calls
+
+
+def test_each_announced_host_is_parsed_once_per_scan(monkeypatch):
+    """Rule: the hosts every member announces are validated once each, not once per reply.
+    Before: 50 replies x 50 hosts = 2,500 validations, most of a 50-member scan's 14 ms."""
+    monkeypatch.setattr(address, "_ANNOUNCED", {})
+    parses = _counting(monkeypatch, address, "_parse_announced")
+    td = _scan()
+    assert td.topology_type is TopologyType.REPLICA_SET_WITH_PRIMARY and len(td.servers) == N
+    assert len(parses) == N
+
+
+def test_derived_facts_are_computed_when_read_not_at_every_update(monkeypatch):
+    """Rule: wire compatibility and the session timeout walk all servers once, when read.
+    Before: every one of a scan's 50 updates walked all 50 servers for both."""
+    walks = _counting(monkeypatch, topology_description, "_compatibility")
+    td = _scan()
+    assert walks == []
+    assert td.compatible and td.logical_session_timeout_minutes == 30
+    assert td.compatible and len(walks) == 1
