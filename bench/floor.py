@@ -31,5 +31,8 @@ if __name__ == "__main__":
     main(*sys.argv[1].split(":"))
     import os
     if os.environ.get("BENCH_RSS"):
-        import resource
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+        # VmHWM: the peak of this program's own memory (ru_maxrss would include the
+        # forked parent's pages from before exec).
+        with open("/proc/self/status") as status:
+            print(next(line.split()[1] for line in status if line.startswith("VmHWM")),
+                  file=sys.stderr)
