@@ -185,6 +185,7 @@ class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
         """Run a write with the collection's write concern; w: 0 sends it unacknowledged.
         ``check``: raise the write error; else return the reply whatever it holds.
         ``prepare``: see ``Request.prepare`` (sizes checked on the selected connection)."""
+        from .collection_writes import _raise_write_error  # loaded with the first write
         wc = self._write_concern
         if not wc.is_server_default:
             cmd["writeConcern"] = wc.document
@@ -196,7 +197,6 @@ class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
                 codec=self._codec_options, user_fields=user_fields, explicit_session=session,
                 prepare=prepare, operation_id=operation_id))
         except WriteConcernError as exc:
-            from .collection_writes import _raise_write_error
             reply = exc.reply or {}
             if not check:
                 return reply
@@ -204,7 +204,6 @@ class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
                                exc.address)  # PyMongo: a write error wins over the WCE
             raise
         if check:
-            from .collection_writes import _raise_write_error
             _raise_write_error(outcome.reply, outcome.server.address)
         return outcome.reply
 

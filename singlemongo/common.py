@@ -5,8 +5,9 @@ for a wrong type, ValueError for a wrong value, InvalidName for a bad name)."""
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import ItemsView, Mapping, MutableMapping
-from typing import Any, NoReturn, Optional, Sequence
+from typing import Any, Generic, NoReturn, Optional, Sequence, TypeVar
 
 from bson.codec_options import CodecOptions
 
@@ -41,8 +42,6 @@ def deferred_mixin(module: str, mixin: str, names: Sequence[str]) -> Any:
     that module on first use (type checkers see the real class: import it under
     ``TYPE_CHECKING``). A one-off read does not load the code for writes, indexes or
     findAndModify; tests/test_import_budget.py checks ``names`` against the real class."""
-    import types
-    from typing import Generic, TypeVar
     document_type = TypeVar("document_type")
     namespace = {name: _Deferred(module, mixin, name) for name in names}
     base: Any = Generic

@@ -248,7 +248,7 @@ def test_a_scan_that_confirms_the_cache_writes_nothing(rs, tmp_path):
     clock = FakeClock()
     client = _client(rs, path, clock)
     client.t.c.find_one()
-    clock.advance(61)  # heartbeatFrequencyMS: the next operation scans again
+    client._topology.stale = True  # what an error would do: the next operation scans
     client.t.c.find_one()
     assert client._topology.scan_count == 1
     assert (path.read_bytes(), path.stat().st_ino) == before
@@ -256,6 +256,21 @@ def test_a_scan_that_confirms_the_cache_writes_nothing(rs, tmp_path):
     client._topology.stale = True  # what an error would do; the rescan finds a new primary
     client.t.c.insert_one({"_id": 3})
     assert _read(path)["servers"] != bson.decode(before[0])["servers"]
+
+
+def test_a_scan_that_confirms_an_expired_cache_refreshes_it(rs, tmp_path):
+    """Rule: a file older than heartbeatFrequencyMS is rewritten by the next scan even if
+    nothing changed; otherwise every later process would scan for ever."""
+    path = tmp_path / "topology.bson"
+    _warm(rs, path)
+    clock = FakeClock()
+    client = _client(rs, path, clock)
+    client.t.c.find_one()
+    written = _read(path)["writtenAt"]
+    clock.advance(61)  # heartbeatFrequencyMS: the next operation scans again
+    client.t.c.find_one()
+    assert client._topology.scan_count == 1
+    assert _read(path)["writtenAt"] > written
 
 
 def _read(path):

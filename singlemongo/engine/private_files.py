@@ -8,6 +8,7 @@ the user's private cache directory, ``$XDG_CACHE_HOME/singlemongo`` (``~/.cache/
 created with mode 0700; files are written with mode 0600, atomically, and a failed write
 leaves no temporary file behind.
 """
+import _thread
 import os
 import stat
 
@@ -77,16 +78,17 @@ _EXCLUSIVE = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0
 
 def write_private(path, data, private_directory=False):
     """Write ``data`` (bytes) atomically with mode 0600; the temporary file never outlives a
-    failure. The temporary file is named for this process and created exclusively (never
-    through a link), which is what ``tempfile`` would give at the cost of importing it
+    failure. The temporary file is named for this process and thread and created
+    exclusively (never through a link), which is what ``tempfile`` would give at the cost of importing it
     (with ``random`` and ``shutil``) in every process that writes the cache."""
     directory = os.path.dirname(path)
     if private_directory:
         _private_directory(directory, create=True)
-    tmp = os.path.join(directory, f".singlemongo-{os.path.basename(path)}.{os.getpid()}.tmp")
+    tmp = os.path.join(directory, f".singlemongo-{os.path.basename(path)}.{os.getpid()}."
+                                  f"{_thread.get_ident()}.tmp")
     try:
         fd = os.open(tmp, _EXCLUSIVE, 0o600)
-    except FileExistsError:  # left by a process that died with this pid: ours to replace
+    except FileExistsError:  # left by a process that died with these ids: ours to replace
         os.unlink(tmp)
         fd = os.open(tmp, _EXCLUSIVE, 0o600)
     try:

@@ -65,7 +65,7 @@ class Topology:
         self._owner = None
         self.closed = False
         self.unfinished = set()  # servers whose check timeoutMS cut short in this scan
-        self.cache_holds = None  # what the topology cache file says (fresh), if known
+        self.cache_holds = None  # (description, wall time written) of the cache file, if known
         # Libraries wrapping the driver (DriverInfo): the driver= option, then append_metadata.
         self.drivers = (options.driver,) if options.driver is not None else ()
 
@@ -102,7 +102,7 @@ class Topology:
             self.stale = False
         elif cached is not None:
             self._description, age = cached
-            self.cache_holds = self._description
+            self.cache_holds = (self._description, self.clock.wall() - age)
             self.last_scan_end = self.clock.monotonic() - age
             self.stale = False
 
@@ -222,9 +222,8 @@ class Topology:
         self.unfinished.clear()
         if self.options.topology_cache_file and not self.options.load_balanced:
             from .topology_cache import save
-            save(self.options.topology_cache_file, self.options, self._description, self.clock,
-                 loaded=self.cache_holds)
-            self.cache_holds = self._description
+            self.cache_holds = save(self.options.topology_cache_file, self.options,
+                                    self._description, self.clock, self.cache_holds)
 
     # ----- operations ----------------------------------------------------------------------
 

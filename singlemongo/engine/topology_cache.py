@@ -5,8 +5,9 @@ description is written atomically (temporary file, then ``os.replace``) with wal
 times, as one BSON document: ``bson`` is loaded anyway, so reading the cache loads no module a
 cold one-off would not (no ``json``, no ``tempfile``) and costs less than the scan it saves.
 A later process reads it at its first operation and, while it is younger than
-heartbeatFrequencyMS, selects from it and connects only to the server it selected; that connection's handshake still checks the server, and any surprise
-marks the topology stale and scans.
+heartbeatFrequencyMS, selects from it and connects only to the server it selected; that
+connection's handshake still checks the server, and any surprise marks the topology stale
+and scans.
 
 The cache decides where operations (and SCRAM conversations) go, so it is read only from a
 file private to the user (``private_files.py``), and every field is checked: hosts like hosts
@@ -51,12 +52,16 @@ def _server_doc(sd, now_mono, now_wall):
             "checkedAt": None if checked is None else now_wall - (now_mono - checked)}
 
 
-def save(name, options, td, clock, loaded=None):
-    """Write ``td`` unless ``loaded`` (the description this process read from the cache,
-    still fresh) already says the same: a scan that confirmed the file costs no write."""
-    if loaded is not None and _same(loaded, td):
-        return
-    data = {"version": VERSION, "key": cache_key(options), "writtenAt": clock.wall(),
+def save(name, options, td, clock, held=None):
+    """Write ``td`` unless ``held`` says the file already holds the same, still younger than
+    heartbeatFrequencyMS: a scan that confirmed a fresh file costs no write, and one that
+    found it expired refreshes it. ``held`` is (description, wall time written) of what this
+    process last read or wrote; the same comes back for what the file holds now."""
+    now = clock.wall()
+    if held is not None and 0 <= now - held[1] < options.heartbeat_frequency_ms / 1000.0 \
+            and _same(held[0], td):
+        return held
+    data = {"version": VERSION, "key": cache_key(options), "writtenAt": now,
             "topologyType": td.topology_type.value, "setName": td.set_name,
             "maxSetVersion": td.max_set_version, "maxElectionId": td.max_election_id,
             "servers": [_server_doc(sd, clock.monotonic(), clock.wall())
@@ -67,6 +72,8 @@ def save(name, options, td, clock, loaded=None):
     except (OSError, UntrustedFile, TypeError, ValueError) as exc:
         warnings.warn(f"cannot write topology cache {path!r}: {exc}", SingleMongoWarning,
                       stacklevel=2)
+        return held
+    return td, now
 
 
 # ----- reading: every field has the type it must have, or the cache is corrupt ----------------
