@@ -21,8 +21,6 @@ GEO2D = "2d"
 GEOSPHERE = "2dsphere"
 HASHED = "hashed"
 TEXT = "text"
-MIN_SUPPORTED_WIRE_VERSION = 8
-MAX_SUPPORTED_WIRE_VERSION = 25
 
 _LAZY = {
     "MongoClient": "client", "get_client": "client_cache",
@@ -42,7 +40,9 @@ _LAZY = {
     "BulkWriteError": "errors", "WriteError": "errors", "WriteConcernError": "errors",
     "ExecutionTimeout": "errors", "CursorNotFound": "errors", "InvalidOperation": "errors",
     "InvalidName": "errors", "InvalidDocument": "errors", "DocumentTooLarge": "errors",
-    "install_as_pymongo": "drop_in", "timeout": "csot", "DriverInfo": "driver_info",
+    "install_as_pymongo": "drop_in",
+    "MIN_SUPPORTED_WIRE_VERSION": "sdam.topology_description",
+    "MAX_SUPPORTED_WIRE_VERSION": "sdam.topology_description", "timeout": "csot", "DriverInfo": "driver_info",
 }
 _MODULES = ("errors", "monitoring", "operations", "results", "read_preferences",
             "write_concern", "read_concern", "collation", "server_api", "cursor",
@@ -99,18 +99,35 @@ if TYPE_CHECKING:
     from .server_api import ServerApiVersion as ServerApiVersion
     from .write_concern import WriteConcern as WriteConcern
     from .drop_in import install_as_pymongo as install_as_pymongo
+    from .sdam.topology_description import MAX_SUPPORTED_WIRE_VERSION as MAX_SUPPORTED_WIRE_VERSION
+    from .sdam.topology_description import MIN_SUPPORTED_WIRE_VERSION as MIN_SUPPORTED_WIRE_VERSION
     from .csot import timeout as timeout
     from .driver_info import DriverInfo as DriverInfo
 
 
-def __getattr__(name: str) -> Any:
+def _import_paused(module: str) -> Any:
+    """``singlemongo.<module>``, imported with the cyclic garbage collector paused. An import
+    allocates thousands of objects that live as long as the process (functions, classes,
+    tables); a collection in the middle of it traverses them all and finds no garbage (over
+    1 ms of a one-off query). The collector is restored as it was, even if the import fails."""
+    import gc
     import importlib
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return importlib.import_module(f".{module}", __name__)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def __getattr__(name: str) -> Any:
     if name in _MODULES:
-        return importlib.import_module(f".{name}", __name__)
+        return _import_paused(name)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'singlemongo' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(_import_paused(module), name)
     globals()[name] = value
     return value
 

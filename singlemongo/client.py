@@ -12,26 +12,28 @@ from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Se
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
+from . import _import_paused
 from .clock import DEFAULT_CLOCK
 from .command_cursor import CommandCursor
-from .common import BaseObject, WatchNotOffered, not_offered, validate_database_name
+from .common import (BaseObject, WatchNotOffered, _DocumentType, _DocumentTypeArg, not_offered,
+                     validate_database_name)
 from .database import Database
-from .engine.handshake import api_fields
+from .engine.check import api_fields
 from .engine.operation import Request, execute, flush_kill_queue
 from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
 from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
                      WaitQueueTimeoutError)
 from .options.client_options import ClientOptions, client_options
-from .options.redact import SecretText
-from .read_concern import ReadConcern
-from .sdam.server_type import ServerType, TopologyType
-from .selection.read_preference import ReadPreference as _Core
+from .options.uri import SecretText
+from .sdam.server_description import ServerType, TopologyType
+from .selection.selector import ReadPreference as _Core
 from .selection.selector import READ, WRITE, Criteria
-from .typings import _Address, _DocumentType, _DocumentTypeArg
-from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
     from .engine.topology import Topology
+    from .read_concern import ReadConcern
+    from .typings import _Address
+    from .write_concern import WriteConcern
     from bson.codec_options import TypeRegistry
 
     from .options_view import ClientOptions as PyMongoClientOptions
@@ -166,16 +168,23 @@ class MongoClient(BaseObject, WatchNotOffered, Generic[_DocumentType]):
         uri = SecretText(connection_string(host, port))
         self._settings = client_options(uri, **kwargs)
         _warn_if_insecure(self._settings)
-        from .engine.topology import Topology  # the engine loads with the first client
-        self._topology = Topology(self._settings, clock or DEFAULT_CLOCK, listeners, resolver,
+        # The engine loads with the first client.
+        engine = _import_paused("engine.topology")
+        self._topology = engine.Topology(self._settings, clock or DEFAULT_CLOCK, listeners, resolver,
                                   scan_executor, server_selector)
         self._init_settings()
 
     def _init_settings(self) -> None:
         o = self._settings
-        BaseObject.__init__(self, o.codec_options(), o.read_preference,
-                            WriteConcern(o.w, o.wtimeout_ms, o.journal), ReadConcern(
-                                o.read_concern_level))
+        write_concern = read_concern = None
+        if (o.w, o.wtimeout_ms, o.journal) != (None, None, None):  # else the default, when read
+            from .write_concern import WriteConcern
+            write_concern = WriteConcern(o.w, o.wtimeout_ms, o.journal)
+        if o.read_concern_level is not None:
+            from .read_concern import ReadConcern
+            read_concern = ReadConcern(o.read_concern_level)
+        BaseObject.__init__(self, o.codec_options(), o.read_preference, write_concern,
+                            read_concern)
         self._closed = False
         register_for_exit(self)
         # A client dropped without close() frees its sockets as soon as it is unreachable
@@ -188,8 +197,8 @@ class MongoClient(BaseObject, WatchNotOffered, Generic[_DocumentType]):
         """A client from already validated ClientOptions (no parsing, no I/O)."""
         client = cast("MongoClient[dict[str, Any]]", object.__new__(cls))
         client._settings = options
-        from .engine.topology import Topology
-        client._topology = Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
+        engine = _import_paused("engine.topology")
+        client._topology = engine.Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
         client._init_settings()
         return client
 

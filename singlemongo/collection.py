@@ -10,15 +10,12 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, overload
 from bson.codec_options import CodecOptions
 
 from .collection_reads import ReadMethods
-from .common import (BaseObject, WatchNotOffered, deferred_mixin, not_callable, validate_collation,
+from .common import (BaseObject, WatchNotOffered, _DocumentType, _DocumentTypeArg,
+                     core_read_preference, deferred_mixin, not_callable, validate_collation,
                      validate_collection_name)
 from .engine.operation import Request, execute
 from .errors import InvalidName, WriteConcernError
-from .read_concern import ReadConcern
-from .read_preferences import to_core
 from .selection.selector import READ, WRITE, Criteria
-from .typings import _DocumentType, _DocumentTypeArg
-from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
     from .collection_indexes import IndexMethods
@@ -26,6 +23,8 @@ if TYPE_CHECKING:
     from .database import Database
     from .engine.topology import Topology
     from .find_and_modify import FindAndModifyMethods, ReturnDocument
+    from .read_concern import ReadConcern
+    from .write_concern import WriteConcern
 else:
     # Loaded at their first use: a read-only program never loads the code for writes.
     WriteMethods = deferred_mixin(".collection_writes", "WriteMethods", (
@@ -159,7 +158,7 @@ class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
         return self._database.client._topology
 
     def _read_criteria(self, read_preference: Any = None) -> Criteria:
-        core = to_core(read_preference)
+        core = core_read_preference(read_preference)
         return Criteria(READ, core if core is not None else self._read_preference_core)
 
     def _read_command(self, cmd: dict[str, Any], read_preference: Any = None,

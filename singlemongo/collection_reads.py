@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Optional, cast
 
 from .command_cursor import CommandCursor
-from .common import hint_value, validate_collation, validate_is_document_type
+from .common import (_DocumentType, hint_value, validate_collation,
+                     validate_is_document_type)
 from .cursor import Cursor
 from .engine.operation import Request, execute
 from .errors import OperationFailure
 from .selection.selector import AGGREGATE_WRITE, Criteria
-from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:
     from bson.codec_options import CodecOptions
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .collection import Collection
     from .command_cursor import RawBatchCommandCursor
     from .cursor import RawBatchCursor
-    from .read_concern import ReadConcern
+    from .typings import _IndexKeyHint, _Pipeline
 
 NAMESPACE_NOT_FOUND = 26
 
@@ -34,8 +34,9 @@ class ReadMethods(Generic[_DocumentType]):
 
     if TYPE_CHECKING:  # what Collection gives the methods below
         _name: str
-        _read_concern: ReadConcern
         _codec_options: CodecOptions[Any]
+
+        def _read_concern_document(self) -> Optional[dict[str, Any]]: ...
 
         def _read_command(self, cmd: dict[str, Any], read_preference: Any = None,
                           user_fields: Any = None, codec: Optional[CodecOptions[Any]] = None,
@@ -163,8 +164,9 @@ class ReadMethods(Generic[_DocumentType]):
             cmd["hint"] = hint_value(hint)
         if collation is not None:
             cmd["collation"] = collation
-        if self._read_concern.level:
-            cmd["readConcern"] = self._read_concern.document
+        read_concern = self._read_concern_document()
+        if read_concern is not None:
+            cmd["readConcern"] = read_concern
         return list(self._read_command(cmd, read_preference, session=session)["values"])
 
     def _aggregate_options(self, cmd: dict[str, Any], kwargs: dict[str, Any],
@@ -177,8 +179,9 @@ class ReadMethods(Generic[_DocumentType]):
             cmd["comment"] = comment
         if collation is not None:
             cmd["collation"] = collation
-        if self._read_concern.level:
-            cmd["readConcern"] = self._read_concern.document
+        read_concern = self._read_concern_document()
+        if read_concern is not None:
+            cmd["readConcern"] = read_concern
 
     def aggregate(self, pipeline: _Pipeline, session: Any = None,
                   let: Optional[Mapping[str, Any]] = None, comment: Any = None,

@@ -18,16 +18,17 @@ from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, NoReturn, Opt
 from bson import Int64
 
 from .clock import Deadline
+from .common import _DocumentType
 from .engine.checkout import checkout_pinned
 from .engine.operation import Outcome, Request, execute, kill_cursor
-from .engine.replies import error_from_reply
+from .errors import error_from_reply
 from .errors import (ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure,
                      PyMongoError)
 from .sdam.address import format_address
-from .typings import _Address, _DocumentType
 
 if TYPE_CHECKING:
     from .collection import Collection
+    from .typings import _Address
 
 BATCH_FIELDS = {"cursor": {"firstBatch": 1, "nextBatch": 1}}  # where the user's documents are
 # Errors after which the server has no cursor any more: no killCursors is sent.

@@ -7,15 +7,22 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import ItemsView, Mapping, MutableMapping
-from typing import Any, Generic, NoReturn, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Optional, Sequence, TypeVar
 
 from bson.codec_options import CodecOptions
 
 from .errors import InvalidName
-from .read_concern import ReadConcern
-from .read_preferences import _ServerMode, from_core, to_core
-from .selection.read_preference import ReadPreference as _CoreReadPreference
-from .write_concern import WriteConcern
+from .selection.selector import ReadPreference as _CoreReadPreference
+
+if TYPE_CHECKING:
+    from .read_concern import ReadConcern
+    from .read_preferences import _ServerMode
+    from .write_concern import WriteConcern
+
+# The document type of a client, database, collection or cursor (``pymongo.typings``; here so
+# the face's modules need not load typings.py at run time).
+_DocumentType = TypeVar("_DocumentType", bound=Mapping[str, Any])
+_DocumentTypeArg = TypeVar("_DocumentTypeArg", bound=Mapping[str, Any])
 
 
 class _Deferred:
@@ -66,8 +73,58 @@ class WatchNotOffered:
         not_offered("change streams")
 
 
+def _instance_of(value: Any, module: str, name: str) -> bool:
+    """Whether ``value`` is a ``module.name`` without loading that module: an object of a class
+    whose module was never imported cannot exist."""
+    loaded = sys.modules.get(f"{__package__}.{module}")
+    return loaded is not None and isinstance(value, getattr(loaded, name))
+
+
+def core_read_preference(value: Any) -> Optional[_CoreReadPreference]:
+    """The core read preference for anything a user may pass (None stays None); the face's
+    ``read_preferences`` module loads only for a value of its own or a mode name."""
+    if value is None or isinstance(value, _CoreReadPreference):
+        return value
+    from .read_preferences import to_core
+    return to_core(value)
+
+
+class _Inherited:
+    """A concern a level inherits from the level above unless it was given one (a non-data
+    descriptor: a given value sits in the instance). The client holds one only when its
+    options set it; otherwise the face's default object is built when first read, so a
+    one-off read that never looks at its write concern does not load that module."""
+
+    def __init__(self, module: str, default: str) -> None:
+        self.module, self.default = module, default
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def given(self, obj: Any) -> Any:
+        """The value given at ``obj`` or the nearest level above it, or None."""
+        while obj is not None:
+            value = obj.__dict__.get(self.name)
+            if value is not None:
+                return value
+            obj = obj._settings_parent
+        return None
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = self.given(obj)
+        if value is None:
+            import importlib
+            value = getattr(importlib.import_module(self.module, __package__), self.default)
+        return value
+
+
 class BaseObject:
     """The four settings every level has, validated and inherited."""
+
+    _write_concern = _Inherited(".write_concern", "DEFAULT_WRITE_CONCERN")
+    _read_concern = _Inherited(".read_concern", "DEFAULT_READ_CONCERN")
 
     def __init__(self, codec_options: Optional[CodecOptions[Any]], read_preference: Any,
                  write_concern: Optional[WriteConcern], read_concern: Optional[ReadConcern],
@@ -75,16 +132,21 @@ class BaseObject:
         if codec_options is not None and not isinstance(codec_options, CodecOptions):
             raise TypeError(f"codec_options must be a bson.codec_options.CodecOptions, not "
                             f"{codec_options!r}")
-        if write_concern is not None and not isinstance(write_concern, WriteConcern):
+        if write_concern is not None and not _instance_of(write_concern, "write_concern",
+                                                          "WriteConcern"):
             raise TypeError(f"write_concern must be a WriteConcern, not {write_concern!r}")
-        if read_concern is not None and not isinstance(read_concern, ReadConcern):
+        if read_concern is not None and not _instance_of(read_concern, "read_concern",
+                                                         "ReadConcern"):
             raise TypeError(f"read_concern must be a ReadConcern, not {read_concern!r}")
+        self._settings_parent = parent
         self._codec_options: CodecOptions[Any] = codec_options or parent._codec_options  # type: ignore[union-attr]
-        core = to_core(read_preference)
+        core = core_read_preference(read_preference)
         self._read_preference_core: _CoreReadPreference = (
             core if core is not None else parent._read_preference_core)  # type: ignore[union-attr]
-        self._write_concern: WriteConcern = write_concern or parent._write_concern  # type: ignore[union-attr]
-        self._read_concern: ReadConcern = read_concern or parent._read_concern  # type: ignore[union-attr]
+        if write_concern is not None:
+            self._write_concern = write_concern
+        if read_concern is not None:
+            self._read_concern = read_concern
 
     @property
     def codec_options(self) -> CodecOptions[Any]:
@@ -94,17 +156,24 @@ class BaseObject:
     @property
     def read_preference(self) -> _ServerMode:
         """The read preference reads use unless a call gives one."""
+        from .read_preferences import from_core
         return from_core(self._read_preference_core)
 
     @property
     def write_concern(self) -> WriteConcern:
         """The write concern writes are sent with."""
-        return self._write_concern
+        return self._write_concern  # type: ignore[no-any-return]
 
     @property
     def read_concern(self) -> ReadConcern:
         """The read concern reads are sent with."""
-        return self._read_concern
+        return self._read_concern  # type: ignore[no-any-return]
+
+    def _read_concern_document(self) -> Optional[dict[str, Any]]:
+        """The ``readConcern`` a read sends, or None for the server's default (without
+        building the default ReadConcern)."""
+        given = BaseObject._read_concern.given(self)
+        return given.document if given is not None and given.level else None
 
 
 def is_raw(document: Any) -> bool:

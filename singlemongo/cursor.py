@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from bson.code import Code
 
 from .command_cursor import BATCH_FIELDS, _RawBatches, _ServerCursor
-from .common import (hint_value, index_document, index_list, validate_boolean, validate_collation,
-                     validate_is_mapping, validate_non_negative_int)
+from .common import (_DocumentType, hint_value, index_document, index_list, validate_boolean,
+                     validate_collation, validate_is_mapping, validate_non_negative_int)
 from .engine.operation import Request, execute
 from .errors import InvalidOperation
-from .sdam.server_type import ServerType
+from .sdam.server_description import ServerType
 from .selection.selector import Criteria
-from .typings import _DocumentType
 
 if TYPE_CHECKING:
     from .collection import Collection
@@ -275,9 +274,9 @@ class Cursor(_ServerCursor[_DocumentType]):
                 cmd["singleBatch"] = True
         if self._batch_size:  # one more than the limit spares a killCursors
             cmd["batchSize"] = self._batch_size + (self._limit == self._batch_size)
-        read_concern = self._collection.read_concern
-        if read_concern.level:
-            cmd["readConcern"] = read_concern.document
+        read_concern = self._collection._read_concern_document()
+        if read_concern is not None:
+            cmd["readConcern"] = read_concern
         if self._collation:
             cmd["collation"] = self._collation
         if self._allow_disk_use is not None:

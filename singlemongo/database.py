@@ -9,21 +9,21 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from .collection import Collection
 from .collection_reads import _aggregate
 from .command_cursor import BATCH_FIELDS, CommandCursor
-from .common import (BaseObject, WatchNotOffered, not_callable, validate_collation,
+from .common import (BaseObject, WatchNotOffered, _DocumentType, _DocumentTypeArg,
+                     core_read_preference, not_callable, validate_collation,
                      validate_database_name)
 from .engine.operation import Outcome, Request, execute
 from .errors import CollectionInvalid, InvalidOperation, OperationFailure
-from .read_concern import ReadConcern
-from .read_preferences import to_core
-from .selection.read_preference import ReadPreference as _Core
+from .selection.selector import ReadPreference as _Core
 from .selection.selector import READ, Criteria
-from .typings import _DocumentType, _DocumentTypeArg, _Pipeline
-from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
     from bson.dbref import DBRef
 
     from .client import MongoClient
+    from .read_concern import ReadConcern
+    from .typings import _Pipeline
+    from .write_concern import WriteConcern
 
 _PRIMARY = _Core()
 NAMESPACE_NOT_FOUND = 26
@@ -154,7 +154,7 @@ class Database(BaseObject, WatchNotOffered, Generic[_DocumentType]):
         cmd.update(kwargs)
         if comment is not None:
             cmd["comment"] = comment
-        core = to_core(read_preference)
+        core = core_read_preference(read_preference)
         if session is not None and session.in_transaction:
             from .transaction import check_read_preference
             check_read_preference(core)  # the user's own read preference counts too
@@ -180,7 +180,7 @@ class Database(BaseObject, WatchNotOffered, Generic[_DocumentType]):
         Not retried (as PyMongo)."""
         cmd: dict[str, Any] = {command: value} if isinstance(command, str) else dict(command)
         cmd.update(kwargs)
-        core = to_core(read_preference)
+        core = core_read_preference(read_preference)
         codec = codec_options or DEFAULT_CODEC_OPTIONS
         outcome = execute(self._client._topology, Request(
             self._name, cmd, Criteria(READ, core if core is not None else _PRIMARY), True,

@@ -83,7 +83,7 @@ class PoolOptions:
     @property
     def metadata(self) -> dict[str, Any]:
         """The client metadata document of the handshake."""
-        from .engine.handshake import client_metadata
+        from .engine.check import client_metadata
         drivers = self.__topology.drivers if self.__topology is not None else ()
         return dict(client_metadata(self.__options.appname, drivers))
 
@@ -123,7 +123,7 @@ class ClientOptions:
     @property
     def _options(self) -> dict[str, Any]:
         """The options given, by their connection-string names (passwords redacted)."""
-        from .options.redact import redact_value
+        from .options.uri import redact_value
         return {k: redact_value(k, v) for k, v in self.__options.specified_options().items()}
 
     @property

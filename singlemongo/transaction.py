@@ -17,7 +17,7 @@ from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation, Op
 from .read_concern import ReadConcern
 from .engine.backpressure import SYSTEM_OVERLOADED
 from .engine.operation import RETRYABLE_WRITE_ERROR
-from .engine.replies import RETRYABLE_CODES, from_server
+from .errors import RETRYABLE_CODES, from_server
 from .read_preferences import to_core
 from .write_concern import WriteConcern
 

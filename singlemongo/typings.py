@@ -4,10 +4,9 @@ The aliases exist for type checkers only: at run time they are ``object`` (annot
 never evaluated here), which keeps them out of a one-off query's import time."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping
 
-_DocumentType = TypeVar("_DocumentType", bound=Mapping[str, Any])
-_DocumentTypeArg = TypeVar("_DocumentTypeArg", bound=Mapping[str, Any])
+from .common import _DocumentType, _DocumentTypeArg
 
 if TYPE_CHECKING:
     from typing import MutableMapping, Sequence, Tuple, Union

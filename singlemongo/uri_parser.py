@@ -18,10 +18,10 @@ from .errors import ConfigurationError, InvalidURI
 from .options import uri as _uri
 from .options.client_options import unknown_option_message
 from .options.table import OPTIONS, canonical_name
+from .sdam.address import DEFAULT_PORT
 
 SCHEME = _uri.SCHEME
 SRV_SCHEME = _uri.SRV_SCHEME
-DEFAULT_PORT = 27017
 # Options PyMongo reports in seconds (it takes milliseconds).
 _SECONDS = frozenset({"connectTimeoutMS", "socketTimeoutMS", "serverSelectionTimeoutMS",
                       "heartbeatFrequencyMS", "maxIdleTimeMS", "waitQueueTimeoutMS",

@@ -5,7 +5,7 @@ import pytest
 
 from singlemongo import ConfigurationError, InvalidURI, SingleMongoWarning
 from singlemongo.options.client_options import client_options
-from singlemongo.options.redact import redact_uri
+from singlemongo.options.uri import redact_uri
 
 
 def test_single_threaded_defaults():

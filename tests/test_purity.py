@@ -6,7 +6,7 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "singlemongo"
 CORE = ["options", "wire/messages.py", "engine/backpressure.py",
-        "constants.py", "errors.py", "sdam", "selection"]
+        "errors.py", "sdam", "selection"]
 FORBIDDEN_CORE = {"socket", "ssl", "time", "random", "threading", "select", "selectors"}
 NEVER = {"threading", "concurrent", "multiprocessing", "asyncio", "pymongo"}
 

@@ -1,9 +1,9 @@
 """Read preference on the wire, per topology and server type (server selection spec)."""
 import pytest
 
-from singlemongo.engine.handshake import op_query_read_preference, read_preference_for_op_msg
 from singlemongo.sdam import ServerType as S, TopologyType as T
 from singlemongo.selection import ReadPreference
+from singlemongo.selection.selector import op_query_read_preference, read_preference_for_op_msg
 
 P = ReadPreference()
 SEC = ReadPreference("secondary")

@@ -5,7 +5,7 @@ from bson import ObjectId
 from singlemongo.sdam import address, topology_description
 from singlemongo.sdam.address import parse_announced
 from singlemongo.sdam.server_description import ServerDescription
-from singlemongo.sdam.server_type import TopologyType
+from singlemongo.sdam.server_description import TopologyType
 from singlemongo.sdam.topology_description import TopologyDescription
 
 N = 50

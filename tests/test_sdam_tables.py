@@ -5,7 +5,7 @@ from singlemongo.sdam import (ApplicationError, ErrorKind, ServerDescription, Se
                               TopologyDescription, TopologyType, classify_code, classify_reply,
                               handle_application_error)
 from singlemongo.sdam.error_handling import STATE_CHANGE_CODES
-from singlemongo.sdam.transitions import TRANSITIONS
+from singlemongo.sdam.topology_description import TRANSITIONS
 
 A = ("a", 27017)
 

@@ -15,7 +15,7 @@ import hmac
 from ..records import dataclass, field
 
 from ..errors import OperationFailure
-from ..options.redact import SecretBytes, SecretText
+from ..options.uri import SecretBytes, SecretText
 from .saslprep import saslprep
 
 HASHES = {"SCRAM-SHA-1": "sha1", "SCRAM-SHA-256": "sha256"}

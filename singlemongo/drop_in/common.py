@@ -15,7 +15,8 @@ from ..common import gen_index_name as _gen_index_name  # noqa: F401
 from ..common import index_document as _index_document  # noqa: F401
 from ..common import index_list as _index_list  # noqa: F401
 from ..common import validate_database_name as _validate_database_name
-from ..constants import MAX_SUPPORTED_WIRE_VERSION, MIN_SUPPORTED_WIRE_VERSION  # noqa: F401
+from ..sdam.topology_description import (MAX_SUPPORTED_WIRE_VERSION,  # noqa: F401
+                                         MIN_SUPPORTED_SERVER_VERSION, MIN_SUPPORTED_WIRE_VERSION)
 
 # Defaults and limits (PyMongo's names and values).
 MAX_BSON_SIZE = 16 * (1024 ** 2)
@@ -23,7 +24,6 @@ MAX_MESSAGE_SIZE = 2 * MAX_BSON_SIZE
 MIN_WIRE_VERSION = 0
 MAX_WIRE_VERSION = 0
 MAX_WRITE_BATCH_SIZE = 1000
-MIN_SUPPORTED_SERVER_VERSION = "4.2"
 HEARTBEAT_FREQUENCY = 10
 KILL_CURSOR_FREQUENCY = 1
 EVENTS_QUEUE_FREQUENCY = 1

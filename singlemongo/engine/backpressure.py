@@ -7,8 +7,8 @@ backoff of ``jitter * min(10 s, 100 ms * 2**i)`` when the error also carries
 ``SystemOverloadedError`` (and that server is then avoided on the next selection). Ordinary
 retryable reads and writes keep their single free retry.
 """
-from ..records import dataclass, field
-from typing import Any, Optional
+from ..records import dataclass
+from typing import Optional
 
 RETRYABLE_ERROR = "RetryableError"
 SYSTEM_OVERLOADED = "SystemOverloadedError"
@@ -43,15 +43,6 @@ def backoff_seconds(retry_index, jitter):
 
 def labels_of(error):
     return set(getattr(error, "error_labels", ()) or ())
-
-
-@dataclass
-class RetryState:
-    attempts: int = 0
-    overload_retries: int = 0
-    ordinary_retried: bool = False
-    first_error: Any = None
-    deprioritized: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)

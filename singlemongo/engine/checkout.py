@@ -1,11 +1,10 @@
 """A selected server and its ready connection: selection, the idle-socket check, and
 authentication on the connections actually used for operations."""
 from . import check
-from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED
 from ..errors import ConfigurationError, ConnectionFailure, OperationFailure, ServerSelectionError
-from ..sdam.server_description import ServerDescription, average_rtt
+from ..sdam.server_description import ServerDescription
 from ..sdam.address import format_address
-from ..sdam.server_type import TopologyType
+from ..sdam.server_description import TopologyType
 
 LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
                     "does not support this mode.")
@@ -136,6 +135,7 @@ def _label_overload(exc):
     is labelled for a backoff retry."""
     if not getattr(exc, "in_handshake", False) or exc.timeout:
         return False
+    from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED
     if SYSTEM_OVERLOADED not in exc.error_labels:
         exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
     return True
@@ -145,6 +145,7 @@ def handshake_failed(topology, conn, exc):
     """SDAM "MongoDB Handshake errors": an error while making an application connection
     (the handshake or authentication) marks the server Unknown and clears its connection,
     unless the server says it is overloaded (client backpressure)."""
+    from .backpressure import SYSTEM_OVERLOADED
     if SYSTEM_OVERLOADED in getattr(exc, "error_labels", ()):
         return
     topology.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)

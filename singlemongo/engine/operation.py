@@ -3,6 +3,8 @@ session, read preference on the wire, $clusterTime, the SDAM decision on errors,
 retryable reads and writes (retryable reads/writes specs) and overload retries (client
 backpressure).
 """
+from __future__ import annotations
+
 from typing import Any, Optional
 
 from bson import Int64
@@ -11,21 +13,29 @@ from ..clock import Deadline
 from ..errors import (ConnectionFailure, NetworkTimeout, OperationFailure, PyMongoError,
                       ServerSelectionError)
 from ..monitoring import next_operation_id
-from ..records import dataclass
+from ..records import dataclass, field
 from ..sdam.server_description import ServerDescription
-from ..sdam.server_type import ServerType, TopologyType
-from ..selection.read_preference import PRIMARY
-from ..selection.selector import WRITE, Criteria, effective
-from .backpressure import (MAX_ATTEMPTS, NO_WRITES_PERFORMED, RETRY_COST,
-                           RETRY_TOKEN_RETURN_RATE, SYSTEM_OVERLOADED, RetryState, annotate,
-                           decide, labels_of)
+from ..sdam.server_description import ServerType, TopologyType
+from ..selection.selector import PRIMARY
+from ..selection.selector import WRITE, Criteria, effective, read_preference_for_op_msg
 from .checkout import checkout, checkout_pinned
-from .handshake import api_fields, read_preference_for_op_msg
-from .replies import error_from_reply, failed, from_server, is_retryable, sanitize
+from .check import api_fields
+from ..errors import error_from_reply, failed, from_server, is_retryable, sanitize
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
 # Sharded Transactions, "Mongos Pinning" (and the load balancer's one connection).
 PINNING_TOPOLOGIES = frozenset({TopologyType.SHARDED, TopologyType.LOAD_BALANCED})
+
+
+@dataclass
+class RetryState:
+    """An operation's attempts so far (what client backpressure's ``decide`` reads and
+    updates; the backpressure module loads at the first failure)."""
+    attempts: int = 0
+    overload_retries: int = 0
+    ordinary_retried: bool = False
+    first_error: Any = None
+    deprioritized: list = field(default_factory=list)
 
 
 @dataclass
@@ -197,11 +207,15 @@ class _Run:
 
     def _run(self):
         # Bounded: the overload retries plus the one ordinary retry.
-        for _ in range(MAX_ATTEMPTS + 2):
+        # Bounded: decide() allows at most min(maxAdaptiveRetries, 5) overload retries and
+        # one ordinary retry.
+        for _ in range(self.t.options.max_adaptive_retries + 2):
             outcome, error, retry_kind, max_wire = self._attempt()
             if error is None:
-                bonus = RETRY_COST if self.state.attempts > 1 else 0
-                self.t.token_bucket.deposit(RETRY_TOKEN_RETURN_RATE + bonus)
+                if self.t._token_bucket is not None:  # else full: nothing to return to it
+                    from .backpressure import RETRY_COST, RETRY_TOKEN_RETURN_RATE
+                    bonus = RETRY_COST if self.state.attempts > 1 else 0
+                    self.t.token_bucket.deposit(RETRY_TOKEN_RETURN_RATE + bonus)
                 return outcome
             self._after_failure(error, retry_kind, max_wire)
         raise self.last_error
@@ -277,6 +291,8 @@ class _Run:
 
     def _after_failure(self, error, retry_kind, max_wire):
         """Sleep and return to retry, or raise the error saying why retrying stopped."""
+        from .backpressure import (NO_WRITES_PERFORMED, RETRY_COST, SYSTEM_OVERLOADED, annotate,
+                                   decide, labels_of)
         labels = labels_of(error)
         if self.state.attempts > 1 and SYSTEM_OVERLOADED not in labels:
             self.t.token_bucket.deposit(RETRY_COST)
@@ -354,12 +370,14 @@ def _drop_wtimeout(cmd):
 def _beyond_retries(error, attempts):
     """A first attempt's server error that no retry of any kind could fix (no label, not a
     retryable code): its message needs no note about retries."""
+    from .backpressure import labels_of
     return attempts == 1 and from_server(error) and not labels_of(error) and not any(
         is_retryable(error, kind, 0) for kind in ("read", "write"))
 
 
 def _timed_out(error, deadline, attempts):
     """The timeout error once timeoutMS has expired, exposing the error that preceded it."""
+    from .backpressure import annotate
     if getattr(error, "timeout", False):
         return annotate(error, f"{deadline.what} expired", attempts)
     timeout = NetworkTimeout(f"{deadline.what} expired after {attempts} attempt(s); the last "

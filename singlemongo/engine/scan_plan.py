@@ -9,7 +9,7 @@ reply announces are pushed when they appear.
 """
 import heapq
 
-from ..sdam.server_type import ServerType as S
+from ..sdam.server_description import ServerType as S
 from .scanner import in_cooldown
 
 _UNCHECKED = float("-inf")  # never checked: "infinity ago"

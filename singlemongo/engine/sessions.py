@@ -14,7 +14,7 @@ from typing import Any
 from bson import Binary
 from bson.timestamp import Timestamp
 
-from ..sdam.server_type import TopologyType
+from ..sdam.server_description import TopologyType
 
 END_SESSIONS_BATCH = 10_000
 

@@ -9,18 +9,17 @@ import os
 import sys
 from collections import defaultdict
 
-from . import check, selection_loop
+from . import check
 from ..clock import DEFAULT_CLOCK, Deadline
 from ..wire.connection import Connection, open_socket
 from ..errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
                       WaitQueueTimeoutError)
 from ..monitoring import EventBus
-from .handshake import handshake_command
-from .backpressure import TokenBucket
-from .scanner import Scanner
+from .check import handshake_command
+from .scanner import MIN_INTERVAL_S, Scanner, select_server
 from .sessions import SessionPool
 from ..sdam.server_description import ServerDescription
-from ..sdam.server_type import ServerType, TopologyType
+from ..sdam.server_description import ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
 
 _topology_ids = itertools.count(1)
@@ -58,7 +57,7 @@ class Topology:
         self.sessions = SessionPool(clock)
         self.scram_cache = {}
         self.kill_queue = []  # cursors collected by the garbage collector, killed inline later
-        self.token_bucket = TokenBucket()
+        self._token_bucket = None  # full until a retry spends a token (client backpressure)
         self._tls_context = None
         self.deadline = None  # the current operation's timeoutMS, while one runs
         self._in_use = _thread.allocate_lock()  # held by the thread running an operation
@@ -238,8 +237,17 @@ class Topology:
         self.stale, self.last_scan_end = True, None
         self.sessions = SessionPool(self.clock)  # the parent's sessions are the parent's
         self.kill_queue = []
-        self.token_bucket = TokenBucket()
+        self._token_bucket = None  # full until a retry spends a token (client backpressure)
         self.pid = os.getpid()
+
+    @property
+    def token_bucket(self):
+        """The client's retry token bucket (client backpressure), made at the first retry:
+        until then it is full and a success has nothing to return to it."""
+        if self._token_bucket is None:
+            from .backpressure import TokenBucket
+            self._token_bucket = TokenBucket()
+        return self._token_bucket
 
     def check_fork(self):
         """In a forked child, before anything touches a socket: forget the parent's state."""
@@ -342,14 +350,14 @@ class Topology:
         with self.operation():
             self.check_fork()
             self.open()
-            return selection_loop.select_server(self, criteria, deprioritized, operation,
+            return select_server(self, criteria, deprioritized, operation,
                                                 operation_id)
 
     def select_server_by_address(self, address, operation=None, operation_id=None):
         """The server at ``address`` if it is selectable now (PyMongo's Topology method, with
         its result's ``description``); ServerSelectionTimeoutError if not."""
         from ..selection.selector import READ, Criteria
-        from ..selection.read_preference import ReadPreference
+        from ..selection.selector import ReadPreference
         address = tuple(address)
         criteria = Criteria(READ, ReadPreference("nearest"))
         previous = self.server_selector
@@ -373,7 +381,7 @@ class Topology:
             self.open()
             now, last = self.clock.monotonic(), self.last_scan_end
             due = last is None or not 0 <= now - last < self.options.heartbeat_frequency_ms / 1000.0
-            may_start = last is None or not 0 <= now - last < selection_loop.MIN_INTERVAL_S
+            may_start = last is None or not 0 <= now - last < MIN_INTERVAL_S
             if (self.stale or due) and may_start:
                 self.scan()
             return self.description

@@ -15,8 +15,7 @@ from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolE
 from ..sdam.address import format_address
 from ..wire import messages as wire
 from ..wire.connection import next_request_id
-from .check import Outcome
-from .handshake import handshake_command
+from .check import Outcome, handshake_command
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE

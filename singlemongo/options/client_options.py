@@ -6,6 +6,8 @@ value that disagree are an error (server selection spec). Invalid values in a co
 string are dropped with a SingleMongoWarning (connection-string spec); invalid keyword
 arguments and conflicting options raise ConfigurationError.
 """
+from __future__ import annotations
+
 import warnings
 from typing import TYPE_CHECKING
 from ..records import dataclass, replace
@@ -16,8 +18,8 @@ from ..errors import (ConfigurationError, ConfigurationTypeError, InvalidURI,
                       SingleMongoWarning)
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
-from .redact import SecretText, mention, redact_value
-from ..selection.read_preference import ReadPreference
+from .uri import SecretText, mention, redact_value
+from ..selection.selector import ReadPreference
 from .uri import parse_uri
 
 if TYPE_CHECKING:

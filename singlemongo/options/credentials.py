@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional
 
 from ..errors import ConfigurationError
 from ..records import dataclass, field
-from .redact import REDACTED
+from .uri import REDACTED
 from .table import AUTH_MECHANISMS
 
 EXTERNAL_MECHANISMS = ("MONGODB-X509", "GSSAPI", "MONGODB-AWS", "MONGODB-OIDC")

@@ -1,13 +1,200 @@
 """The table of connection options: canonical name, Python name, value type and default.
 
-Names follow the uri-options spec; defaults are the single-threaded ones (DESIGN.md).
+Names follow the uri-options spec; defaults are the single-threaded ones (DESIGN.md, "Default
+timings"). A value type's validator takes the text from a connection string or a Python value
+from a keyword argument and returns the typed value, or raises ValueError saying what was
+expected (TypeError for a keyword value of the wrong Python type, as PyMongo's validators do).
 """
-from ..records import dataclass
+from __future__ import annotations
+
+import re
 from typing import Any, Callable
 
-from .. import constants as C
-from . import types as T
+from ..records import dataclass
+from .uri import SecretText
 
+# Single-threaded monitoring defaults, all in milliseconds (DESIGN.md, "Default timings").
+HEARTBEAT_FREQUENCY_MS = 60_000
+MIN_HEARTBEAT_FREQUENCY_MS = 500
+COOLDOWN_MS = 5_000
+SOCKET_CHECK_INTERVAL_MS = 5_000
+LOCAL_THRESHOLD_MS = 15
+SERVER_SELECTION_TIMEOUT_MS = 30_000
+CONNECT_TIMEOUT_MS = 10_000
+MAX_ADAPTIVE_RETRIES = 5  # client backpressure (seed document)
+
+# ----- value types (uri-options spec, "List of specified options") ------------------------
+# Patterns are compiled on first use (re's cache), not at import: a one-off query
+# compiles only those it needs.
+_INT = r"^[+-]?\d+$"
+_INT32_MAX = 2 ** 31 - 1
+_INT64_MAX = 2 ** 63 - 1
+
+
+def boolean(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value in ("true", "false"):
+        return value == "true"
+    if not isinstance(value, str):
+        raise TypeError("expected True or False")
+    raise ValueError("expected true or false")
+
+
+def integer(minimum=None, maximum=_INT32_MAX, allowed=()):
+    """An integer in [minimum, maximum], or one of ``allowed``."""
+    def check(value):
+        if isinstance(value, bool):
+            raise ValueError("expected an integer")
+        if isinstance(value, str):
+            if not re.match(_INT, value):
+                raise ValueError("expected an integer")
+            value = int(value)
+        elif isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int):
+            raise TypeError("expected an integer")
+        if value in allowed:
+            return value
+        if minimum is not None and value < minimum:
+            extra = f" (or {', '.join(map(str, allowed))})" if allowed else ""
+            raise ValueError(f"expected an integer of at least {minimum}{extra}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"expected an integer of at most {maximum}")
+        return value
+    return check
+
+
+INT64 = integer(0, _INT64_MAX)
+
+
+def string(value):
+    if not isinstance(value, str):
+        raise TypeError("expected a string")
+    return value
+
+
+def non_empty_string(value):
+    if not string(value):
+        raise ValueError("expected a non-empty string")
+    return value
+
+
+def secret(validate):
+    """A password-like option: kept as a SecretText, so its repr is redacted everywhere."""
+    return lambda value: SecretText(validate(value))
+
+
+def one_of(*choices):
+    def check(value):
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}")
+        return value
+    return check
+
+
+def appname(value):
+    string(value)
+    if len(value.encode("utf-8")) > 128:
+        raise ValueError("an application name is at most 128 bytes of UTF-8 (handshake spec)")
+    return value
+
+
+def write_concern_w(value):
+    if isinstance(value, str) and re.match(_INT, value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError("expected a non-negative integer or a string")
+    if isinstance(value, int) and value < 0:
+        raise ValueError("expected a non-negative integer or a string")
+    return value
+
+
+def string_list(value):
+    if isinstance(value, str):
+        return [item for item in value.split(",") if item]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ValueError("expected a comma-separated list")
+
+
+def key_value_pairs(value):
+    """``k1:v1,k2:v2``; the value is everything after the first colon."""
+    if isinstance(value, dict):
+        return dict(value)
+    if not isinstance(value, str):
+        raise ValueError("expected key:value pairs separated by commas")
+    pairs = {}
+    for item in value.split(","):
+        if not item:
+            continue
+        key, colon, val = item.partition(":")
+        if not colon or not key:
+            raise ValueError(f"expected key:value, found {item!r}")
+        pairs[key] = val
+    return pairs
+
+
+def tag_set(value):
+    """One readPreferenceTags value; the empty string is the empty tag set."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise ValueError("tag names and values are strings")
+        return dict(value)
+    if value == "":
+        return {}
+    return key_value_pairs(value)
+
+
+def tag_sets(value):
+    if isinstance(value, (list, tuple)):
+        return [tag_set(v) for v in value]
+    return [tag_set(value)]
+
+
+# ----- keyword-only options of the face (PyMongo's MongoClient keywords) --------------------
+
+def document_class(value):
+    """A Mapping subclass (dict, SON, OrderedDict, RawBSONDocument, ...)."""
+    from collections.abc import Mapping as _Mapping
+    from bson.raw_bson import RawBSONDocument
+    if isinstance(value, type) and (issubclass(value, _Mapping) or value is RawBSONDocument):
+        return value
+    raise TypeError("expected a Mapping subclass such as dict, bson.son.SON or "
+                    "bson.raw_bson.RawBSONDocument")
+
+
+def none_or_instance(module, name, label):
+    """None or an instance of ``module.name`` (imported at the first check: the codec and
+    identity keywords are rare in a one-off)."""
+    def check(value):
+        import importlib
+        if value is None or isinstance(value, getattr(importlib.import_module(
+                module, __package__), name)):
+            return value
+        raise TypeError(f"expected a {label}")
+    return check
+
+
+tzinfo = none_or_instance("datetime", "tzinfo", "datetime.tzinfo")
+type_registry = none_or_instance("bson.codec_options", "TypeRegistry",
+                                 "bson.codec_options.TypeRegistry")
+server_api = none_or_instance("..server_api", "ServerApi", "ServerApi")
+driver_info = none_or_instance("..driver_info", "DriverInfo", "DriverInfo")
+
+
+def datetime_conversion(value):
+    from bson.codec_options import DatetimeConversion
+    if isinstance(value, DatetimeConversion):
+        return value
+    if isinstance(value, str) and value.upper() in DatetimeConversion.__members__:
+        return DatetimeConversion[value.upper()]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return DatetimeConversion(value)
+    raise ValueError(f"expected one of {', '.join(DatetimeConversion.__members__)}")
+
+
+# ----- the table ----------------------------------------------------------------------------
 AUTH_MECHANISMS = ("SCRAM-SHA-1", "SCRAM-SHA-256", "MONGODB-X509", "GSSAPI", "PLAIN",
                    "MONGODB-AWS", "MONGODB-OIDC")
 READ_PREFERENCE_MODES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred",
@@ -28,79 +215,79 @@ class Option:
 
 
 _TABLE = (
-    Option("appname", "appname", T.appname),
-    Option("authMechanism", "auth_mechanism", T.string),
-    Option("authMechanismProperties", "auth_mechanism_properties", T.key_value_pairs),
-    Option("authSource", "auth_source", T.string),
-    Option("compressors", "compressors", T.string_list, ()),
-    Option("connectTimeoutMS", "connect_timeout_ms", T.integer(0), C.CONNECT_TIMEOUT_MS),
-    Option("directConnection", "direct_connection", T.boolean),
-    Option("enableOverloadRetargeting", "enable_overload_retargeting", T.boolean, True),
-    Option("heartbeatFrequencyMS", "heartbeat_frequency_ms", T.integer(C.MIN_HEARTBEAT_FREQUENCY_MS),
-           C.HEARTBEAT_FREQUENCY_MS),
-    Option("journal", "journal", T.boolean),
-    Option("loadBalanced", "load_balanced", T.boolean, False),
-    Option("localThresholdMS", "local_threshold_ms", T.integer(0), C.LOCAL_THRESHOLD_MS),
-    Option("maxAdaptiveRetries", "max_adaptive_retries", T.integer(0), C.MAX_ADAPTIVE_RETRIES),
-    Option("maxConnecting", "max_connecting", T.integer(1)),
-    Option("maxIdleTimeMS", "max_idle_time_ms", T.integer(0)),
-    Option("maxPoolSize", "max_pool_size", T.integer(0)),
-    Option("maxStalenessSeconds", "max_staleness_seconds", T.integer(1, allowed=(-1,))),
-    Option("minPoolSize", "min_pool_size", T.integer(0)),
-    Option("proxyHost", "proxy_host", T.string),
-    Option("proxyPort", "proxy_port", T.integer(0, 65535)),
-    Option("proxyUsername", "proxy_username", T.non_empty_string),
-    Option("proxyPassword", "proxy_password", T.secret(T.non_empty_string)),
-    Option("readConcernLevel", "read_concern_level", T.string),
-    Option("readPreference", "read_preference", T.one_of(*READ_PREFERENCE_MODES), "primary"),
-    Option("readPreferenceTags", "read_preference_tags", T.tag_sets, (), is_list=True),
-    Option("replicaSet", "replica_set", T.string),
-    Option("retryReads", "retry_reads", T.boolean, True),
-    Option("retryWrites", "retry_writes", T.boolean, True),
-    Option("serverMonitoringMode", "server_monitoring_mode", T.one_of("stream", "poll", "auto"),
+    Option("appname", "appname", appname),
+    Option("authMechanism", "auth_mechanism", string),
+    Option("authMechanismProperties", "auth_mechanism_properties", key_value_pairs),
+    Option("authSource", "auth_source", string),
+    Option("compressors", "compressors", string_list, ()),
+    Option("connectTimeoutMS", "connect_timeout_ms", integer(0), CONNECT_TIMEOUT_MS),
+    Option("directConnection", "direct_connection", boolean),
+    Option("enableOverloadRetargeting", "enable_overload_retargeting", boolean, True),
+    Option("heartbeatFrequencyMS", "heartbeat_frequency_ms", integer(MIN_HEARTBEAT_FREQUENCY_MS),
+           HEARTBEAT_FREQUENCY_MS),
+    Option("journal", "journal", boolean),
+    Option("loadBalanced", "load_balanced", boolean, False),
+    Option("localThresholdMS", "local_threshold_ms", integer(0), LOCAL_THRESHOLD_MS),
+    Option("maxAdaptiveRetries", "max_adaptive_retries", integer(0), MAX_ADAPTIVE_RETRIES),
+    Option("maxConnecting", "max_connecting", integer(1)),
+    Option("maxIdleTimeMS", "max_idle_time_ms", integer(0)),
+    Option("maxPoolSize", "max_pool_size", integer(0)),
+    Option("maxStalenessSeconds", "max_staleness_seconds", integer(1, allowed=(-1,))),
+    Option("minPoolSize", "min_pool_size", integer(0)),
+    Option("proxyHost", "proxy_host", string),
+    Option("proxyPort", "proxy_port", integer(0, 65535)),
+    Option("proxyUsername", "proxy_username", non_empty_string),
+    Option("proxyPassword", "proxy_password", secret(non_empty_string)),
+    Option("readConcernLevel", "read_concern_level", string),
+    Option("readPreference", "read_preference", one_of(*READ_PREFERENCE_MODES), "primary"),
+    Option("readPreferenceTags", "read_preference_tags", tag_sets, (), is_list=True),
+    Option("replicaSet", "replica_set", string),
+    Option("retryReads", "retry_reads", boolean, True),
+    Option("retryWrites", "retry_writes", boolean, True),
+    Option("serverMonitoringMode", "server_monitoring_mode", one_of("stream", "poll", "auto"),
            "auto"),
-    Option("serverSelectionTimeoutMS", "server_selection_timeout_ms", T.integer(0),
-           C.SERVER_SELECTION_TIMEOUT_MS),
-    Option("serverSelectionTryOnce", "server_selection_try_once", T.boolean, True),
-    Option("socketCheckIntervalMS", "socket_check_interval_ms", T.integer(0),
-           C.SOCKET_CHECK_INTERVAL_MS),
-    Option("socketTimeoutMS", "socket_timeout_ms", T.integer(0), 0),
-    Option("srvMaxHosts", "srv_max_hosts", T.integer(0), 0),
-    Option("srvServiceName", "srv_service_name", T.non_empty_string, "mongodb"),
-    Option("timeoutMS", "timeout_ms", T.integer(0)),
+    Option("serverSelectionTimeoutMS", "server_selection_timeout_ms", integer(0),
+           SERVER_SELECTION_TIMEOUT_MS),
+    Option("serverSelectionTryOnce", "server_selection_try_once", boolean, True),
+    Option("socketCheckIntervalMS", "socket_check_interval_ms", integer(0),
+           SOCKET_CHECK_INTERVAL_MS),
+    Option("socketTimeoutMS", "socket_timeout_ms", integer(0), 0),
+    Option("srvMaxHosts", "srv_max_hosts", integer(0), 0),
+    Option("srvServiceName", "srv_service_name", non_empty_string, "mongodb"),
+    Option("timeoutMS", "timeout_ms", integer(0)),
     # singlemongo's own: a file shared by processes to skip the first scan (topology_cache.py).
-    Option("topologyCacheFile", "topology_cache_file", T.non_empty_string),
-    Option("tls", "tls", T.boolean, False),
-    Option("tlsAllowInvalidCertificates", "tls_allow_invalid_certificates", T.boolean, False),
-    Option("tlsAllowInvalidHostnames", "tls_allow_invalid_hostnames", T.boolean, False),
-    Option("tlsCAFile", "tls_ca_file", T.string),
-    Option("tlsCertificateKeyFile", "tls_certificate_key_file", T.string),
+    Option("topologyCacheFile", "topology_cache_file", non_empty_string),
+    Option("tls", "tls", boolean, False),
+    Option("tlsAllowInvalidCertificates", "tls_allow_invalid_certificates", boolean, False),
+    Option("tlsAllowInvalidHostnames", "tls_allow_invalid_hostnames", boolean, False),
+    Option("tlsCAFile", "tls_ca_file", string),
+    Option("tlsCertificateKeyFile", "tls_certificate_key_file", string),
     Option("tlsCertificateKeyFilePassword", "tls_certificate_key_file_password",
-           T.secret(T.string)),
+           secret(string)),
     Option("tlsDisableCertificateRevocationCheck", "tls_disable_certificate_revocation_check",
-           T.boolean, False),
-    Option("tlsDisableOCSPEndpointCheck", "tls_disable_ocsp_endpoint_check", T.boolean, False),
-    Option("tlsInsecure", "tls_insecure", T.boolean, False),
-    Option("w", "w", T.write_concern_w),
-    Option("waitQueueTimeoutMS", "wait_queue_timeout_ms", T.integer(1)),
-    Option("wTimeoutMS", "wtimeout_ms", T.INT64),
+           boolean, False),
+    Option("tlsDisableOCSPEndpointCheck", "tls_disable_ocsp_endpoint_check", boolean, False),
+    Option("tlsInsecure", "tls_insecure", boolean, False),
+    Option("w", "w", write_concern_w),
+    Option("waitQueueTimeoutMS", "wait_queue_timeout_ms", integer(1)),
+    Option("wTimeoutMS", "wtimeout_ms", INT64),
     Option("uuidRepresentation", "uuid_representation",
-           T.one_of(*UUID_REPRESENTATIONS), "unspecified"),
-    Option("zlibCompressionLevel", "zlib_compression_level", T.integer(-1, 9), -1),
+           one_of(*UUID_REPRESENTATIONS), "unspecified"),
+    Option("zlibCompressionLevel", "zlib_compression_level", integer(-1, 9), -1),
     # The face's keywords (PyMongo's MongoClient): codecs, identity, the Stable API.
-    Option("document_class", "document_class", T.document_class, dict, keyword_only=True),
-    Option("tz_aware", "tz_aware", T.boolean, False, keyword_only=True),
-    Option("tzinfo", "tzinfo", T.tzinfo, keyword_only=True),
-    Option("type_registry", "type_registry", T.type_registry, keyword_only=True),
+    Option("document_class", "document_class", document_class, dict, keyword_only=True),
+    Option("tz_aware", "tz_aware", boolean, False, keyword_only=True),
+    Option("tzinfo", "tzinfo", tzinfo, keyword_only=True),
+    Option("type_registry", "type_registry", type_registry, keyword_only=True),
     Option("unicode_decode_error_handler", "unicode_decode_error_handler",
-           T.one_of("strict", "replace", "backslashreplace", "surrogateescape", "ignore"),
+           one_of("strict", "replace", "backslashreplace", "surrogateescape", "ignore"),
            "strict"),
-    Option("datetime_conversion", "datetime_conversion", T.datetime_conversion),
-    Option("connect", "connect", T.boolean, keyword_only=True),
-    Option("username", "username", T.non_empty_string, keyword_only=True),
-    Option("password", "password", T.secret(T.string), keyword_only=True),
-    Option("server_api", "server_api", T.server_api, keyword_only=True),
-    Option("driver", "driver", T.driver_info, keyword_only=True),
+    Option("datetime_conversion", "datetime_conversion", datetime_conversion),
+    Option("connect", "connect", boolean, keyword_only=True),
+    Option("username", "username", non_empty_string, keyword_only=True),
+    Option("password", "password", secret(string), keyword_only=True),
+    Option("server_api", "server_api", server_api, keyword_only=True),
+    Option("driver", "driver", driver_info, keyword_only=True),
 )
 
 OPTIONS = {opt.name: opt for opt in _TABLE}

@@ -4,7 +4,7 @@ Names are loaded from their modules on first use (PEP 562): a client loads the m
 runs, not the error handling it has not needed yet."""
 
 _NAMES = {
-    "ServerType": "server_type", "TopologyType": "server_type",
+    "ServerType": "server_description", "TopologyType": "server_description",
     "ServerDescription": "server_description", "average_rtt": "server_description",
     "parse_address": "address", "format_address": "address",
     "TopologyDescription": "topology_description",

@@ -3,15 +3,17 @@ server announces both obey (RFC 1035 lengths, ports 1-65535)."""
 import re
 from typing import Optional, Tuple
 
-from ..constants import DEFAULT_PORT
+DEFAULT_PORT = 27017
+
 
 Address = Tuple[str, Optional[int]]
 MAX_HOST_NAME = 253  # RFC 1035: a name of at most 253 characters in dotted form
 MAX_LABEL = 63  # ... made of labels of 1 to 63 octets
 # The everyday host name: what the character-by-character rules below would accept, checked
 # in one match (a 50-member set's scan validates 2,500 announced hosts).
-# Labels between single dots, so a failing match cannot backtrack (hostile hellos).
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?")
+# Labels between single dots, so a failing match cannot backtrack (hostile hellos). Compiled
+# at first use (re's cache): a one-off on a standalone never needs it.
+_PLAIN_NAME = r"[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?"
 
 
 def parse_address(text, default_port=DEFAULT_PORT):
@@ -40,7 +42,7 @@ def host_name_problem(host):
     name, or None. getaddrinfo would otherwise fail with a UnicodeError on every operation."""
     if not host:
         return "the host name is empty"
-    if len(host) <= MAX_HOST_NAME and _PLAIN_NAME.fullmatch(host):
+    if len(host) <= MAX_HOST_NAME and re.fullmatch(_PLAIN_NAME, host):
         return None
     if any(c.isspace() or ord(c) < 32 or c in "/\\@" for c in host):
         return "a host name has no spaces, control characters, '/', '\\' or '@'"

@@ -9,7 +9,7 @@ from ..records import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
 from .server_description import ServerDescription, compare_topology_version
-from .server_type import TopologyType
+from .server_description import TopologyType
 
 
 class ErrorKind(enum.Enum):

@@ -9,7 +9,7 @@ from typing import Any
 
 from .server_description import ServerDescription
 from .topology_description import TopologyDescription
-from .server_type import TopologyType
+from .server_description import TopologyType
 
 
 @dataclass(frozen=True)

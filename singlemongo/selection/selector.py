@@ -1,16 +1,106 @@
-"""Which servers suit an operation (server selection spec, "Rules for server selection").
+"""Read preferences (server selection spec, "Read Preference") and which servers suit an
+operation (server selection spec, "Rules for server selection").
 
 Pure: a function of the topology description, the criteria, the settings and the
-deprioritized servers. The engine's loop (scan, sleep, retry) lives in ``selection_loop.py``.
+deprioritized servers. The engine's loop (scan, sleep, retry) lives in ``engine/scanner.py``.
 """
-from ..records import dataclass
-from typing import Callable, Optional
+from __future__ import annotations
 
-from ..constants import (HEARTBEAT_FREQUENCY_MS, IDLE_WRITE_PERIOD_MS, LOCAL_THRESHOLD_MS,
-                         SMALLEST_MAX_STALENESS_SECONDS)
+from ..records import dataclass, field
+from typing import Callable, Optional, Tuple
+
+from ..options.table import HEARTBEAT_FREQUENCY_MS, LOCAL_THRESHOLD_MS, READ_PREFERENCE_MODES
 from ..errors import ConfigurationError, IncompatibleWireVersionError
-from ..sdam.server_type import ServerType as S, TopologyType as T
-from .read_preference import PRIMARY, ReadPreference
+from ..sdam.server_description import ServerType as S, TopologyType as T
+
+# Max staleness: the smallest value a user may set, and the idle write period of a primary.
+SMALLEST_MAX_STALENESS_SECONDS = 90
+IDLE_WRITE_PERIOD_MS = 10_000
+
+_MODES_BY_LOWER = {m.lower(): m for m in READ_PREFERENCE_MODES}
+
+
+@dataclass(frozen=True)
+class ReadPreference:
+    mode: str = "primary"
+    tag_sets: Tuple[dict, ...] = field(default=({},))
+    max_staleness_seconds: Optional[int] = None
+    hedge: Optional[dict] = None
+
+    def __post_init__(self):
+        mode = _MODES_BY_LOWER.get(str(self.mode).lower())
+        if mode is None:
+            raise ConfigurationError(
+                f"invalid read preference mode {self.mode!r}: expected one of "
+                f"{', '.join(READ_PREFERENCE_MODES)}")
+        object.__setattr__(self, "mode", mode)
+        tags = tuple(dict(t) for t in (self.tag_sets if self.tag_sets is not None else ({},)))
+        object.__setattr__(self, "tag_sets", tags)
+        staleness = self.max_staleness_seconds
+        if staleness is not None and staleness == -1:
+            object.__setattr__(self, "max_staleness_seconds", None)
+        elif staleness is not None and (isinstance(staleness, bool) or not isinstance(
+                staleness, int) or staleness <= 0):
+            raise ConfigurationError(
+                f"invalid maxStalenessSeconds {staleness!r}: expected a positive integer or -1")
+        if mode == "primary":
+            if any(tags):
+                raise ConfigurationError(
+                    f"read preference mode 'primary' cannot be combined with tag sets {list(tags)}")
+            if self.max_staleness_seconds is not None:
+                raise ConfigurationError(
+                    "read preference mode 'primary' cannot be combined with maxStalenessSeconds "
+                    f"{self.max_staleness_seconds}")
+            if self.hedge is not None:
+                raise ConfigurationError("read preference mode 'primary' cannot be hedged")
+
+    @classmethod
+    def from_document(cls, doc):
+        """From a ``{mode, tag_sets | tags, maxStalenessSeconds, hedge}`` document."""
+        if doc is None:
+            return cls()
+        tags = doc.get("tag_sets", doc.get("tags"))
+        return cls(doc.get("mode", "primary"), tuple(tags) if tags is not None else ({},),
+                   doc.get("maxStalenessSeconds"), doc.get("hedge"))
+
+    @property
+    def is_primary(self):
+        return self.mode == "primary"
+
+    def document(self):
+        """The ``$readPreference`` document ("Document structure")."""
+        doc = {"mode": self.mode}
+        if any(self.tag_sets):
+            doc["tags"] = [dict(t) for t in self.tag_sets]
+        if self.max_staleness_seconds is not None:
+            doc["maxStalenessSeconds"] = self.max_staleness_seconds
+        if self.hedge is not None:
+            doc["hedge"] = dict(self.hedge)
+        return doc
+
+    def needs_document_for_op_query(self):
+        """OP_QUERY to mongos: secondaryPreferred with only a mode travels as the flag alone."""
+        if self.mode == "primary":
+            return False
+        if self.mode == "secondaryPreferred":
+            return any(self.tag_sets) or self.max_staleness_seconds is not None or bool(self.hedge)
+        return True
+
+    def __str__(self):
+        parts = [self.mode]
+        if any(self.tag_sets):
+            parts.append(f"tag sets {list(self.tag_sets)}")
+        if self.max_staleness_seconds is not None:
+            parts.append(f"maxStalenessSeconds {self.max_staleness_seconds}")
+        if self.hedge is not None:
+            parts.append(f"hedge {dict(self.hedge)}")
+        return ", ".join(parts)
+
+
+PRIMARY = ReadPreference()
+
+
+# ----- selection ----------------------------------------------------------------------------
 
 READ = "read"
 WRITE = "write"
@@ -180,3 +270,31 @@ def select(td, criteria, settings=SelectionSettings(), deprioritized=()):
     if settings.server_selector is not None and servers:
         servers = list(settings.server_selector(list(servers)))
     return Selection(tuple(servers), tuple(latency_window(servers, settings.local_threshold_ms)))
+
+
+# ----- read preference on the wire (server selection spec, "Passing read preference to
+# mongos and load balancers", "Topology type: Single") ----------
+
+def read_preference_for_op_msg(topology_type, server_type, read_preference, is_read=True):
+    """The ``$readPreference`` to add to an OP_MSG command, or None (server selection spec)."""
+    if not is_read:
+        return None
+    if topology_type is T.SINGLE:
+        if server_type is S.STANDALONE:
+            return None
+        if server_type is not S.MONGOS and read_preference.is_primary:
+            return {"mode": "primaryPreferred"}  # so that any member answers a direct read
+    if read_preference.is_primary:
+        return None
+    return read_preference.document()
+
+
+def op_query_read_preference(topology_type, server_type, read_preference):
+    """(secondaryOk flag, $readPreference or None) for an OP_QUERY read."""
+    if topology_type is T.SINGLE and server_type not in (S.MONGOS,
+                                                                    S.STANDALONE):
+        return True, None
+    if server_type in (S.MONGOS, S.LOAD_BALANCER):
+        doc = read_preference.document() if read_preference.needs_document_for_op_query() else None
+        return not read_preference.is_primary, doc
+    return not read_preference.is_primary, None

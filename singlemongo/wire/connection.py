@@ -12,7 +12,7 @@ from . import messages as wire
 from ..clock import DEFAULT_CLOCK, Deadline
 from ..errors import (AutoReconnect, ConfigurationError, InvalidOperation, NetworkTimeout,
                       ProtocolError)
-from ..options.redact import SecretBytes
+from ..options.uri import SecretBytes
 from ..sdam.address import format_address
 
 _connection_ids = itertools.count(1)

@@ -178,7 +178,7 @@ POOL_REASON = "needs connection-pool events (one socket per server, no pool)"
 
 
 def read_preference(doc):
-    from singlemongo.selection.read_preference import ReadPreference
+    from singlemongo.selection.selector import ReadPreference
     return ReadPreference(doc["mode"], tuple(doc.get("tagSets") or ({},)),
                           doc.get("maxStalenessSeconds"), doc.get("hedge"))
 
