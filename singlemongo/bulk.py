@@ -20,6 +20,7 @@ from .monitoring import next_operation_id
 from .errors import (BulkWriteError, ConfigurationError, DocumentTooLarge, InvalidOperation,
                      OperationFailure)
 from .results import BulkWriteResult
+from .wire.messages import EncodedBatch
 from .write_concern import WriteConcern
 
 if TYPE_CHECKING:
@@ -64,8 +65,12 @@ class _Bulk:
         self.ops: list[tuple[int, Mapping[str, Any]]] = []
 
     def add_insert(self, document: Any) -> None:
-        validate_is_document_type("document", document)
-        if not (isinstance(document, RawBSONDocument) or "_id" in document):
+        if type(document) is not dict:  # a plain dict skips the ABC checks (insert_many speed)
+            validate_is_document_type("document", document)
+            if isinstance(document, RawBSONDocument):
+                self.ops.append((INSERT, document))
+                return
+        if "_id" not in document:
             document["_id"] = ObjectId()
         self.ops.append((INSERT, document))
 
@@ -139,17 +144,19 @@ def next_batch(run: _Run, start: int, limits: tuple[int, int, int], codec: Any
     when it would be first; otherwise it starts the next command (the ones before it are
     sent, as PyMongo sends them)."""
     max_bson, max_message, max_count = limits
-    size, batch = 0, []  # type: ignore[var-annotated]
+    size, batch, encoded = 0, EncodedBatch(), []
     for op in run.ops[start:start + max_count]:
-        op_size = len(op.raw) if isinstance(op, RawBSONDocument) else len(
-            bson.encode(op, codec_options=codec))
+        data = op.raw if isinstance(op, RawBSONDocument) else bson.encode(op, codec_options=codec)
+        op_size = len(data)
         too_big = op_size > max_bson + (0 if run.kind == INSERT else COMMAND_OVERHEAD)
         if batch and (too_big or size + op_size > max_message - COMMAND_OVERHEAD):
             break
         if too_big:
             raise too_large(op_size, max_bson)
         batch.append(op)
+        encoded.append(data)
         size += op_size
+    batch.encoded = b"".join(encoded)  # measured once, sent as measured: never encoded twice
     return batch
 
 
@@ -167,9 +174,10 @@ def _commands(bulk: _Bulk, run: _Run, session: Any, operation_id: int,
 
         def prepare(conn: Any, sequences: Any, retry: Any, start: int = offset,
                     sent: list[Mapping[str, Any]] = sent) -> Any:
-            sent[:] = next_batch(run, start, conn.write_limits, coll.codec_options)
-            retry = sender_at is None and retryable(run.kind, sent)
-            return ((field, sent),), "write" if retry else None
+            batch = next_batch(run, start, conn.write_limits, coll.codec_options)
+            sent[:] = batch
+            retry = sender_at is None and retryable(run.kind, batch)
+            return ((field, batch),), "write" if retry else None
         sender = coll if sender_at is None else sender_at(offset)
         reply = sender._write_command(bulk.command(run.kind), session=session, check=False,
                                       prepare=prepare, operation_id=operation_id)

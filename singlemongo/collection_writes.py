@@ -121,7 +121,7 @@ class WriteMethods(Generic[_DocumentType]):
         inserted_ids = []
         for document in documents:
             bulk.add_insert(document)
-            if not is_raw(document):  # PyMongo leaves raw ones out
+            if type(document) is dict or not is_raw(document):  # PyMongo leaves raw ones out
                 inserted_ids.append(document["_id"])
         if not bulk.ops:
             raise TypeError("documents must be a non-empty list")

@@ -242,3 +242,23 @@ def test_features_not_offered_say_why(coll):
             target.watch()
     with pytest.raises(NotImplementedError, match="MongoDB 8.0's bulkWrite"):
         coll.database.client.bulk_write([])
+
+
+def test_insert_many_encodes_each_document_once(coll, rs, monkeypatch):
+    """Rule (issue 20, insert_many throughput): a bulk write encodes each document once, to
+    measure its batch, and sends those bytes (before: encoded again to build the message).
+    A retried batch is sent from the same bytes, so the server stores the same documents."""
+    documents = [{"_id": i, "text": "x" * i} for i in range(50)]
+    encoded, real = [], bson.encode
+
+    def counting(doc, *args, **kwargs):
+        if isinstance(doc, dict) and doc.get("text") is not None:
+            encoded.append(doc["_id"])
+        return real(doc, *args, **kwargs)
+    monkeypatch.setattr(bson, "encode", counting)
+    coll.find_one()  # the primary is known
+    rs.servers[0].fail("insert", action="close")  # the batch is retried (retryable writes)
+    assert coll.insert_many(documents).inserted_ids == list(range(50))
+    monkeypatch.undo()
+    assert sorted(encoded) == list(range(50))
+    assert list(coll.find(sort=[("_id", 1)])) == documents

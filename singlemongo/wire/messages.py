@@ -7,7 +7,7 @@ after ``check_header`` has bounded it by maxMessageSizeBytes.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, Optional
 from ..records import dataclass
 
 import bson
@@ -48,12 +48,22 @@ class Header:
     op_code: int
 
 
+class EncodedBatch(list):
+    """The documents of a kind 1 section, with ``encoded``: their BSON, concatenated with the
+    codec the message uses (a bulk write encodes each document once, to measure the batch,
+    and sends those bytes)."""
+
+    encoded: Optional[bytes] = None
+
+
 def encode_op_msg(request_id, body, sequences=(), flags=0, codec=CODEC):
     """An OP_MSG with one kind 0 section and optional kind 1 sections ``(identifier, docs)``."""
     parts = [_UINT32.pack(flags), b"\x00", bson.encode(body, codec_options=codec)]
     for identifier, docs in sequences:
-        payload = identifier.encode("utf-8") + b"\x00" + b"".join(
-            bson.encode(d, codec_options=codec) for d in docs)
+        encoded = getattr(docs, "encoded", None)  # an EncodedBatch: the bytes of its documents
+        if encoded is None:
+            encoded = b"".join(bson.encode(d, codec_options=codec) for d in docs)
+        payload = identifier.encode("utf-8") + b"\x00" + encoded
         parts.append(b"\x01" + _INT32.pack(len(payload) + 4) + payload)
     data = b"".join(parts)
     return HEADER.pack(HEADER.size + len(data), request_id, 0, OP_MSG) + data
