@@ -40,9 +40,9 @@ _LAZY = {
     "BulkWriteError": "errors", "WriteError": "errors", "WriteConcernError": "errors",
     "ExecutionTimeout": "errors", "CursorNotFound": "errors", "InvalidOperation": "errors",
     "InvalidName": "errors", "InvalidDocument": "errors", "DocumentTooLarge": "errors",
-    "install_as_pymongo": "drop_in",
+    "install_as_pymongo": "drop_in", "timeout": "csot", "DriverInfo": "driver_info",
     "MIN_SUPPORTED_WIRE_VERSION": "sdam.topology_description",
-    "MAX_SUPPORTED_WIRE_VERSION": "sdam.topology_description", "timeout": "csot", "DriverInfo": "driver_info",
+    "MAX_SUPPORTED_WIRE_VERSION": "sdam.topology_description",
 }
 _MODULES = ("errors", "monitoring", "operations", "results", "read_preferences",
             "write_concern", "read_concern", "collation", "server_api", "cursor",
@@ -99,8 +99,10 @@ if TYPE_CHECKING:
     from .server_api import ServerApiVersion as ServerApiVersion
     from .write_concern import WriteConcern as WriteConcern
     from .drop_in import install_as_pymongo as install_as_pymongo
-    from .sdam.topology_description import MAX_SUPPORTED_WIRE_VERSION as MAX_SUPPORTED_WIRE_VERSION
-    from .sdam.topology_description import MIN_SUPPORTED_WIRE_VERSION as MIN_SUPPORTED_WIRE_VERSION
+    from .sdam.topology_description import (
+        MAX_SUPPORTED_WIRE_VERSION as MAX_SUPPORTED_WIRE_VERSION)
+    from .sdam.topology_description import (
+        MIN_SUPPORTED_WIRE_VERSION as MIN_SUPPORTED_WIRE_VERSION)
     from .csot import timeout as timeout
     from .driver_info import DriverInfo as DriverInfo
 

@@ -26,8 +26,7 @@ from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
 from .options.client_options import ClientOptions, client_options
 from .options.uri import SecretText
 from .sdam.server_description import ServerType, TopologyType
-from .selection.selector import ReadPreference as _Core
-from .selection.selector import READ, WRITE, Criteria
+from .selection.selector import READ, WRITE, Criteria, ReadPreference as _Core
 
 if TYPE_CHECKING:
     from .engine.topology import Topology
@@ -170,8 +169,8 @@ class MongoClient(BaseObject, WatchNotOffered, Generic[_DocumentType]):
         _warn_if_insecure(self._settings)
         # The engine loads with the first client.
         engine = _import_paused("engine.topology")
-        self._topology = engine.Topology(self._settings, clock or DEFAULT_CLOCK, listeners, resolver,
-                                  scan_executor, server_selector)
+        self._topology = engine.Topology(self._settings, clock or DEFAULT_CLOCK, listeners,
+                                         resolver, scan_executor, server_selector)
         self._init_settings()
 
     def _init_settings(self) -> None:
@@ -198,7 +197,8 @@ class MongoClient(BaseObject, WatchNotOffered, Generic[_DocumentType]):
         client = cast("MongoClient[dict[str, Any]]", object.__new__(cls))
         client._settings = options
         engine = _import_paused("engine.topology")
-        client._topology = engine.Topology(options, clock or DEFAULT_CLOCK, event_listeners, resolver)
+        client._topology = engine.Topology(options, clock or DEFAULT_CLOCK, event_listeners,
+                                           resolver)
         client._init_settings()
         return client
 

@@ -21,9 +21,8 @@ from .clock import Deadline
 from .common import _DocumentType
 from .engine.checkout import checkout_pinned
 from .engine.operation import Outcome, Request, execute, kill_cursor
-from .errors import error_from_reply
 from .errors import (ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure,
-                     PyMongoError)
+                     PyMongoError, error_from_reply)
 from .sdam.address import format_address
 
 if TYPE_CHECKING:

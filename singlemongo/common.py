@@ -74,9 +74,9 @@ class WatchNotOffered:
 
 
 def _instance_of(value: Any, module: str, name: str) -> bool:
-    """Whether ``value`` is a ``module.name`` without loading that module: an object of a class
-    whose module was never imported cannot exist."""
-    loaded = sys.modules.get(f"{__package__}.{module}")
+    """Whether ``value`` is a ``module.name`` (a full module name) without loading that
+    module: an object of a class whose module was never imported cannot exist."""
+    loaded = sys.modules.get(module)
     return loaded is not None and isinstance(value, getattr(loaded, name))
 
 
@@ -132,10 +132,11 @@ class BaseObject:
         if codec_options is not None and not isinstance(codec_options, CodecOptions):
             raise TypeError(f"codec_options must be a bson.codec_options.CodecOptions, not "
                             f"{codec_options!r}")
-        if write_concern is not None and not _instance_of(write_concern, "write_concern",
-                                                          "WriteConcern"):
+        face = __package__
+        if write_concern is not None and not _instance_of(write_concern,
+                                                          f"{face}.write_concern", "WriteConcern"):
             raise TypeError(f"write_concern must be a WriteConcern, not {write_concern!r}")
-        if read_concern is not None and not _instance_of(read_concern, "read_concern",
+        if read_concern is not None and not _instance_of(read_concern, f"{face}.read_concern",
                                                          "ReadConcern"):
             raise TypeError(f"read_concern must be a ReadConcern, not {read_concern!r}")
         self._settings_parent = parent
@@ -179,8 +180,7 @@ class BaseObject:
 def is_raw(document: Any) -> bool:
     """Whether ``document`` is a RawBSONDocument, without importing bson.raw_bson for the
     programs that never use one (a user with one has imported the module)."""
-    raw = sys.modules.get("bson.raw_bson")
-    return raw is not None and isinstance(document, raw.RawBSONDocument)
+    return _instance_of(document, "bson.raw_bson", "RawBSONDocument")
 
 
 def not_offered(feature: str) -> NoReturn:

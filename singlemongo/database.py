@@ -14,8 +14,7 @@ from .common import (BaseObject, WatchNotOffered, _DocumentType, _DocumentTypeAr
                      validate_database_name)
 from .engine.operation import Outcome, Request, execute
 from .errors import CollectionInvalid, InvalidOperation, OperationFailure
-from .selection.selector import ReadPreference as _Core
-from .selection.selector import READ, Criteria
+from .selection.selector import READ, Criteria, ReadPreference as _Core
 
 if TYPE_CHECKING:
     from bson.dbref import DBRef

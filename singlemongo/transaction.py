@@ -13,11 +13,10 @@ import enum
 from typing import Any, Mapping, Optional
 
 from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation, OperationFailure,
-                     PyMongoError, WriteConcernError)
+                     PyMongoError, WriteConcernError, RETRYABLE_CODES, from_server)
 from .read_concern import ReadConcern
 from .engine.backpressure import SYSTEM_OVERLOADED
 from .engine.operation import RETRYABLE_WRITE_ERROR
-from .errors import RETRYABLE_CODES, from_server
 from .read_preferences import to_core
 from .write_concern import WriteConcern
 

@@ -2,9 +2,8 @@
 authentication on the connections actually used for operations."""
 from . import check
 from ..errors import ConfigurationError, ConnectionFailure, OperationFailure, ServerSelectionError
-from ..sdam.server_description import ServerDescription
+from ..sdam.server_description import ServerDescription, TopologyType
 from ..sdam.address import format_address
-from ..sdam.server_description import TopologyType
 
 LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
                     "does not support this mode.")

@@ -11,16 +11,14 @@ from bson import Int64
 
 from ..clock import Deadline
 from ..errors import (ConnectionFailure, NetworkTimeout, OperationFailure, PyMongoError,
-                      ServerSelectionError)
+                      ServerSelectionError, error_from_reply, failed, from_server, is_retryable,
+                      sanitize)
 from ..monitoring import next_operation_id
 from ..records import dataclass, field
-from ..sdam.server_description import ServerDescription
-from ..sdam.server_description import ServerType, TopologyType
-from ..selection.selector import PRIMARY
-from ..selection.selector import WRITE, Criteria, effective, read_preference_for_op_msg
+from ..sdam.server_description import ServerDescription, ServerType, TopologyType
+from ..selection.selector import PRIMARY, WRITE, Criteria, effective, read_preference_for_op_msg
 from .checkout import checkout, checkout_pinned
 from .check import api_fields
-from ..errors import error_from_reply, failed, from_server, is_retryable, sanitize
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
 # Sharded Transactions, "Mongos Pinning" (and the load balancer's one connection).
@@ -206,7 +204,6 @@ class _Run:
             self.step.finish()
 
     def _run(self):
-        # Bounded: the overload retries plus the one ordinary retry.
         # Bounded: decide() allows at most min(maxAdaptiveRetries, 5) overload retries and
         # one ordinary retry.
         for _ in range(self.t.options.max_adaptive_retries + 2):

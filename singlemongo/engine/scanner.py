@@ -21,8 +21,7 @@ from ..errors import IncompatibleWireVersionError, ServerSelectionError
 from ..monitoring import DEBUG, INFO, SERVER_SELECTION, logging_enabled
 from ..options.table import COOLDOWN_MS, MIN_HEARTBEAT_FREQUENCY_MS
 from ..sdam.address import format_address
-from ..sdam.server_description import ServerType, TopologyType
-from ..sdam.server_description import ServerType as S
+from ..sdam.server_description import ServerType, TopologyType, ServerType as S
 from ..selection.selector import READ, WRITE, SelectionSettings, select
 from .check import end_unapplied
 

@@ -18,8 +18,7 @@ from ..monitoring import EventBus
 from .check import handshake_command
 from .scanner import MIN_INTERVAL_S, Scanner, select_server
 from .sessions import SessionPool
-from ..sdam.server_description import ServerDescription
-from ..sdam.server_description import ServerType, TopologyType
+from ..sdam.server_description import ServerDescription, ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
 
 _topology_ids = itertools.count(1)
@@ -350,8 +349,7 @@ class Topology:
         with self.operation():
             self.check_fork()
             self.open()
-            return select_server(self, criteria, deprioritized, operation,
-                                                operation_id)
+            return select_server(self, criteria, deprioritized, operation, operation_id)
 
     def select_server_by_address(self, address, operation=None, operation_id=None):
         """The server at ``address`` if it is selectable now (PyMongo's Topology method, with

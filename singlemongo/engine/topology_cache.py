@@ -22,8 +22,7 @@ from bson import ObjectId
 from ..errors import SingleMongoWarning
 from ..records import replace
 from ..sdam.address import format_address, parse_announced
-from ..sdam.server_description import MAX_MEMBERS, ServerDescription
-from ..sdam.server_description import ServerType, TopologyType
+from ..sdam.server_description import MAX_MEMBERS, ServerDescription, ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
 from .private_files import UntrustedFile, read_private, resolve, write_private
 

@@ -9,18 +9,16 @@ arguments and conflicting options raise ConfigurationError.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 from ..records import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Mapping, Optional, Tuple
 
 from ..errors import (ConfigurationError, ConfigurationTypeError, InvalidURI,
                       SingleMongoWarning)
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
-from .uri import SecretText, mention, redact_value
+from .uri import SecretText, mention, redact_value, parse_uri
 from ..selection.selector import ReadPreference
-from .uri import parse_uri
 
 if TYPE_CHECKING:
     from .credentials import Credentials

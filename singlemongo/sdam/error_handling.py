@@ -8,8 +8,7 @@ import enum
 from ..records import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
-from .server_description import ServerDescription, compare_topology_version
-from .server_description import TopologyType
+from .server_description import ServerDescription, compare_topology_version, TopologyType
 
 
 class ErrorKind(enum.Enum):

@@ -11,10 +11,10 @@ from ..records import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
 
-from .server_description import Address, ServerDescription, compare_topology_version
+from .server_description import (Address, ServerDescription, compare_topology_version,
+                                 DATA_BEARING, ServerType, TopologyType, ServerType as S,
+                                 TopologyType as T)
 from .address import format_address
-from .server_description import DATA_BEARING, ServerType, TopologyType
-from .server_description import ServerType as S, TopologyType as T
 
 # clientMinWireVersion / clientMaxWireVersion: MongoDB 4.2 and newer.
 MIN_SUPPORTED_WIRE_VERSION = 8
