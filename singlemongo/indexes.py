@@ -107,8 +107,16 @@ def create_search_indexes(coll: Collection[Any], models: Sequence[Any], comment:
         documents.append(model.document)
     cmd = _with_options(coll, {"createSearchIndexes": coll.name, "indexes": documents},
                         comment, kwargs)
-    reply = coll._write_command(cmd, retryable=False, session=session)
+    reply = _concern_free(coll)._write_command(cmd, retryable=False, session=session)
     return [index["name"] for index in reply["indexesCreated"]]
+
+
+def _concern_free(coll: Collection[Any]) -> Collection[Any]:
+    """The collection without its read and write concerns: the search index commands and
+    $listSearchIndexes take neither (index management spec, "Search Index Management")."""
+    from .read_concern import ReadConcern
+    from .write_concern import WriteConcern
+    return coll.with_options(write_concern=WriteConcern(), read_concern=ReadConcern())
 
 
 def search_index_command(coll: Collection[Any], cmd: dict[str, Any], comment: Any,
@@ -116,7 +124,7 @@ def search_index_command(coll: Collection[Any], cmd: dict[str, Any], comment: An
     """dropSearchIndex or updateSearchIndex; a missing collection is not an error."""
     _with_options(coll, cmd, comment, kwargs)
     try:
-        coll._write_command(cmd, retryable=False, session=session)
+        _concern_free(coll)._write_command(cmd, retryable=False, session=session)
     except OperationFailure as exc:
         if exc.code != NAMESPACE_NOT_FOUND:
             raise
@@ -125,6 +133,6 @@ def search_index_command(coll: Collection[Any], cmd: dict[str, Any], comment: An
 def list_search_indexes(coll: Collection[Any], name: Any, session: Any, comment: Any,
                         kwargs: dict[str, Any]) -> CommandCursor[Any]:
     stage = {"$listSearchIndexes": {} if name is None else {"name": name}}
-    plain: Collection[Any] = coll.with_options(codec_options=CodecOptions(),
-                                               read_preference=_PRIMARY)
+    plain: Collection[Any] = _concern_free(coll).with_options(codec_options=CodecOptions(),
+                                                              read_preference=_PRIMARY)
     return plain.aggregate([stage], session=session, comment=comment, **kwargs)

@@ -34,7 +34,15 @@ PURE_DIRS = ("connection_string", "uri_options", "discovery_and_monitoring", "sd
 UNIFIED_DIRS = ("discovery_and_monitoring/unified", "load_balancer", "client-backpressure",
                 "retryable_reads/unified", "retryable_writes/unified", "crud/unified",
                 "command_logging", "server_selection_logging", "sessions",
-                "transactions/unified", "gridfs", "csot")
+                "transactions/unified", "gridfs", "csot",
+                # Issue 21: every other unified directory that applies to this driver.
+                "transactions-convenient-api/unified", "command_monitoring",
+                "read_write_concern/operation", "read_write_concern/write-concern-errors",
+                "causal_consistency", "collection_management", "index_management",
+                "versioned-api", "change_streams/unified", "connection_logging",
+                "handshake/unified", "auth/unified", "run_command/unified",
+                "unified-test-format/valid-pass", "unified-test-format/valid-fail",
+                "unified-test-format/invalid")
 INDEX = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
 
 

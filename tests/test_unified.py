@@ -8,17 +8,18 @@ import pytest
 from .spec_files import collect
 from .unified.environment import PREFERENCE
 from .unified.runner import Runner
-from .unified.skips import Skip, expected_failure
+from .unified.skips import Skip, expected_failure, missing_api
 
 
 # Issue 14: these run on every simulated topology their requirements accept, not only the
 # first (transactions pin a mongos, and a load balancer's one connection, differently).
 EVERY_TOPOLOGY = ("sessions/", "transactions/unified/")
+VALID_FAIL = "unified-test-format/valid-fail/"
 
 
 def _items():
     for rel, path, fmt, doc in collect():
-        if fmt != "unified":
+        if fmt != "unified" or "unified-test-format/invalid/" in rel:
             continue
         every = any(part in rel for part in EVERY_TOPOLOGY)
         for test in doc.get("tests", ()):
@@ -34,7 +35,25 @@ ITEMS = list(_items())
 
 @pytest.mark.parametrize("rel,doc,test,topology", ITEMS)
 def test_unified(request, rel, doc, test, topology):
+    runner = Runner(request, doc, test, rel, topology)
     try:
-        Runner(request, doc, test, rel, topology).run()
+        if VALID_FAIL in rel:
+            must_fail(runner)
+        else:
+            runner.run()
     except Skip as skip:
         pytest.skip(skip.reason)
+
+
+def must_fail(runner):
+    """The format's valid-fail files: well-formed tests that a conforming runner fails (a
+    missing entity, a wrong count, an operation error not expected, ...)."""
+    try:
+        runner.run()
+    except Skip as skip:
+        if skip.reason.startswith(missing_api("")):
+            return  # "a runner MUST raise an error" for an operation it does not support
+        raise
+    except Exception:
+        return
+    pytest.fail("the runner passed a test the format says must fail")

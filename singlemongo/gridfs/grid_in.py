@@ -16,6 +16,7 @@ from bson import Int64, ObjectId
 
 from ..errors import (BulkWriteError, ConfigurationError, DuplicateKeyError, InvalidOperation,
                       OperationFailure)
+from ..collection_writes import _raise_write_error
 from .deadline import topology_of, within_lifetime
 from .errors import FileExists
 
@@ -180,6 +181,11 @@ class GridIn:
         except BulkWriteError as exc:
             if any(e.get("code") in DUPLICATE_KEY_CODES for e in exc.details["writeErrors"]):
                 self._raise_file_exists()
+            # As PyMongo: the error a single insert would raise (its last write error,
+            # else its write concern error), chained to the batch's.
+            wces = exc.details.get("writeConcernErrors") or []
+            _raise_write_error({"writeErrors": exc.details.get("writeErrors"),
+                                "writeConcernError": wces[-1] if wces else None}, None)
             raise
         object.__setattr__(self, "_buffered_docs", [])
         object.__setattr__(self, "_buffered_docs_size", 0)

@@ -11,6 +11,7 @@ import itertools
 
 from bson import ObjectId
 
+from . import stable_api
 from .scram_server import Users
 from .failpoints import add_write_concern_error, server_labels
 from .x509 import authenticate_x509
@@ -152,6 +153,9 @@ class _Deployment:
         if self.requires_auth and lname not in NO_AUTH_NEEDED and not state.get("authenticated"):
             return {"ok": 0, "code": 13, "codeName": "Unauthorized",
                     "errmsg": f"command {name} requires authentication"}
+        api_refusal = stable_api.refusal(lname, name, cmd)
+        if api_refusal is not None:
+            return api_refusal
         if lname == "ping":
             return {"ok": 1}
         if lname == "authenticate":

@@ -85,8 +85,9 @@ def is_retryable_write(cmd):
 
 
 # What a server counts as a transient transaction error (WriteConflict, LockTimeout,
-# PreparedTransactionInProgress, ShardCannotRefreshDueToLocksHeld, stale shard versions).
-TRANSIENT_CODES = frozenset({112, 24, 267, 294, 13388, 150, 249})
+# PreparedTransactionInProgress, ShardCannotRefreshDueToLocksHeld, stale shard versions,
+# SnapshotUnavailable).
+TRANSIENT_CODES = frozenset({112, 24, 267, 294, 13388, 150, 249, 246})
 NO_SUCH_TRANSACTION = 251
 TRANSIENT = "TransientTransactionError"
 

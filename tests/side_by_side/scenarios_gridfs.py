@@ -178,7 +178,23 @@ def _grid_out_not_writable(c, m):
     return out.readable(), out.seekable(), out.writable(), out.write(b"y")
 
 
+def _chunk_write_concern_error(c, m):
+    """A write concern error on a chunk insert is raised as PyMongo raises it: the
+    single-write error (WriteConcernError, its code), not the batch's BulkWriteError."""
+    c.database.client.admin.command({"configureFailPoint": "failCommand", "mode": {"times": 1},
+                                     "data": {"failCommands": ["insert"], "writeConcernError": {
+                                         "code": 79, "errmsg": "wce"}}})
+    try:
+        m.gridfs.GridFSBucket(c.database).upload_from_stream("f", b"data")
+    except m.errors.OperationFailure as exc:
+        return type(exc).__name__, exc.code
+    finally:
+        c.database.client.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
+    return "no error"
+
+
 SCENARIOS = [
+    S("GridFSBucket chunk write concern error", _chunk_write_concern_error),
     S("GridFSBucket round trip", _bucket_round_trip),
     S("GridFSBucket revisions", _bucket_revisions),
     S("GridFSBucket missing revision", _bucket_missing_revision),

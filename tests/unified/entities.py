@@ -6,7 +6,7 @@ import re
 
 from singlemongo import MongoClient
 
-from .skips import Skip, missing_api
+from .skips import POOL, Skip, missing_api
 
 SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
                        "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"})
@@ -49,20 +49,35 @@ class Recorder:
     def observed(self, kinds=None):
         """Events this client observes, with ignored and sensitive commands left out."""
         out = []
+        sensitive_requests = set()
         for event in self.events:
             name = event_name(event)
+            command = getattr(event, "command_name", None)
+            if command is not None and self._sensitive(event, command, sensitive_requests):
+                continue
             if name not in self.observe or (kinds is not None and name not in kinds):
                 continue
-            command = getattr(event, "command_name", None)
-            if command is not None:
-                if command in self.ignore:
-                    continue
-                if not self.sensitive and (command.lower() in SENSITIVE or (
-                        command.lower() in ("hello", "ismaster")
-                        and not getattr(event, "command", {"x": 1}))):
-                    continue
+            if command is not None and command in self.ignore:
+                continue
             out.append(event)
         return out
+
+    def _sensitive(self, event, command, sensitive_requests):
+        """A sensitive command's events, unless the client observes them: a hello is
+        sensitive when its started event was redacted (speculativeAuthenticate), and its
+        succeeded or failed event goes with it (the same request id)."""
+        if self.sensitive:
+            return False
+        if command.lower() in SENSITIVE:
+            return True
+        if command.lower() not in ("hello", "ismaster"):
+            return False
+        key = (getattr(event, "connection_id", None), event.request_id)
+        if event_name(event) == "commandStartedEvent":
+            if not event.command:
+                sensitive_requests.add(key)
+            return not event.command
+        return key in sensitive_requests
 
     def take_log(self, record):
         component = LOG_COMPONENTS.get(record.name)
@@ -131,9 +146,9 @@ class EntityMap(dict):
         runner = self.runner
         options = dict(spec.get("uriOptions") or {})
         if spec.get("serverApi"):
-            raise Skip(missing_api("MongoClient(server_api=ServerApi(...))"))
+            options["server_api"] = server_api(spec["serverApi"])
         if options.get("minPoolSize") and spec.get("awaitMinPoolSizeMS"):
-            raise Skip(POOL_REASON)
+            raise Skip(POOL)
         recorder = Recorder(spec)
         client = MongoClient(runner.env.uri_for(runner.topology, spec), clock=runner.clock,
                              event_listeners=[recorder], **options)
@@ -172,9 +187,6 @@ class EntityMap(dict):
         # Recorded now, as PyMongo's runner does: $$sessionLsid may be asked after endSession.
         self.lsids[spec["id"]] = session.session_id
         return session
-
-
-POOL_REASON = "needs connection-pool events (one socket per server, no pool)"
 
 
 def read_preference(doc):
@@ -237,3 +249,10 @@ def transaction_options(doc):
     except (ImportError, AttributeError):
         raise Skip(missing_api("TransactionOptions")) from None
     return TransactionOptions(**collection_options(doc))
+
+
+def server_api(doc):
+    """A client entity's serverApi as the face's ServerApi (the Stable API)."""
+    from singlemongo import ServerApi
+    return ServerApi(doc["version"], strict=doc.get("strict"),
+                     deprecation_errors=doc.get("deprecationErrors"))

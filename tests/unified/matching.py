@@ -29,7 +29,9 @@ TYPE_CHECKS = {
     "timestamp": lambda v: isinstance(v, Timestamp), "decimal": lambda v: isinstance(v, Decimal128),
     "minKey": lambda v: isinstance(v, MinKey), "maxKey": lambda v: isinstance(v, MaxKey),
     "dbPointer": lambda v: isinstance(v, DBRef),
-    "number": lambda v: isinstance(v, numbers.Number) and not isinstance(v, bool),
+    # The "number" alias of $type: int, long, double and decimal.
+    "number": lambda v: (isinstance(v, (numbers.Number, Decimal128))
+                         and not isinstance(v, bool)),
 }
 
 

@@ -14,7 +14,10 @@ COMMON = {"fieldName": "key", "arrayFilters": "array_filters", "returnDocument":
           "maxTimeMS": "max_time_ms", "allowDiskUse": "allow_disk_use", "newName": "new_name",
           "to": "new_name", "readPreference": "read_preference", "writeConcern": "write_concern",
           "readConcern": "read_concern", "noCursorTimeout": "no_cursor_timeout",
-          "maxCommitTimeMS": "max_commit_time_ms"}
+          "maxCommitTimeMS": "max_commit_time_ms", "maxAwaitTimeMS": "max_await_time_ms"}
+# The format's cursorType names -> singlemongo.CursorType's attribute.
+CURSOR_TYPES = {"nonTailable": "NON_TAILABLE", "tailable": "TAILABLE",
+                "tailableAwait": "TAILABLE_AWAIT"}
 # PyMongo passes these through as command options (**kwargs), in the command's own names.
 RAW_OPTIONS = {"aggregate": {"batchSize", "allowDiskUse", "maxTimeMS", "collation",
                              "bypassDocumentValidation", "hint", "maxAwaitTimeMS"},
@@ -26,7 +29,13 @@ RAW_OPTIONS = {"aggregate": {"batchSize", "allowDiskUse", "maxTimeMS", "collatio
                "find_one_and_update": {"collation", "maxTimeMS", "bypassDocumentValidation"},
                "create_index": {"name", "unique", "sparse", "expireAfterSeconds",
                                 "partialFilterExpression", "collation", "hidden"},
-               "rename": {"dropTarget"}}
+               "rename": {"dropTarget"},
+               # A collection's options go into the create command as named there.
+               "create_collection": {"capped", "size", "max", "clusteredIndex", "timeseries",
+                                     "changeStreamPreAndPostImages", "expireAfterSeconds",
+                                     "validator", "validationLevel", "validationAction",
+                                     "viewOn", "pipeline", "collation", "storageEngine",
+                                     "indexOptionDefaults", "encryptedFields"}}
 
 
 def python_args(runner, method_name, args):
@@ -45,6 +54,9 @@ def python_args(runner, method_name, args):
             if value.lower() not in ("before", "after"):
                 raise AssertionError(f"returnDocument must be Before or After, not {value!r}")
             value = value.lower() == "after"
+        elif key == "cursorType" and method_name == "find":
+            import singlemongo
+            value = getattr(singlemongo.CursorType, CURSOR_TYPES[value])
         if key in raw:
             out[key] = value
         else:
@@ -124,6 +136,10 @@ COLLECTION = {
     "rename": ("rename", None), "createFindCursor": ("find", lambda c: NonLazyCursor(c)),  # defined below
     "createChangeStream": ("watch", None), "mapReduce": ("map_reduce", None),
     "createSearchIndex": ("create_search_index", None),
+    "createSearchIndexes": ("create_search_indexes", None),
+    "dropSearchIndex": ("drop_search_index", None),
+    "updateSearchIndex": ("update_search_index", None),
+    "listSearchIndexes": ("list_search_indexes", iterate),
 }
 DATABASE = {
     "runCommand": ("command", None), "aggregate": ("aggregate", iterate),
@@ -138,7 +154,7 @@ CLIENT = {
     "listDatabases": ("list_databases", iterate), "listDatabaseNames": ("list_database_names", None),
     "listDatabaseObjects": ("list_databases", iterate), "close": ("close", None),
     "clientBulkWrite": ("bulk_write", document), "createChangeStream": ("watch", None),
-    "appendMetadata": ("append_metadata", None),
+    "appendMetadata": ("append_metadata", None), "dropDatabase": ("drop_database", None),
 }
 SESSION = {
     "startTransaction": ("start_transaction", None),
@@ -166,13 +182,25 @@ def prepare(name, args):
     if name in ("runCommand", "runCursorCommand", "createCommandCursor"):
         args.pop("commandName", None)
     if name == "createCollection":
-        args["name"] = args.pop("collection")
+        # As PyMongo's runner: the file expects the create alone, no listCollections first.
+        args["name"], args["check_exists"] = args.pop("collection"), False
     if name == "dropCollection":
         args["name_or_collection"] = args.pop("collection")
     if name == "createIndex":
         args["keys"] = list(args.pop("keys").items())
     if name == "modifyCollection":  # PyMongo has no helper: the collMod command
         args = {"command": {"collMod": args.pop("collection"), **args}}
+    if name == "createFindCursor" and "filter" not in args:
+        raise AssertionError("createFindCursor: the filter argument is required")
+    if name == "createSearchIndexes":
+        from singlemongo.operations import SearchIndexModel
+        args["models"] = [SearchIndexModel(**m) for m in args["models"]]
+    if name == "listSearchIndexes":
+        args.update(args.pop("aggregationOptions", None) or {})
+    if name == "dropDatabase":
+        args["name_or_database"] = args.pop("database", None) or args.pop("databaseName")
+    if name in ("runCursorCommand", "createCommandCursor") and "maxTimeMS" in args:
+        args["max_await_time_ms"] = args.pop("maxTimeMS")  # it bounds each getMore
     if name == "dropIndex":
         args["index_or_name"] = args.pop("name")
     if name == "upload":
@@ -215,8 +243,22 @@ def _run_entity_operation(runner, entity, name, args):
         args["requests"] = bulk_requests(args["requests"])
     if name == "withTransaction":
         return runner.with_transaction(entity, args)
+    if method_name == "cursor_command":
+        return command_cursor(runner, entity, args, convert)
     result = call(runner, entity, method_name, args, what)
     return convert(result) if convert is not None else result
+
+
+def command_cursor(runner, database, args, convert):
+    """runCursorCommand and createCommandCursor as PyMongo's runner calls them: the
+    ``batchSize`` argument sizes the getMores (``CommandCursor.batch_size``) and
+    ``cursorType`` is the command's own business (its ``tailable``/``awaitData``)."""
+    batch_size = args.pop("batchSize", 0)
+    args.pop("cursorType", None)
+    cursor = call(runner, database, "cursor_command", args, "Database")
+    if batch_size:
+        cursor.batch_size(batch_size)
+    return convert(cursor) if convert is not None else cursor
 
 
 def bucket_operation(runner, bucket, method_name, convert, args):

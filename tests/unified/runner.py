@@ -12,12 +12,13 @@ from bson import json_util
 
 from singlemongo.clock import FakeClock
 from singlemongo.errors import OperationFailure, SingleMongoError
+from singlemongo.testing.query.collection_options import create as create_collection
 
 from .entities import EntityMap, LogTap, event_name
 from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
-from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, Skip, missing_api, monitor_test,
+from .skips import (CHANGE_STREAMS, CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, POOL_LOGS, Skip, missing_api, monitor_test,
                     seed_policy, seed_policy_for, simulator_gap, simulator_lacks)
 
 ROOT_ITEM_OPERATIONS = frozenset({"find", "aggregate", "listCollections", "listDatabases",
@@ -74,6 +75,11 @@ def _needs_monitor(file_doc, test):
 
 def check_feasible(file_doc, test, file_name):
     """Skip what this driver cannot do by design, before touching a deployment."""
+    if any(node.get("name") == "createChangeStream" for node in _walk(test)):
+        raise Skip(CHANGE_STREAMS)  # before its setup, which may need change-stream options
+    if any(m.get("component") == "connection" for node in _walk(test)
+           for m in node.get("messages", ()) if isinstance(m, dict)):
+        raise Skip(POOL_LOGS)
     for node in _walk(test):
         if node.get("name") in ("runOnThread", "waitForThread") and node.get("object") == "testRunner":
             raise Skip(seed_policy("one socket per server (DESIGN.md): threads sharing a "
@@ -149,7 +155,8 @@ class Runner:
             with store.lock:
                 for dropped in (name, f"enxcol_.{name}.esc", f"enxcol_.{name}.ecoc"):
                     db.drop_collection(dropped)
-                db.create_collection(name, **(data.get("createOptions") or {}))
+                create_collection(store, (data["databaseName"], name),
+                                  data.get("createOptions") or {})
             store.seed(data["databaseName"], name, data["documents"])
 
     def _tap_logs(self):
@@ -247,7 +254,16 @@ class Runner:
         self._tap_logs() if self.log_tap is None else None
 
     def op_assertNumberConnectionsCheckedOut(self, args, name):
-        pass  # "only applies to drivers that implement connection pooling"
+        """Between two operations a single-threaded client has no connection checked out,
+        but one a load balancer's cursor or transaction keeps (pinned)."""
+        client = self.entities.get(args["client"])
+        if not isinstance(args.get("connections"), int):
+            raise AssertionError(f"assertNumberConnectionsCheckedOut: connections must be an "
+                                 f"integer, not {args.get('connections')!r}")
+        if str(client.topology_description.topology_type) == "LoadBalanced":
+            raise Skip(POOL)
+        if args["connections"] != 0:
+            raise MatchError(f"0 connections checked out, expected {args['connections']}")
 
     def _recorder(self, client_name):
         return self.entities.recorders[client_name]

@@ -1,7 +1,8 @@
 """Databases, collections and indexes, answered as a MongoDB 7.0 server does."""
 from mongomock_ng import filtering
 
-from .codes import CommandError
+from . import collection_options
+from .codes import ATLAS_ONLY, CommandError
 from .reads import DEFAULT_BATCH, exists, namespace
 
 ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
@@ -15,9 +16,14 @@ INDEX_OPTIONS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeco
 
 
 def index_documents(store, ns):
-    info = store.collection(*ns).index_information()
+    coll = store.collection(*ns)
+    info = coll.index_information()
     docs = []
+    clustered = collection_options.id_index(coll)
     for name, spec in info.items():
+        if clustered is not None and name == "_id_":
+            docs.append(clustered)
+            continue
         doc = {"v": spec.get("v", 2), "key": dict(spec["key"]), "name": name}
         doc.update({k: v for k, v in spec.items() if k not in ("v", "key", "ns")})
         docs.append(doc)
@@ -99,8 +105,11 @@ def drop_indexes(store, server, cmd):
 
 def _collection_info(store, db, name):
     coll = store.client[db][name]
-    return {"name": name, "type": "collection", "options": coll.options(),
-            "info": {"readOnly": False}, "idIndex": ID_INDEX}
+    info = {"name": name, "type": collection_options.collection_type(coll),
+            "options": coll.options(), "info": {"readOnly": False}}
+    if info["type"] == "collection" and "clusteredIndex" not in info["options"]:
+        info["idIndex"] = ID_INDEX
+    return info
 
 
 def list_collections(store, server, cmd):
@@ -119,7 +128,7 @@ def create(store, server, cmd):
     if exists(store, ns):
         raise CommandError(48, f"Collection {ns[0]}.{ns[1]} already exists.")
     options = {k: v for k, v in cmd.items() if k not in GENERIC_FIELDS}
-    store.client[ns[0]].create_collection(ns[1], **options)
+    collection_options.create(store, ns, options)
     return {"ok": 1}
 
 
@@ -171,7 +180,22 @@ def rename_collection(store, server, cmd):
     return {"ok": 1}
 
 
-COMMANDS = {"createIndexes": create_indexes, "listIndexes": list_indexes,
+def check_metadata_consistency(store, server, cmd):
+    """A mongos's report of metadata inconsistencies: one shard, so never any."""
+    if getattr(server, "role", None) != "mongos":
+        raise CommandError(20, "checkMetadataConsistency can only be run on a mongos")
+    batch = (cmd.get("cursor") or {}).get("batchSize", DEFAULT_BATCH)
+    return store.cursor_reply(server, (cmd["$db"], "$cmd.checkMetadataConsistency"), [], batch)
+
+
+def search_index_command(store, server, cmd):
+    raise CommandError(115, ATLAS_ONLY)
+
+
+COMMANDS = {"checkMetadataConsistency": check_metadata_consistency,
+            "createSearchIndexes": search_index_command,
+            "updateSearchIndex": search_index_command, "dropSearchIndex": search_index_command,
+            "createIndexes": create_indexes, "listIndexes": list_indexes,
             "dropIndexes": drop_indexes, "listCollections": list_collections, "create": create,
             "drop": drop, "dropDatabase": drop_database, "listDatabases": list_databases,
             "renameCollection": rename_collection}

@@ -19,7 +19,8 @@ CODE_NAMES = {
     133: "FailedToSatisfyReadPreference", 134: "ReadConcernMajorityNotAvailableYet",
     189: "PrimarySteppedDown", 211: "KeyNotFound", 238: "NotImplemented",
     123: "NotAReplicaSet", 225: "TransactionTooOld", 239: "SnapshotTooOld",
-    244: "TransactionAborted", 251: "NoSuchTransaction", 256: "TransactionCommitted",
+    244: "TransactionAborted", 246: "SnapshotUnavailable", 322: "APIVersionError",
+    323: "APIStrictError", 251: "NoSuchTransaction", 256: "TransactionCommitted",
     257: "TransactionTooLarge", 262: "ExceededTimeLimit", 263: "OperationNotSupportedInTransaction",
     267: "PreparedTransactionInProgress", 462: "IngressRequestRateLimitExceeded",
     9001: "SocketException", 10107: "NotWritablePrimary", 11000: "DuplicateKey",
@@ -27,6 +28,12 @@ CODE_NAMES = {
     13435: "NotPrimaryNoSecondaryOk", 13436: "NotPrimaryOrSecondary",
     15955: "Location15955", 40324: "Location40324", 50811: "Location50811",
 }
+
+
+# What a MongoDB 7.0 server outside Atlas answers to the search index commands.
+ATLAS_ONLY = ("Using Atlas Search Database Commands and the $listSearchIndexes aggregation "
+              "stage requires additional configuration. Please connect to Atlas or an "
+              "AtlasCLI local deployment to enable.")
 
 
 def code_name(code):

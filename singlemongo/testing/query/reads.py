@@ -3,11 +3,13 @@
 import functools
 import operator
 
+import bson
+
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
 from . import checks
-from .codes import CommandError, duplicate_message
+from .codes import ATLAS_ONLY, CommandError, duplicate_message
 
 DEFAULT_BATCH = 101
 _EMPTY_ARRAY = object()  # sorts before null ("Comparison/Sort Order")
@@ -166,9 +168,29 @@ def find(store, server, cmd):
     docs = docs[skip:]
     if limit:
         docs = docs[:limit]
-    docs = project(store, ns, docs, cmd.get("projection"), query)
+    if cmd.get("returnKey"):
+        docs = _index_keys(store, ns, docs, cmd)
+    else:
+        docs = project(store, ns, docs, cmd.get("projection"), query)
+        if cmd.get("showRecordId"):
+            docs = [dict(d, **{"$recordId": bson.Int64(i + 1)}) for i, d in enumerate(docs)]
     batch = cmd.get("batchSize", DEFAULT_BATCH)
     return store.cursor_reply(server, ns, docs, batch, cmd.get("singleBatch", False))
+
+
+def _index_keys(store, ns, docs, cmd):
+    """returnKey: each document's keys in the index the query uses (the hinted one, else one
+    on the first field filtered or sorted on), or empty documents for a collection scan."""
+    indexes = store.collection(*ns).index_information()
+    hint = cmd.get("hint")
+    fields = [*(cmd.get("filter") or {}), *(cmd.get("sort") or {})]
+    key = None
+    for name, spec in indexes.items():
+        pattern = [k for k, _ in spec["key"]]
+        if hint in (name, dict(spec["key"])) or (hint is None and pattern[0] in fields):
+            key = pattern
+            break
+    return [{k: d[k] for k in key or () if k in d} for d in docs]
 
 
 def count(store, server, cmd):
@@ -201,6 +223,10 @@ def _source(store, cmd, pipeline):
     if cmd.get("aggregate") != 1:
         ns = namespace(cmd, "aggregate")
         check_hint(store, ns, cmd.get("hint"))
+        if any(isinstance(stage, dict) and "$listSearchIndexes" in stage for stage in pipeline):
+            raise CommandError(115, ATLAS_ONLY)
+        if pipeline and next(iter(pipeline[0]), None) == "$collStats":
+            return ns, [_coll_stats(store, ns, pipeline[0]["$collStats"])], pipeline[1:]
         return ns, list(store.collection(*ns).find()), pipeline
     ns = (cmd["$db"], "$cmd.aggregate")
     first = next(iter(pipeline[0]), None) if pipeline else None
@@ -213,6 +239,24 @@ def _source(store, cmd, pipeline):
         lsid = cmd.get("lsid")
         return ns, ([{"_id": dict(lsid)}] if isinstance(lsid, dict) else []), pipeline[1:]
     return ns, [], pipeline
+
+
+def _coll_stats(store, ns, spec):
+    """The one document $collStats gives: its storageStats and count as asked."""
+    coll = store.collection(*ns)
+    docs, options = list(coll.find()), coll._store.options
+    size = sum(len(bson.encode(d)) for d in docs)
+    out = {"ns": f"{ns[0]}.{ns[1]}"}
+    if isinstance(spec, dict) and "storageStats" in spec:
+        out["storageStats"] = {
+            "size": size, "count": len(docs), "avgObjSize": size // len(docs) if docs else 0,
+            "storageSize": size, "nindexes": len(coll.index_information()),
+            "totalIndexSize": 0, "capped": bool(options.get("capped"))}
+        if options.get("capped"):
+            out["storageStats"].update(maxSize=options["size"], max=options.get("max", 0))
+    if isinstance(spec, dict) and "count" in spec:
+        out["count"] = len(docs)
+    return out
 
 
 def _check_write_stage(cmd, pipeline):

@@ -15,7 +15,7 @@ import mongomock_ng
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
-from . import catalog, conformance, reads, writes
+from . import catalog, collection_options, conformance, reads, writes
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
 
@@ -32,11 +32,12 @@ ERROR_TABLE = (
     (NotImplementedError, r"", 238, None),
 )
 COMMANDS = {**reads.COMMANDS, **writes.COMMANDS, **catalog.COMMANDS,
+            **collection_options.COMMANDS,
             "commitTransaction": lambda store, server, cmd: store.transactions.commit(store.txn),
             "abortTransaction": lambda store, server, cmd: store.transactions.abort(store.txn)}
 # Commands that change documents other than by insert or update (unique tables are rebuilt).
 INVALIDATING = frozenset({"delete", "findAndModify", "drop", "dropDatabase", "renameCollection",
-                          "createIndexes", "dropIndexes", "create", "aggregate"})
+                          "createIndexes", "dropIndexes", "create", "aggregate", "collMod"})
 # Commands whose retry (same lsid and txnNumber) is answered from the first execution.
 RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
 

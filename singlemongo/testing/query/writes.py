@@ -11,7 +11,7 @@ from bson import ObjectId, Regex
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
-from . import checks, conformance
+from . import checks, collection_options, conformance
 from .codes import CommandError, WriteFailure
 from .reads import (check_hint, namespace, positional_index, project, select, sort_documents)
 
@@ -64,7 +64,7 @@ def insert(store, server, cmd):
         if cmd.get("bypassDocumentValidation"):
             coll.insert_one(doc, bypass_document_validation=True)
         else:
-            conformance.insert_document(coll, doc)
+            collection_options.insert(coll, doc, conformance.insert_document)
         inserted.append(doc["_id"])
 
     errors = _statement_errors(cmd.get("documents", []), run, cmd.get("ordered", True))
