@@ -43,3 +43,39 @@ def test_fixtures_reach_a_users_suite_through_the_entry_point(pytester):
     """)
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def test_get_client_cache_is_cleared_between_tests(pytester):
+    """Issue 21: a client cached by get_client() in one test is closed before the next, so
+    tests stay independent (each gets its own, on the deployment it was given)."""
+    pytester.makepyfile(test_user="""
+        import singlemongo
+        seen = []
+
+        def test_first(mongo_standalone):
+            seen.append(singlemongo.get_client(mongo_standalone.uri))
+
+        def test_second(mongo_standalone):
+            assert singlemongo.get_client(mongo_standalone.uri) is not seen[0]
+            assert seen[0]._closed
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_the_plugin_loads_without_the_testing_extra(tmp_path):
+    """Issue 21: without mongomock-ng (the testing extra) the plugin still loads, so a user's
+    pytest starts; a fixture then says what to install."""
+    import subprocess
+    import sys
+    code = (
+        "import sys; sys.modules['mongomock_ng'] = None\n"
+        "import pytest, singlemongo.testing.pytest_plugin as p\n"
+        "gen = p._session('Standalone')\n"
+        "try:\n"
+        "    next(gen)\n"
+        "except pytest.UsageError as exc:\n"
+        "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "pip install singlemongo[testing]" in out.stdout

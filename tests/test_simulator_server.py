@@ -171,3 +171,12 @@ def test_check_metadata_consistency_on_mongos_only():
             assert reply["cursor"]["firstBatch"] == []
         finally:
             client.close()
+
+
+def test_pop_on_a_missing_field_does_nothing(db):
+    """$pop on a field the document lacks matches it and modifies nothing (MongoDB), where the
+    engine failed with KeyError."""
+    db.c.insert_one({"_id": 1})
+    result = db.c.update_one({"_id": 1}, {"$pop": {"a": 1}})
+    assert (result.matched_count, result.modified_count) == (1, 0)
+    assert db.c.find_one() == {"_id": 1}

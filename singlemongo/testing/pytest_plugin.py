@@ -13,13 +13,24 @@ servers. Each yields the deployment itself: its ``uri``, ``servers`` (``fail``, 
         mongo_replica_set.elect(1)
         ...
 """
+import sys
+
 import pytest
 
 from ..clock import FakeClock
-from .deployments import LoadBalancer, ReplicaSet, Sharded, Standalone
+
+# Nothing here imports the simulated deployments at load time: the plugin is registered for
+# every install of singlemongo, and pytest must start without the testing extra too.
 
 
-def _session(factory):
+def _session(kind):
+    """Start a deployment of ``kind`` (a class name of singlemongo.testing) for the session;
+    without the testing extra, a UsageError saying what to install."""
+    from .. import testing
+    try:
+        factory = getattr(testing, kind)
+    except ImportError as exc:
+        raise pytest.UsageError(f"singlemongo's mongo_* fixtures: {exc}") from None
     deployment = factory().start()
     try:
         yield deployment
@@ -27,28 +38,38 @@ def _session(factory):
         deployment.stop()
 
 
+@pytest.fixture(autouse=True)
+def _singlemongo_client_cache():
+    """Close the clients singlemongo.get_client() cached during a test, so the next test
+    starts without them (each test may be given a different deployment)."""
+    yield
+    cache = sys.modules.get("singlemongo.client_cache")
+    if cache is not None:
+        cache.clear()
+
+
 @pytest.fixture(scope="session")
 def mongo_standalone_session():
     """A standalone mongod for the whole test session."""
-    yield from _session(Standalone)
+    yield from _session("Standalone")
 
 
 @pytest.fixture(scope="session")
 def mongo_replica_set_session():
     """A 3-member replica set (member 0 primary) for the whole test session."""
-    yield from _session(ReplicaSet)
+    yield from _session("ReplicaSet")
 
 
 @pytest.fixture(scope="session")
 def mongo_sharded_session():
     """Two mongoses for the whole test session."""
-    yield from _session(Sharded)
+    yield from _session("Sharded")
 
 
 @pytest.fixture(scope="session")
 def mongo_load_balanced_session():
     """A load balancer (with serviceId) in front of a mongos, for the whole test session."""
-    yield from _session(LoadBalancer)
+    yield from _session("LoadBalancer")
 
 
 @pytest.fixture

@@ -114,6 +114,14 @@ def mul_updater(doc, field_name, value, codec_options=None):
         doc[field_name] = current * value
 
 
+def pop_updater(doc, field_name, value, codec_options=None):
+    """$pop: a missing field is left as it is (the engine raised KeyError)."""
+    if isinstance(doc, dict) and field_name not in doc and value in (1, -1):
+        return
+    _ORIGINAL_POP(doc, field_name, value, codec_options)
+
+
+_ORIGINAL_POP = mm_collection._updaters["$pop"]
 _ORIGINAL_EQ = filtering.operator_eq
 _generation = [0]
 
@@ -231,6 +239,7 @@ def apply():
     table["$type"] = type_op
     table["$mod"] = mod_op
     mm_collection._updaters["$mul"] = mul_updater
+    mm_collection._updaters["$pop"] = pop_updater
     mm_collection.Collection._ensure_uniques = ensure_uniques
     for name in ("__contains__", "__getitem__", "__setitem__", "__delitem__"):
         setattr(mm_store.CollectionStore, name, _keyed(getattr(mm_store.CollectionStore, name)))
