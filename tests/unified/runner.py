@@ -18,8 +18,9 @@ from .entities import EntityMap, LogTap, event_name
 from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
-from .skips import (CHANGE_STREAMS, CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, POOL_LOGS, Skip, missing_api, monitor_test,
-                    seed_policy, seed_policy_for, simulator_gap, simulator_lacks)
+from .skips import (CHANGE_STREAMS, CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, POOL_LOGS, Skip,
+                    missing_api, monitor_test, seed_policy, seed_policy_for, simulator_gap,
+                    simulator_lacks)
 
 ROOT_ITEM_OPERATIONS = frozenset({"find", "aggregate", "listCollections", "listDatabases",
                                   "listIndexes", "runCursorCommand", "listCollectionObjects",
@@ -254,8 +255,9 @@ class Runner:
         self._tap_logs() if self.log_tap is None else None
 
     def op_assertNumberConnectionsCheckedOut(self, args, name):
-        """Between two operations a single-threaded client has no connection checked out,
-        but one a load balancer's cursor or transaction keeps (pinned)."""
+        """Between two operations a single-threaded client has no connection checked out.
+        Behind a load balancer an open cursor or transaction keeps its connection (pinned),
+        which this runner does not count: skipped there."""
         client = self.entities.get(args["client"])
         if not isinstance(args.get("connections"), int):
             raise AssertionError(f"assertNumberConnectionsCheckedOut: connections must be an "

@@ -116,10 +116,9 @@ SEED_POLICY = {
         "say (specs/client-backpressure.md, DESIGN.md \"Decisions already taken\")",
 }
 
-# (file glob, test description glob) -> the issue that fixes the driver for it. Empty: no
-# test is expected to fail.
 TAILABLE = ("issue 22: tailable cursors (capped collections exist; the simulated server's "
             "cursors do not yet stay open at the end of a capped collection)")
+# (file glob, test description glob) -> the issue that fixes the driver for it.
 EXPECTED_FAILURES: dict = {
     ("*csot/tailable-non-awaitData.json", "*"): TAILABLE,
     ("*csot/tailable-awaitData.json", "error on aggregate*"): TAILABLE,

@@ -115,7 +115,7 @@ def _trim(coll, options):
         total -= len(bson.encode(oldest))
 
 
-# collMod's fields that change a collection option, and those that change an index.
+# collMod's fields that change a collection option (its `index` field changes an index).
 MODIFIABLE = frozenset({"changeStreamPreAndPostImages", "validator", "validationLevel",
                         "validationAction", "expireAfterSeconds"})
 
