@@ -12,6 +12,9 @@ from singlemongo.testing import LoadBalancer, ReplicaSet, Sharded, Standalone
 
 from .spec_sources import CACHE, trees
 
+# rs, client and db: the simulator's own tests (tests/test_simulator_*.py).
+pytest_plugins = ["tests.simulated"]
+
 KINDS = {"single": Standalone, "replicaset": ReplicaSet, "sharded": Sharded,
          "load-balanced": LoadBalancer}
 SPEC_ITEM = re.compile(r"::test_(spec|unified)\[([^/\]]+)/")

@@ -220,3 +220,26 @@ def test_an_invalid_announced_host_is_dropped_and_the_server_kept(mongo_replica_
         client.close()
     finally:
         del rs.hello
+
+
+def test_a_date_outside_pythons_range_is_the_users_error_not_the_servers(mongo_replica_set,
+                                                                          fake_clock):
+    """A stored date Python cannot represent raises bson's InvalidBSON as PyMongo does, sent
+    once, on the same connection, the server still selectable. Before, it was a
+    ProtocolError (a ConnectionFailure): the connection was closed, the read retried and the
+    server marked Unknown for a document the user stored. DATETIME_AUTO reads it."""
+    import bson
+    from bson.errors import InvalidBSON
+    mongo_replica_set.store.seed("db", "c", [{"_id": 1, "d": bson.DatetimeMS(2 ** 62)}])
+    primary = mongo_replica_set.primary
+    client = MongoClient(mongo_replica_set.uri, clock=fake_clock)
+    client.admin.command("ping")
+    connections, finds = primary.connections, primary.commands["find"]
+    with pytest.raises(InvalidBSON, match="out of range"):
+        client.db.c.find_one()
+    assert primary.commands["find"] == finds + 1  # not retried
+    assert client.db.c.count_documents({}) == 1
+    assert primary.connections == connections  # the same connection served both
+    auto = client.db.get_collection("c", codec_options=bson.CodecOptions(
+        datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO))
+    assert auto.find_one()["d"] == bson.DatetimeMS(2 ** 62)

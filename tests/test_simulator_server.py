@@ -11,21 +11,10 @@ from bson import Int64
 from pymongo.errors import OperationFailure
 from pymongo.server_api import ServerApi
 
-from singlemongo.testing import ReplicaSet, Sharded
+from singlemongo.testing import Sharded
 
 
-@pytest.fixture(scope="module")
-def rs():
-    with ReplicaSet(1) as deployment:
-        yield deployment
 
-
-@pytest.fixture()
-def db(rs):
-    rs.store.reset()
-    client = pymongo.MongoClient(rs.uri, serverSelectionTimeoutMS=5000)
-    yield client.sim
-    client.close()
 
 
 def test_capped_collection_keeps_its_newest_documents(db):

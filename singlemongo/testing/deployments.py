@@ -17,6 +17,7 @@ from .failpoints import add_write_concern_error, server_labels
 from .x509 import authenticate_x509
 from .server import SimServer
 from .query import Store
+from .query.users import lookup as user_catalog
 
 MAX_WIRE_VERSION = 21
 SERVER_VERSION = (7, 0, 0)  # what wire version 21 is (buildInfo says so)
@@ -36,24 +37,28 @@ def _oid(n):
 class _Deployment:
     """Options shared by every deployment: ``users`` turns on SCRAM authentication,
     ``tls_context`` serves TLS, ``compressors`` are the ones the servers accept, and
-    ``hello_ok=False`` plays a pre-5.0 server that never offers the ``hello`` command.
+    ``hello_ok=False`` plays a pre-5.0 server that never offers the ``hello`` command, and
+    ``host`` is the name the servers announce (``"localhost"`` plays a replica set configured
+    with that name; they listen on 127.0.0.1 either way).
     ``server.limits`` overrides a server's maxBsonObjectSize, maxMessageSizeBytes and
     maxWriteBatchSize."""
     kind = "deployment"
     gossips_cluster_time = False
 
     def __init__(self, users=None, tls_context=None, compressors=("zlib",), hello_ok=True,
-                 x509_users=()):
+                 x509_users=(), host="127.0.0.1"):
         self.servers = []
+        self.host = host
         self.hello_ok = hello_ok  # False plays a server that only knows legacy hello
         self.commands = {}  # extra command handlers: name -> fn(server, cmd, state) -> reply
-        self.users = Users(users) if users else None
         # MONGODB-X509: the certificate subjects (RFC 2253) that are users of $external.
         self.x509_users = frozenset(x509_users)
         self.requires_auth = bool(users or x509_users)
         self.tls_context = tls_context
         self.compressors = tuple(compressors)
         self.store = Store().install(self)
+        # SCRAM: the users given here, and those createUser keeps in admin.system.users.
+        self.users = Users(users or {}, catalog=user_catalog(self.store))
         self.sessions_ended = []
 
     def __enter__(self):
@@ -99,6 +104,7 @@ class _Deployment:
         server = SimServer(self._handle, tls_context=self.tls_context)
         server.executed_before = self.store.executed_before
         server.role = attrs.pop("role")
+        server.host = self.host
         server.process_id = _oid(next(_ids))
         server.tv_counter = 0
         server.tags = {}
@@ -160,9 +166,10 @@ class _Deployment:
             return {"ok": 1}
         if lname == "authenticate":
             return self._x509(cmd, state)
-        if lname == "saslstart" and self.users is not None:
-            return self.users.start(state, cmd.get("mechanism"), cmd.get("payload", b""))
-        if lname == "saslcontinue" and self.users is not None:
+        if lname == "saslstart":
+            return self.users.start(state, cmd.get("mechanism"), cmd.get("payload", b""),
+                                    cmd.get("$db"))
+        if lname == "saslcontinue":
             return self.users.proceed(state, cmd.get("payload", b""))
         refusal = self.refuse(server, lname, cmd)
         if refusal is not None:
@@ -194,13 +201,17 @@ class _Deployment:
             done = self._x509(spec, state)
             if done.get("ok") == 1:
                 reply["speculativeAuthenticate"] = {"dbname": "$external", "user": done["user"]}
-        elif self.users is not None:
+        else:
             mechs_for = cmd.get("saslSupportedMechs")
-            if mechs_for:
-                reply["saslSupportedMechs"] = self.users.mechanisms(mechs_for.partition(".")[2])
+            if isinstance(mechs_for, str):
+                db, _, user = mechs_for.partition(".")
+                mechanisms = self.users.mechanisms(db, user)
+                if mechanisms or self.requires_auth:
+                    reply["saslSupportedMechs"] = mechanisms
             spec = cmd.get("speculativeAuthenticate")
             if spec:
-                first = self.users.start(state, spec.get("mechanism"), spec.get("payload", b""))
+                first = self.users.start(state, spec.get("mechanism"), spec.get("payload", b""),
+                                         spec.get("db"))
                 if first.get("ok") == 1:
                     reply["speculativeAuthenticate"] = first
         return reply
@@ -226,6 +237,12 @@ class _Deployment:
 
 def hellos(server):
     return sum(n for name, n in server.commands.items() if name.lower() in ("hello", "ismaster"))
+
+
+def _secondary_ok(cmd):
+    """OP_MSG: a read preference other than primary is what secondaryOk was (OP_MSG spec)."""
+    preference = cmd.get("$readPreference")
+    return isinstance(preference, dict) and preference.get("mode", "primary") != "primary"
 
 
 def _primary_key(cmd):
@@ -333,7 +350,8 @@ class ReplicaSet(_Deployment):
         return next((s for s in self.members if s.role == "primary"), None)
 
     def _bump(self, *servers):
-        for server in servers:
+        # topologyVersion: a member's counter moves when its hello would read differently.
+        for server in set(servers):
             server.tv_counter += 1
 
     def step_down(self):
@@ -341,7 +359,7 @@ class ReplicaSet(_Deployment):
         old = self.primary
         if old is not None:
             old.role = "secondary"
-            self._bump(old)
+            self._bump(*self.members)  # every member's "primary" changed
         return old
 
     def elect(self, index):
@@ -350,7 +368,7 @@ class ReplicaSet(_Deployment):
         self.election_id += 1
         new = self.members[index]
         new.role = "primary"
-        self._bump(new)
+        self._bump(*self.members)
         return new
 
     def add_member(self, role="secondary"):
@@ -358,6 +376,7 @@ class ReplicaSet(_Deployment):
         self.members.append(server)
         server.start()
         self.set_version += 1
+        self._bump(*self.members)  # every member's hello changed (an awaiting one answers)
         return server
 
     def remove_member(self, index):
@@ -365,7 +384,7 @@ class ReplicaSet(_Deployment):
         server = self.members.pop(index)
         server.role = "ghost"
         self.set_version += 1
-        self._bump(server)
+        self._bump(server, *self.members)
         return server
 
     def admin_command(self, server, name, cmd):
@@ -394,8 +413,8 @@ class ReplicaSet(_Deployment):
                     "codeName": "NotWritablePrimary",
                     "topologyVersion": {"processId": server.process_id,
                                         "counter": server.tv_counter}}
-        if server.role == "secondary" and "$readPreference" in cmd:
-            return None
+        if server.role in ("secondary", "hidden") and _secondary_ok(cmd):
+            return None  # a hidden member serves reads sent to it directly, as a secondary
         return {"ok": 0, "errmsg": "not primary and secondaryOk=false", "code": 13435,
                 "codeName": "NotPrimaryNoSecondaryOk"}
 

@@ -16,16 +16,21 @@ import threading
 import time
 from typing import Any
 
-from bson.codec_options import CodecOptions
+from bson.codec_options import CodecOptions, DatetimeConversion
 
 from ..wire import messages as wire
 from .failpoints import (Fault, add_write_concern_error, canonical, from_command,
                          is_retryable_write)
 from .query.codes import error_reply
+from . import streaming
+from .streaming import cursor_open
 
 _LINGER_RST = struct.pack("ii", 1, 0)
 # A server keeps dates as UTC instants; naive datetimes are what the query engine compares.
-SERVER_CODEC: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=False)
+# A date outside Python's range (years before 1 or after 9999) stays a BSON value (DatetimeMS),
+# as a server keeps it, never a request the server cannot read.
+SERVER_CODEC: CodecOptions[dict[str, Any]] = CodecOptions(
+    tz_aware=False, datetime_conversion=DatetimeConversion.DATETIME_AUTO)
 
 
 class _Conn:
@@ -46,6 +51,7 @@ class SimServer:
         self.handler = handler
         self.tls_context = tls_context  # handler(server, command_name, command, conn_state) -> reply
         self.port = port
+        self.host = "127.0.0.1"  # the name it announces (it always listens on 127.0.0.1)
         self.latency_s = 0.0
         self.faults = []
         self.failpoints = {}  # fail point name -> its Fault (configureFailPoint)
@@ -78,7 +84,7 @@ class SimServer:
 
     @property
     def address_text(self):
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def running(self):
@@ -194,7 +200,7 @@ class SimServer:
                     elif key.data != "wake":
                         try:
                             if events & selectors.EVENT_WRITE and key.data.stream:
-                                self._stream(sel, key.data)
+                                streaming.stream_next(self, sel, key.data)
                             if events & selectors.EVENT_READ:
                                 self._readable(sel, key.data)
                         except Exception as exc:  # never let one connection kill the server
@@ -305,6 +311,9 @@ class SimServer:
             return False
         conn.state["legacy"] = legacy
         fault = self._take_fault(name, cmd, conn)
+        if fault is None and not legacy and streaming.await_seconds(self, name, cmd):
+            streaming.await_hello(self, sel, conn, request_id, name, cmd, compressor, exhaust)
+            return False
         if fault is not None and fault.block_s:
             # blockConnection blocks this operation only, as on a real server: the reply is
             # deferred and the other connections are served meanwhile.
@@ -345,11 +354,11 @@ class SimServer:
             time.sleep(self.latency_s)
         if self.before_reply is not None:
             self.before_reply(self, name)
-        streaming = conn.state.get("exhaust") and _cursor_open(reply)
-        data = self._encode(request_id, reply, legacy, streaming)
+        streams = conn.state.get("exhaust") and cursor_open(reply)
+        data = self._encode(request_id, reply, legacy, streams)
         if compressor is not None:
             data = wire.compress_message(data, compressor)
-        if streaming:  # exhaust: the next batch goes out unasked, when the socket can take it
+        if streams:  # exhaust: the next batch goes out unasked, when the socket can take it
             conn.stream = (request_id + 1, cmd, compressor)
             sel.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
         if fault is not None and fault.action == "raw-reply":
@@ -405,27 +414,3 @@ class SimServer:
         data = wire.encode_op_msg(request_id + 1, reply,
                                   flags=wire.MORE_TO_COME if more_to_come else 0)
         return data[:8] + struct.pack("<i", request_id) + data[12:]
-
-    def _stream(self, sel, conn):
-        """The next reply of an exhaust stream: its requestId follows the last one, and it
-        answers that one (OP_MSG moreToCome); the stream ends with the cursor."""
-        last_id, cmd, compressor = conn.stream
-        reply = self._run("getMore", cmd, conn)
-        streaming = _cursor_open(reply)
-        data = self._op_msg_reply(last_id, reply, streaming)
-        if compressor is not None:
-            data = wire.compress_message(data, compressor)
-        self.streamed += 1
-        conn.stream = (last_id + 1, cmd, compressor) if streaming else None
-        if not streaming:
-            sel.modify(conn.sock, selectors.EVENT_READ, conn)
-        try:
-            conn.sock.sendall(data)
-        except OSError:
-            self._close(sel, conn)
-
-
-def _cursor_open(reply):
-    """Whether a getMore reply leaves its cursor open (an exhaust stream goes on)."""
-    cursor = reply.get("cursor") if reply.get("ok") else None
-    return isinstance(cursor, dict) and bool(cursor.get("id"))

@@ -331,6 +331,14 @@ class Connection:
                                                    user_fields=user_fields)
         except ProtocolError as exc:
             raise self._fail(ProtocolError, str(exc)) from None
+        except wire.UndecodableDocument as exc:
+            # Read whole, so the socket is in step: the codec's error is the user's, as in
+            # PyMongo (bson's InvalidBSON for a date out of range), and the server is fine.
+            # A stream it interrupts cannot go on.
+            self.more_to_come = False
+            if exc.flags & wire.MORE_TO_COME:
+                self.close()
+            raise exc.error from None
         except BaseException:  # a signal, KeyboardInterrupt, a bug: never reuse this socket
             self.close()
             raise

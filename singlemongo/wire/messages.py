@@ -36,6 +36,10 @@ REPLY_CURSOR_NOT_FOUND = 1 << 0
 REPLY_QUERY_FAILURE = 1 << 1
 
 CODEC: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True)
+# Reads any date and no custom type: what tells a codec's refusal (a date out of range, a
+# type decoder that raised) from malformed bytes. Invalid UTF-8 stays the protocol's error.
+_ANY_DATE: CodecOptions[dict[str, Any]] = CodecOptions(
+    datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO)
 _INT32 = struct.Struct("<i")
 _UINT32 = struct.Struct("<I")
 
@@ -98,6 +102,16 @@ def check_header(raw, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, expect_response
     return header
 
 
+class UndecodableDocument(Exception):
+    """A well-formed reply the codec cannot decode (a date outside Python's range, a type
+    decoder of the user's that raised): the user's error, ``error``, not the connection's.
+    ``flags`` are the OP_MSG's (a streaming reply still ends its stream)."""
+
+    def __init__(self, error, flags=0):
+        super().__init__(str(error))
+        self.error, self.flags = error, flags
+
+
 def _decode_doc(data, where, codec=CODEC, user_fields=None):
     """One document. With a codec of the user's, ``user_fields`` names where the user's
     documents are ({"cursor": {"firstBatch": 1}}): a type registry's decoders apply there
@@ -107,7 +121,18 @@ def _decode_doc(data, where, codec=CODEC, user_fields=None):
             return bson.decode(data, codec_options=codec)
         return bson._decode_all_selective(data, codec, user_fields)[0]
     except Exception as exc:  # bson raises several types for malformed input
+        if _well_formed(data, codec):
+            raise UndecodableDocument(exc) from None
         raise ProtocolError(f"invalid BSON in {where}: {exc}") from None
+
+
+def _well_formed(data, codec):
+    try:
+        bson.decode(data, codec_options=_ANY_DATE.with_options(
+            unicode_decode_error_handler=codec.unicode_decode_error_handler))
+    except Exception:  # malformed: the protocol's error
+        return False
+    return True
 
 
 def _doc_length(body, offset, where):
@@ -135,8 +160,12 @@ def decode_op_msg(body, codec=CODEC, user_fields=None):
             length = _doc_length(body[:end], offset, "OP_MSG section")
             if document is not None:
                 raise ProtocolError("OP_MSG has two kind 0 sections")
-            document = _decode_doc(body[offset:offset + length], "OP_MSG section", codec,
-                                   user_fields)
+            try:
+                document = _decode_doc(body[offset:offset + length], "OP_MSG section", codec,
+                                       user_fields)
+            except UndecodableDocument as exc:
+                exc.flags = flags
+                raise
             offset += length
         elif kind == 1:
             size = _doc_length(body[:end], offset, "OP_MSG document sequence")

@@ -1,6 +1,6 @@
 """Run a library's own test suite with one driver: ``python tests/ecosystem/run_suite.py
 DRIVER TESTS_ROOT OUT.json`` (a script, not ``-m``: the suite has its own ``tests`` package). A simulated replica set named ``rs`` listens on 127.0.0.1:27017
-(where the suites look for MongoDB); ``singlemongo`` installs itself as pymongo first, and
+(where the suites look for MongoDB), its members announcing themselves as localhost; ``singlemongo`` installs itself as pymongo first, and
 ``pymongo`` is PyMongo itself, the control. Every test's outcome goes to OUT.json."""
 import json
 import os
@@ -32,7 +32,7 @@ def main(driver, root, out):
         singlemongo.install_as_pymongo()
     import pytest
     from singlemongo.testing import ReplicaSet
-    deployment = ReplicaSet(3)
+    deployment = ReplicaSet(3, host="localhost")  # as a replica set configured by name
     deployment.servers[0].port = PORT
     try:
         deployment.start()

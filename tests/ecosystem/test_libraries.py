@@ -19,8 +19,10 @@ from .sources import mongoengine_tests
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PORT_BUSY = 3  # run_suite.py: something else listens on 127.0.0.1:27017
-# Tests of mongoengine's suite that cannot pass on a simulated server with either driver are
-# not compared: what matters is that no test PyMongo passes fails with singlemongo.
+# mongoengine's tests that fail with PyMongo itself on the simulated server, each a simulator
+# limit the README names (its "mongoengine's own tests" paragraph). None since issue 21: the
+# profiler (query_counter), createUser and members announced as localhost closed the last 24.
+SIMULATOR_LIMITS = {}
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +63,16 @@ def _run_suite(driver, root, tmp_path):
 
 def test_mongoengine_suite_passes_wherever_it_passes_with_pymongo(tmp_path):
     """mongoengine's own tests (the files its sdist ships, against a simulated replica set
-    "rs" on 27017): every test that passes with PyMongo passes with singlemongo."""
+    "rs" on 27017): every test that passes with PyMongo passes with singlemongo, and every
+    test that fails with PyMongo is a simulator limit the README names (issue 21: before,
+    24 failed with PyMongo for the profiler, createUser and the announced host name)."""
     root = mongoengine_tests()
     control = _run_suite("pymongo", root, tmp_path)
     ours = _run_suite("singlemongo", root, tmp_path)
     passed = {test for test, outcome in control.items() if outcome == "passed"}
     assert len(passed) > 100  # the suite really ran
+    unexplained = sorted(test for test, outcome in control.items()
+                         if outcome in ("failed", "error") and test not in SIMULATOR_LIMITS)
+    assert not unexplained, unexplained
     regressions = sorted(test for test in passed if ours.get(test) != "passed")
     assert not regressions, regressions

@@ -49,9 +49,6 @@ def simulator_lacks(feature):
 SIMULATOR_GAPS = {
     "collation": "collations (string comparison is binary)",
     "viewOn": "views",
-    "$setField": "the $setField expression",
-    "$rand": "the $rand expression",
-    "validator": "document validation",
 }
 
 

@@ -3,7 +3,7 @@ from mongomock_ng import filtering
 
 from . import collection_options
 from .codes import ATLAS_ONLY, CommandError
-from .reads import DEFAULT_BATCH, exists, namespace
+from .reads import DEFAULT_BATCH, collection_names, exists, namespace
 
 ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
 # Fields of any command, not options of the collection ``create`` makes.
@@ -114,7 +114,7 @@ def _collection_info(store, db, name):
 
 def list_collections(store, server, cmd):
     db = cmd["$db"]
-    docs = [_collection_info(store, db, n) for n in sorted(store.client[db].list_collection_names())]
+    docs = [_collection_info(store, db, n) for n in sorted(collection_names(store, db))]
     query = cmd.get("filter") or {}
     docs = [d for d in docs if filtering.filter_applies(query, d)]
     if cmd.get("nameOnly"):

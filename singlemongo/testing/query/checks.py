@@ -10,7 +10,7 @@ from .codes import CommandError
 
 QUERY_OPERATORS = frozenset({
     "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$not", "$exists", "$type",
-    "$mod", "$regex", "$options", "$elemMatch", "$size", "$all", "$geoWithin",
+    "$mod", "$regex", "$options", "$elemMatch", "$size", "$all", "$geoWithin", "$within",
     "$geoIntersects", "$near", "$nearSphere", "$bitsAllSet", "$bitsAnySet", "$bitsAllClear",
     "$bitsAnyClear", "$minDistance", "$maxDistance", "$geometry", "$box", "$center",
     "$centerSphere", "$polygon"})
@@ -31,8 +31,9 @@ UPDATE_PIPELINE_STAGES = frozenset({"$addFields", "$set", "$project", "$unset", 
                                     "$replaceWith"})
 
 
-def check_filter(query, where="filter"):
-    """Refuse unknown operators (2 BadValue) and $where (no JavaScript engine here)."""
+def check_filter(query, where="filter", nested=False):
+    """Refuse unknown operators (2 BadValue), and $where below the top level (the simulated
+    server runs it on whole documents only)."""
     if query is None:
         return
     if not isinstance(query, Mapping):
@@ -43,14 +44,14 @@ def check_filter(query, where="filter"):
                 raise CommandError(2, f"unknown top level operator: {key}. If you have a field "
                                       f"name that starts with a '$' symbol, consider using "
                                       f"$getField or $setField.")
-            if key == "$where":
-                raise CommandError(2, "$where is not allowed by the simulated server: it runs "
-                                      "no JavaScript")
+            if key == "$where" and nested:
+                raise CommandError(2, "the simulated server runs $where at the top level of a "
+                                      "filter only, not inside $and, $or or $nor")
             if key in ("$and", "$or", "$nor"):
                 if not isinstance(value, list) or not value:
                     raise CommandError(2, "$and/$or/$nor must be a nonempty array")
                 for part in value:
-                    check_filter(part, where)
+                    check_filter(part, where, nested=True)
             continue
         _check_condition(value, where)
 

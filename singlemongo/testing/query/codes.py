@@ -15,7 +15,7 @@ CODE_NAMES = {
     72: "InvalidOptions", 73: "InvalidNamespace", 79: "UnknownReplWriteConcern",
     85: "IndexOptionsConflict", 86: "IndexKeySpecsConflict", 89: "NetworkTimeout",
     91: "ShutdownInProgress", 100: "UnsatisfiableWriteConcern", 112: "WriteConflict",
-    115: "CommandNotSupported", 121: "DocumentValidationFailure", 125: "CommandFailed",
+    115: "CommandNotSupported", 139: "JSInterpreterFailure", 121: "DocumentValidationFailure", 125: "CommandFailed",
     133: "FailedToSatisfyReadPreference", 134: "ReadConcernMajorityNotAvailableYet",
     189: "PrimarySteppedDown", 211: "KeyNotFound", 238: "NotImplemented",
     123: "NotAReplicaSet", 225: "TransactionTooOld", 239: "SnapshotTooOld",

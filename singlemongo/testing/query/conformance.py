@@ -10,13 +10,14 @@ import numbers
 import re
 from collections.abc import Mapping
 
-from bson import Code, Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson import Code, DatetimeMS, Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from mongomock_ng import DuplicateKeyError
 from mongomock_ng import collection as mm_collection
 from mongomock_ng import filtering
 from mongomock_ng import store as mm_store
 from mongomock_ng.helpers import NOTHING, get_value_by_dot
 
+from . import expressions, geo
 from .codes import WriteFailure
 
 # $type: "Available Types" (aliases and numbers; "number" matches every numeric type).
@@ -28,7 +29,7 @@ _TYPES = {
     "binData": (5, lambda v: isinstance(v, bytes)),
     "objectId": (7, lambda v: isinstance(v, ObjectId)),
     "bool": (8, lambda v: isinstance(v, bool)),
-    "date": (9, lambda v: isinstance(v, datetime.datetime)),
+    "date": (9, lambda v: isinstance(v, (datetime.datetime, DatetimeMS))),
     "null": (10, lambda v: v is None),
     "regex": (11, lambda v: isinstance(v, (Regex, re.Pattern))),
     "int": (16, lambda v: _is_int(v) and -2 ** 31 <= v < 2 ** 31 and type(v).__name__ != "Int64"),
@@ -227,6 +228,41 @@ def insert_document(coll, doc):
 
 
 _ORIGINAL_ENSURE_UNIQUES = mm_collection.Collection._ensure_uniques
+_ENGINE_COMPARE = filtering.bson_compare
+_ENGINE_COMPARE_TYPE = filtering._get_compare_type
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def compare_type(value):
+    """A date outside Python's range (DatetimeMS) is a date ("Comparison/Sort Order")."""
+    return _ENGINE_COMPARE_TYPE(_EPOCH if isinstance(value, DatetimeMS) else value)
+
+
+def _millis(date):
+    return int(date) if isinstance(date, DatetimeMS) else int(DatetimeMS(date))
+
+
+def bson_compare(op, a, b, can_compare_types=True):
+    """Dates compare by their milliseconds since the epoch, in Python's range or not."""
+    if isinstance(a, DatetimeMS) or isinstance(b, DatetimeMS):
+        dates = (datetime.datetime, DatetimeMS)
+        if isinstance(a, dates) and isinstance(b, dates):
+            return op(_millis(a), _millis(b))
+    return _ENGINE_COMPARE(op, a, b, can_compare_types)
+
+
+def validate_against_validator(document, options):
+    """Document validation fails with 121 and the errInfo a 5.0+ server gives
+    (failingDocumentId, details), as a write error of the statement."""
+    validator = options.get("validator")
+    if not validator or options.get("validationLevel", "strict") == "off" or \
+            options.get("validationAction", "error") == "warn":
+        return
+    if not filtering.filter_applies(validator, document):
+        raise WriteFailure(121, "Document failed validation", errInfo={
+            "failingDocumentId": document.get("_id"),
+            "details": {"operatorName": "$and", "specifiedAs": validator,
+                        "reason": "the document does not match the validator"}})
 
 
 def apply():
@@ -234,13 +270,18 @@ def apply():
     if getattr(filtering, "_singlemongo_fixed", False):
         return
     filtering.operator_eq = operator_eq
+    filtering.bson_compare = bson_compare
+    filtering._get_compare_type = compare_type
     filtering._filterer_inst = filtering._Filterer()  # rebuild its table with the new equality
     table = filtering._filterer_inst._operator_map
     table["$type"] = type_op
     table["$mod"] = mod_op
+    geo.apply(table)
+    expressions.apply()
     mm_collection._updaters["$mul"] = mul_updater
     mm_collection._updaters["$pop"] = pop_updater
     mm_collection.Collection._ensure_uniques = ensure_uniques
+    mm_collection.validate_against_validator = validate_against_validator
     for name in ("__contains__", "__getitem__", "__setitem__", "__delitem__"):
         setattr(mm_store.CollectionStore, name, _keyed(getattr(mm_store.CollectionStore, name)))
     filtering._singlemongo_fixed = True

@@ -8,7 +8,7 @@ import bson
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
-from . import checks
+from . import checks, javascript
 from .codes import ATLAS_ONLY, CommandError, duplicate_message
 
 DEFAULT_BATCH = 101
@@ -32,8 +32,14 @@ def evaluate_let(cmd):
                           for name, value in let.items()})
 
 
+def collection_names(store, db):
+    """Every collection of ``db``, ``system.profile`` included (the engine hides
+    ``system.*`` names; a server lists them)."""
+    return store.client[db]._get_created_collections()
+
+
 def exists(store, ns):
-    return ns[1] in store.client[ns[0]].list_collection_names()
+    return ns[1] in collection_names(store, ns[0])
 
 
 def check_hint(store, ns, hint):
@@ -56,6 +62,9 @@ def select(store, ns, query, let=None):
     query = query or {}
     checks.check_filter(query)
     coll = store.collection(*ns)
+    if "$where" in query:
+        script, query = query["$where"], {k: v for k, v in query.items() if k != "$where"}
+        return javascript.where(script, select(store, ns, query, let))
     if not let:
         return list(coll.find(query))
     return [d for d in coll.find() if filtering.filter_applies(query, d, user_vars=let)]

@@ -10,12 +10,14 @@ failure is an ``ok: 0`` reply.
 import itertools
 import re
 import threading
+import time
 
 import mongomock_ng
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
-from . import catalog, collection_options, conformance, reads, writes
+from . import (catalog, collection_options, conformance, explain, mapreduce, profiler, reads,
+               users, writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
 
@@ -32,7 +34,8 @@ ERROR_TABLE = (
     (NotImplementedError, r"", 238, None),
 )
 COMMANDS = {**reads.COMMANDS, **writes.COMMANDS, **catalog.COMMANDS,
-            **collection_options.COMMANDS,
+            **collection_options.COMMANDS, **profiler.COMMANDS, **users.COMMANDS,
+            **explain.COMMANDS, **mapreduce.COMMANDS,
             "commitTransaction": lambda store, server, cmd: store.transactions.commit(store.txn),
             "abortTransaction": lambda store, server, cmd: store.transactions.abort(store.txn)}
 # Commands that change documents other than by insert or update (unique tables are rebuilt).
@@ -80,6 +83,7 @@ class Store:
         self._cursor_ids = itertools.count(1000)
         self.transactions = Transactions(self)
         self.txn = None  # the transaction of the command being run (commit and abort)
+        self.profiling = {}  # database -> its profiler settings (the profile command)
 
     def install(self, deployment):
         for name in COMMANDS:
@@ -113,6 +117,7 @@ class Store:
             self.cursors.clear()
             self.executed.clear()
             self.transactions.clear()
+            self.profiling.clear()
 
     # ----- commands ------------------------------------------------------------------------
 
@@ -120,6 +125,14 @@ class Store:
         run = COMMANDS[name]
 
         def handle(server, cmd, state):
+            started = time.monotonic()
+            reply = answer(server, cmd, state)
+            with self.lock:
+                profiler.record(self, name, cmd, reply, (time.monotonic() - started) * 1000,
+                                state)
+            return reply
+
+        def answer(server, cmd, state):
             def execute(target, cmd):
                 try:
                     return run(target, server, reads.evaluate_let(cmd))

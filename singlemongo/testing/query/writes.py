@@ -217,6 +217,11 @@ def _pipeline_update(coll, doc, pipeline, let):
                                "immutable field '_id'")
     if new == current:
         return False
+    if any(key.startswith("$") for key in new):
+        # Since 5.0 a pipeline may write $-prefixed fields ($setField); the engine's
+        # replace refuses them, so the new document is stored as the pipeline made it.
+        coll._store[current["_id"]] = new
+        return True
     coll.replace_one({"_id": current["_id"]}, new)
     return True
 

@@ -1,0 +1,166 @@
+"""The simulated server's query language does what MongoDB 7.0 does where the engine did
+not (issue 21), checked with PyMongo as the client: legacy geospatial queries on
+coordinate pairs, and server-side JavaScript ($where, mapReduce, $function)."""
+import datetime
+
+import pymongo
+import pytest
+from bson import Code
+from pymongo.errors import OperationFailure
+
+
+
+
+
+@pytest.fixture()
+def places(db):
+    db.places.insert_many([{"_id": i, "loc": [i, i]} for i in range(5)] +
+                          [{"_id": 9, "loc": {"lng": 0.5, "lat": 0}}, {"_id": 10, "loc": "x"}])
+    return db.places
+
+
+def _ids(cursor):
+    return [d["_id"] for d in cursor]
+
+
+def test_near_with_a_2d_index_sorts_by_flat_distance(places):
+    """$near on legacy pairs with a 2d index (before: 'unable to find index', as the engine
+    wanted 2dsphere and GeoJSON): nearest first, $maxDistance in the pairs' units."""
+    places.create_index([("loc", "2d")])
+    assert _ids(places.find({"loc": {"$near": [0, 0]}}).limit(3)) == [0, 9, 1]
+    assert _ids(places.find({"loc": {"$near": [4, 4], "$maxDistance": 1.5}})) == [4, 3]
+
+
+def test_near_without_a_geo_index_is_refused(places):
+    with pytest.raises(OperationFailure, match="unable to find index"):
+        list(places.find({"loc": {"$near": [0, 0]}}))
+
+
+@pytest.mark.parametrize("shape, expected", [
+    ({"$box": [[0, 0], [2, 2]]}, [0, 1, 2, 9]),
+    ({"$center": [[0, 0], 1.5]}, [0, 1, 9]),
+    ({"$polygon": [[0, 0], [0, 3], [3, 0]]}, [0, 1, 9]),
+    ({"$centerSphere": [[0, 0], 0.0001]}, [0]),
+])
+def test_geo_within_legacy_shapes(places, shape, expected):
+    """$geoWithin with $box, $center, $polygon and $centerSphere (before: '$geoWithin requires
+    a $geometry field'); $within is its older name (before: 'unknown operator')."""
+    assert _ids(places.find({"loc": {"$geoWithin": shape}})) == expected
+    assert _ids(places.find({"loc": {"$within": shape}})) == expected
+
+
+def test_geo_within_geometry_reads_legacy_pairs(places):
+    square = {"type": "Polygon", "coordinates": [[[-1, -1], [1.5, -1], [1.5, 1.5], [-1, 1.5],
+                                                  [-1, -1]]]}
+    assert _ids(places.find({"loc": {"$geoWithin": {"$geometry": square}}})) == [0, 1, 9]
+
+
+def test_a_malformed_shape_names_itself(places):
+    with pytest.raises(OperationFailure, match=r"\$box"):
+        list(places.find({"loc": {"$geoWithin": {"$box": [["a"], [1, 1]]}}}))
+
+
+@pytest.fixture()
+def sales(db):
+    db.sales.insert_many([
+        {"_id": 1, "item": "a", "qty": 2, "day": datetime.datetime(2024, 1, 1)},
+        {"_id": 2, "item": "b", "qty": 5, "day": datetime.datetime(2024, 1, 2)},
+        {"_id": 3, "item": "a", "qty": 1, "day": datetime.datetime(2024, 1, 3)}])
+    return db.sales
+
+
+def test_where_runs_javascript_on_each_document(sales):
+    """$where (before: refused, 'it runs no JavaScript'): an expression, a function body or
+    a function, with this and obj, dates as Date; combined with the rest of the filter."""
+    assert _ids(sales.find({"$where": "this.qty > 1"})) == [1, 2]
+    assert _ids(sales.find({"$where": "return obj.item == 'a'"})) == [1, 3]
+    assert _ids(sales.find({"$where": Code("function() { return this.day.getUTCDate() == 2; }")})
+                ) == [2]
+    assert _ids(sales.find({"item": "a", "$where": "this.qty < 2"})) == [3]
+    sales.delete_many({"$where": "this.qty == 5"})
+    assert _ids(sales.find()) == [1, 3]
+
+
+def test_where_errors_are_the_scripts(sales):
+    """A script that throws is an error reply (139 JSInterpreterFailure); $where is run on
+    whole documents only (at the top level)."""
+    with pytest.raises(OperationFailure, match="nope") as caught:
+        list(sales.find({"$where": "throw new Error('nope')"}))
+    assert caught.value.code == 139
+    with pytest.raises(OperationFailure, match=r"\$where"):
+        list(sales.find({"$or": [{"$where": "true"}]}))
+
+
+def test_a_script_that_never_ends_is_interrupted(sales, monkeypatch):
+    """A script that loops forever is interrupted at the time limit: an error reply, not a
+    hung server."""
+    from singlemongo.testing.query import javascript
+    monkeypatch.setattr(javascript, "TIME_LIMIT_S", 1)
+    with pytest.raises(OperationFailure, match="interrupted") as caught:
+        list(sales.find({"$where": "while (true) {}"}))
+    assert caught.value.code == 139
+    assert _ids(sales.find({"$where": "true"})) == [1, 2, 3]  # the server goes on
+
+
+def test_map_reduce_inline_and_into_collections(db, sales):
+    """mapReduce (before: 'no such command'): inline results ordered by _id, reduce called
+    for keys emitted more than once, finalize, scope, query; out replace, merge and reduce."""
+    command = {"map": Code("function() { emit(this.item, this.qty * factor); }"),
+               "reduce": Code("function(key, values) { return Array.sum(values); }"),
+               "scope": {"factor": 10}}
+    inline = db.command("mapReduce", "sales", out={"inline": 1}, **command)["results"]
+    assert inline == [{"_id": "a", "value": 30.0}, {"_id": "b", "value": 50.0}]
+    assert isinstance(inline[0]["value"], float)  # a JavaScript number is a double
+    finalized = db.command("mapReduce", "sales", out={"inline": 1}, query={"item": "a"},
+                           finalize=Code("function(k, v) { return {total: v}; }"),
+                           **command)["results"]
+    assert finalized == [{"_id": "a", "value": {"total": 30.0}}]
+    assert db.command("mapReduce", "sales", out="totals", **command)["result"] == "totals"
+    db.command("mapReduce", "sales", out={"reduce": "totals"}, **command)
+    assert list(db.totals.find()) == [{"_id": "a", "value": 60.0}, {"_id": "b", "value": 100.0}]
+    db.command("mapReduce", "sales", out={"merge": "totals", "db": "other"}, **command)
+    assert db.client.other.totals.count_documents({}) == 2
+    with pytest.raises(OperationFailure, match="'out'"):
+        db.command("mapReduce", "sales", out={"nowhere": 1}, **command)
+
+
+def test_without_quickjs_javascript_says_what_to_install(sales, monkeypatch):
+    """The JavaScript engine is an extra (testing-js): without it, $where and mapReduce
+    answer with the command to install it."""
+    import sys
+    monkeypatch.setitem(sys.modules, "quickjs", None)
+    with pytest.raises(OperationFailure, match=r"singlemongo\[testing-js\]"):
+        list(sales.find({"$where": "true"}))
+
+
+def test_set_field_unset_field_and_rand(db):
+    """$setField/$unsetField write and remove fields whose names hold dots or start with $
+    (a pipeline update stores them, as 5.0+ does), $rand draws in [0, 1); before, both
+    were skipped as 'simulator lacks'."""
+    db.x.insert_one({"_id": 1, "foo": {}})
+    db.x.update_one({"_id": 1}, [{"$replaceWith": {"$setField": {
+        "field": {"$literal": "$a"}, "value": 1, "input": "$$ROOT"}}}])
+    db.x.update_one({"_id": 1}, [{"$set": {"foo": {"$setField": {
+        "field": "a.b", "value": 2, "input": "$foo"}}}}])
+    assert db.x.find_one() == {"_id": 1, "foo": {"a.b": 2}, "$a": 1}
+    out = next(db.x.aggregate([{"$project": {"r": {"$rand": {}}, "foo": {"$unsetField": {
+        "field": "a.b", "input": "$foo"}}}}]))
+    assert 0 <= out["r"] < 1 and out["foo"] == {}
+    with pytest.raises(OperationFailure, match=r"\$setField requires"):
+        list(db.x.aggregate([{"$project": {"y": {"$setField": {"field": "a"}}}}]))
+
+
+def test_document_validation_reports_the_failing_document(db):
+    """A validator's refusal is 121 with errInfo (failingDocumentId, details) as 5.0+ gives
+    it, to findAndModify and to each insert statement; bypassDocumentValidation skips it."""
+    db.create_collection("checked", validator={"x": {"$type": "string"}})
+    db.checked.insert_one({"_id": 1, "x": "ok"})
+    with pytest.raises(OperationFailure) as caught:
+        db.checked.find_one_and_update({"_id": 1}, {"$set": {"x": 1}})
+    assert caught.value.code == 121
+    assert caught.value.details["errInfo"]["failingDocumentId"] == 1
+    with pytest.raises(pymongo.errors.WriteError) as caught:
+        db.checked.insert_one({"_id": 2, "x": 2})
+    assert caught.value.details["errInfo"]["failingDocumentId"] == 2
+    db.checked.insert_one({"_id": 3, "x": 3}, bypass_document_validation=True)
+    assert db.checked.count_documents({}) == 2
