@@ -52,9 +52,10 @@ def _current(server, known):
         known.get("counter") == server.tv_counter
 
 
-def await_hello(server, sel, conn, request_id, name, cmd, compressor, exhaust):
+def await_hello(server, sel, conn, request_id, name, cmd, compressor, exhaust, unasked=False):
     """Answer an awaitable hello when the topology changes or its time is up; with
-    ``exhaust``, wait again from the version just sent, until the client hangs up."""
+    ``exhaust``, wait again from the version just sent, until the client hangs up (those
+    replies are ``unasked``, counted in ``server.streamed``)."""
     conn.paused = True
     due = time.monotonic() + await_seconds(server, name, cmd)
 
@@ -67,12 +68,13 @@ def await_hello(server, sel, conn, request_id, name, cmd, compressor, exhaust):
             return
         reply = server._run(name, cmd, conn)
         streaming = exhaust and bool(reply.get("ok"))
+        if unasked:
+            server.streamed += 1  # before the send: the client may look as soon as it reads
         if not _send(server, sel, conn, request_id, reply, compressor, streaming):
             return
         if streaming:
-            server.streamed += 1
             again = dict(cmd, topologyVersion=reply["topologyVersion"])
-            await_hello(server, sel, conn, request_id + 1, name, again, compressor, True)
+            await_hello(server, sel, conn, request_id + 1, name, again, compressor, True, True)
             return
         conn.paused = False
         server._drain(sel, conn)

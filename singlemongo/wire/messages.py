@@ -36,8 +36,8 @@ REPLY_CURSOR_NOT_FOUND = 1 << 0
 REPLY_QUERY_FAILURE = 1 << 1
 
 CODEC: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True)
-# Reads any date and no custom type: what tells a codec's refusal (a date out of range, a
-# type decoder that raised) from malformed bytes. Invalid UTF-8 stays the protocol's error.
+# Reads any date: what tells a codec's refusal of a date out of range from malformed bytes.
+# Invalid UTF-8 stays the protocol's error.
 _ANY_DATE: CodecOptions[dict[str, Any]] = CodecOptions(
     datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO)
 _INT32 = struct.Struct("<i")
@@ -103,8 +103,8 @@ def check_header(raw, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, expect_response
 
 
 class UndecodableDocument(Exception):
-    """A well-formed reply the codec cannot decode (a date outside Python's range, a type
-    decoder of the user's that raised): the user's error, ``error``, not the connection's.
+    """A well-formed reply the user's codec cannot decode (a date outside Python's range):
+    the user's error, ``error`` (bson's InvalidBSON), not the connection's.
     ``flags`` are the OP_MSG's (a streaming reply still ends its stream)."""
 
     def __init__(self, error, flags=0):
@@ -121,7 +121,10 @@ def _decode_doc(data, where, codec=CODEC, user_fields=None):
             return bson.decode(data, codec_options=codec)
         return bson._decode_all_selective(data, codec, user_fields)[0]
     except Exception as exc:  # bson raises several types for malformed input
-        if _well_formed(data, codec):
+        # Only the user's documents decoded with the user's codec: the driver's own replies
+        # (hello, handshake) must decode, or the server is not speaking the protocol.
+        if codec is not CODEC and isinstance(exc, bson.errors.InvalidBSON) and \
+                _well_formed(data, codec):
             raise UndecodableDocument(exc) from None
         raise ProtocolError(f"invalid BSON in {where}: {exc}") from None
 
