@@ -35,7 +35,8 @@ def _oid(n):
 
 
 class _Deployment:
-    """Options shared by every deployment: ``users`` turns on SCRAM authentication,
+    """Options shared by every deployment: ``users`` requires SCRAM authentication (users a
+    test creates with ``createUser`` can log in either way),
     ``tls_context`` serves TLS, ``compressors`` are the ones the servers accept, and
     ``hello_ok=False`` plays a pre-5.0 server that never offers the ``hello`` command, and
     ``host`` is the name the servers announce (``"localhost"`` plays a replica set configured

@@ -1,9 +1,9 @@
 """Where mongomock-ng 7.11 (the pinned query engine) departs from MongoDB, put right.
 
-Each fix names the MongoDB rule it restores and has a case in ``tests/query_battery.py``. They
-touch the engine's operator tables, which is why the engine's version is pinned exactly in
-the ``testing`` extra: a new version is taken on purpose, after the battery passes on it.
-Everything the engine gets right is left to it.
+Each fix names the MongoDB rule it restores and has a case in ``tests/query_battery.py`` or
+``tests/test_simulator_*.py``. They touch the engine's operator tables, which is why the
+engine's version is pinned exactly in the ``testing`` extra: a new version is taken on
+purpose, after the battery passes on it. Everything the engine gets right is left to it.
 """
 import datetime
 import numbers
