@@ -41,7 +41,8 @@ UNIFIED_DIRS = ("discovery_and_monitoring/unified", "load_balancer", "client-bac
                 "causal_consistency", "collection_management", "index_management",
                 "versioned-api", "change_streams/unified", "connection_logging",
                 "handshake/unified", "auth/unified", "run_command/unified",
-                "unified-test-format/valid-pass", "unified-test-format/valid-fail")
+                "unified-test-format/valid-pass", "unified-test-format/valid-fail",
+                "unified-test-format/invalid")
 INDEX = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
 
 

@@ -8,6 +8,7 @@ import pytest
 from .spec_files import collect
 from .unified.environment import PREFERENCE
 from .unified.runner import Runner
+from .unified.schema import problems
 from .unified.skips import Skip, expected_failure, missing_api
 
 
@@ -15,13 +16,15 @@ from .unified.skips import Skip, expected_failure, missing_api
 # first (transactions pin a mongos, and a load balancer's one connection, differently).
 EVERY_TOPOLOGY = ("sessions/", "transactions/unified/")
 VALID_FAIL = "unified-test-format/valid-fail/"
+INVALID = "unified-test-format/invalid/"
 
 
 def _items():
     for rel, path, fmt, doc in collect():
-        # The format's invalid files (a tree given through SINGLEMONGO_SPEC_TESTS may hold
-        # them) need its JSON schema to be rejected, which no tree here ships: not run.
-        if fmt != "unified" or "unified-test-format/invalid/" in rel:
+        if INVALID in rel:
+            yield pytest.param(rel, doc, None, None, id=f"{rel}::refused by the schema")
+            continue
+        if fmt != "unified":
             continue
         every = any(part in rel for part in EVERY_TOPOLOGY)
         for test in doc.get("tests", ()):
@@ -37,6 +40,9 @@ ITEMS = list(_items())
 
 @pytest.mark.parametrize("rel,doc,test,topology", ITEMS)
 def test_unified(request, rel, doc, test, topology):
+    if INVALID in rel:
+        must_be_refused(rel, doc)
+        return
     runner = Runner(request, doc, test, rel, topology)
     try:
         if VALID_FAIL in rel:
@@ -59,3 +65,27 @@ def must_fail(runner):
     except Exception:
         return
     pytest.fail("the runner passed a test the format says must fail")
+
+
+def must_be_refused(rel, doc):
+    """The format's invalid files: each breaks one rule of the format's structure, and the
+    runner refuses it before running anything (tests/unified/schema.py)."""
+    assert problems(doc), f"{rel} breaks a rule of the format, yet the schema accepts it"
+
+
+def test_runner_refuses_a_malformed_file():
+    """Test Format: a file breaking the format's structure (here an operation with both
+    expectError and expectResult, and a misspelt test field) is refused before it runs, and
+    the refusal names where; a conforming file is accepted."""
+    from .unified.runner import refuse_malformed
+    good = {"description": "d", "schemaVersion": "1.0",
+            "tests": [{"description": "t", "operations": [
+                {"name": "find", "object": "c", "expectResult": []}]}]}
+    refuse_malformed("good.json", good)
+    bad = {**good, "tests": [{"description": "t", "operation": [], "operations": [
+        {"name": "find", "object": "c", "expectResult": [], "expectError": {"isError": True}}]}]}
+    with pytest.raises(AssertionError) as refused:
+        refuse_malformed("bad.json", bad)
+    assert "bad.json does not conform" in str(refused.value)
+    assert "tests/0: Additional properties are not allowed ('operation'" in str(refused.value)
+    assert "tests/0/operations/0:" in str(refused.value)

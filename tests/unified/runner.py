@@ -18,6 +18,7 @@ from .entities import EntityMap, LogTap, event_name
 from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
+from .schema import problems
 from .skips import (CHANGE_STREAMS, CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, POOL_LOGS, Skip,
                     missing_api, monitor_test, seed_policy, seed_policy_for, simulator_gap,
                     simulator_lacks)
@@ -27,6 +28,21 @@ ROOT_ITEM_OPERATIONS = frozenset({"find", "aggregate", "listCollections", "listD
                                   "listDatabaseObjects"})
 COMMAND_EVENTS = ("commandStartedEvent", "commandSucceededEvent", "commandFailedEvent")
 SDAM_PREFIXES = ("server", "topology")
+
+
+_CONFORMING = set()
+
+
+def refuse_malformed(file_name, file_doc):
+    """Test Format: a file that breaks the format's schema is refused before anything runs
+    (checked once per file)."""
+    if file_name in _CONFORMING:
+        return
+    found = problems(file_doc)
+    if found:
+        raise AssertionError(f"{file_name} does not conform to the unified test format: "
+                             + "; ".join(found[:5]))
+    _CONFORMING.add(file_name)
 
 
 def _walk(value):
@@ -121,6 +137,7 @@ class Runner:
     # ----- the test ------------------------------------------------------------------------
 
     def run(self):
+        refuse_malformed(self.file_name, self.file_doc)
         major = int(str(self.file_doc.get("schemaVersion", "1")).split(".")[0])
         assert major == SCHEMA_MAJOR, f"schema version {self.file_doc['schemaVersion']} unsupported"
         if self.test.get("skipReason"):

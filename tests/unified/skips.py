@@ -46,10 +46,7 @@ def simulator_lacks(feature):
 # Keys in a test's operations that ask the simulated query engine for something it does not
 # do (README, "What it does not") -> what. An operation expecting an error is not counted:
 # the error (often the driver's own) still runs.
-SIMULATOR_GAPS = {
-    "collation": "collations (string comparison is binary)",
-    "viewOn": "views",
-}
+SIMULATOR_GAPS = {}
 
 
 def simulator_gap(operations):

@@ -105,8 +105,9 @@ def drop_indexes(store, server, cmd):
 
 def _collection_info(store, db, name):
     coll = store.client[db][name]
-    info = {"name": name, "type": collection_options.collection_type(coll),
-            "options": coll.options(), "info": {"readOnly": False}}
+    kind = collection_options.collection_type(coll)
+    info = {"name": name, "type": kind, "options": coll.options(),
+            "info": {"readOnly": kind == "view"}}
     if info["type"] == "collection" and "clusteredIndex" not in info["options"]:
         info["idIndex"] = ID_INDEX
     return info

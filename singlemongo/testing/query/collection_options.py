@@ -9,6 +9,7 @@ import itertools
 
 import bson
 
+from . import views
 from .codes import CommandError
 from .reads import exists, namespace
 
@@ -17,7 +18,8 @@ ENGINE_OPTIONS = frozenset({"validator", "validationLevel", "validationAction"})
 # Options this module keeps and acts on.
 KEPT_OPTIONS = frozenset({"capped", "size", "max", "clusteredIndex", "timeseries",
                           "expireAfterSeconds", "changeStreamPreAndPostImages",
-                          "storageEngine", "indexOptionDefaults", "comment"})
+                          "storageEngine", "indexOptionDefaults", "comment", "viewOn",
+                          "pipeline", "collation"})
 # Time-series granularity -> the bucket span the server gives it (seconds).
 GRANULARITIES = {"seconds": 3600, "minutes": 86400, "hours": 2592000}
 # Time-series documents are not keyed by their _id, which may repeat.
@@ -32,6 +34,7 @@ def split(options):
         raise CommandError(238, f"the simulated server does not implement the collection "
                                 f"option(s) {sorted(unknown)}")
     kept = {k: v for k, v in options.items() if k in KEPT_OPTIONS and k != "comment"}
+    views.check_options(kept)
     _check(kept)
     return {k: v for k, v in options.items() if k in ENGINE_OPTIONS}, kept
 
@@ -78,7 +81,10 @@ def options_of(coll):
 
 
 def collection_type(coll):
-    return "timeseries" if "timeseries" in options_of(coll) else "collection"
+    options = options_of(coll)
+    if "viewOn" in options:
+        return "view"
+    return "timeseries" if "timeseries" in options else "collection"
 
 
 def id_index(coll):

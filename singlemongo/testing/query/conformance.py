@@ -17,7 +17,7 @@ from mongomock_ng import filtering
 from mongomock_ng import store as mm_store
 from mongomock_ng.helpers import NOTHING, get_value_by_dot
 
-from . import expressions, geo
+from . import collation, expressions, geo
 from .codes import WriteFailure
 
 # $type: "Available Types" (aliases and numbers; "number" matches every numeric type).
@@ -93,7 +93,7 @@ def operator_eq(doc_val, search_val):
     if isinstance(doc_val, list) and isinstance(search_val, list):
         return len(doc_val) == len(search_val) and all(
             operator_eq(a, b) for a, b in zip(doc_val, search_val))
-    return _ORIGINAL_EQ(doc_val, search_val)
+    return _ORIGINAL_EQ(*collation.compared(doc_val, search_val))
 
 
 def mul_updater(doc, field_name, value, codec_options=None):
@@ -243,7 +243,10 @@ def _millis(date):
 
 
 def bson_compare(op, a, b, can_compare_types=True):
-    """Dates compare by their milliseconds since the epoch, in Python's range or not."""
+    """Dates compare by their milliseconds since the epoch, in Python's range or not;
+    strings by the collation of the command running, if any."""
+    if isinstance(a, str) and isinstance(b, str):
+        return op(*collation.compared(a, b))
     if isinstance(a, DatetimeMS) or isinstance(b, DatetimeMS):
         dates = (datetime.datetime, DatetimeMS)
         if isinstance(a, dates) and isinstance(b, dates):

@@ -8,7 +8,7 @@ import bson
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
-from . import checks, javascript
+from . import checks, javascript, views
 from .codes import ATLAS_ONLY, CommandError, duplicate_message
 
 DEFAULT_BATCH = 101
@@ -65,6 +65,9 @@ def select(store, ns, query, let=None):
     if "$where" in query:
         script, query = query["$where"], {k: v for k, v in query.items() if k != "$where"}
         return javascript.where(script, select(store, ns, query, let))
+    if views.view_of(store, ns) is not None:
+        return [d for d in view_documents(store, ns)
+                if filtering.filter_applies(query, d, user_vars=let)]
     if not let:
         return list(coll.find(query))
     return [d for d in coll.find() if filtering.filter_applies(query, d, user_vars=let)]
@@ -166,6 +169,13 @@ def _set_path(doc, path, value):
     doc[last] = value
 
 
+def view_documents(store, ns):
+    """A view's documents: its pipeline run over its source."""
+    def run(docs, pipeline):
+        return list(mm_aggregate.process_pipeline(docs, store.client[ns[0]], pipeline, None))
+    return views.documents(store, ns, run)
+
+
 def find(store, server, cmd):
     ns = namespace(cmd, "find")
     check_hint(store, ns, cmd.get("hint"))
@@ -236,6 +246,8 @@ def _source(store, cmd, pipeline):
             raise CommandError(115, ATLAS_ONLY)
         if pipeline and next(iter(pipeline[0]), None) == "$collStats":
             return ns, [_coll_stats(store, ns, pipeline[0]["$collStats"])], pipeline[1:]
+        if views.view_of(store, ns) is not None:
+            return ns, view_documents(store, ns), pipeline
         return ns, list(store.collection(*ns).find()), pipeline
     ns = (cmd["$db"], "$cmd.aggregate")
     first = next(iter(pipeline[0]), None) if pipeline else None

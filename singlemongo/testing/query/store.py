@@ -16,8 +16,8 @@ import mongomock_ng
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
-from . import (catalog, collection_options, conformance, explain, mapreduce, profiler, reads,
-               users, writes)
+from . import (catalog, collation, collection_options, conformance, explain, mapreduce,
+               profiler, reads, users, views, writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
 
@@ -135,7 +135,10 @@ class Store:
         def answer(server, cmd, state):
             def execute(target, cmd):
                 try:
-                    return run(target, server, reads.evaluate_let(cmd))
+                    views.check_command(target, name, cmd)
+                    default = views.default_collation(target, name, cmd)
+                    with collation.applied(cmd.get("collation"), default):
+                        return run(target, server, reads.evaluate_let(cmd))
                 except Exception as exc:  # the engine never takes the server down
                     return engine_error(exc).reply()
 

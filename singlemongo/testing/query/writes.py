@@ -11,7 +11,7 @@ from bson import ObjectId, Regex
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
-from . import checks, collection_options, conformance
+from . import checks, collation, collection_options, conformance
 from .codes import CommandError, WriteFailure
 from .reads import (check_hint, namespace, positional_index, project, select, sort_documents)
 
@@ -300,7 +300,8 @@ def update(store, server, cmd):
 
     def run(spec):
         try:
-            _update_statement(store, ns, spec, cmd.get("let"), totals)
+            with collation.applied(spec.get("collation")):
+                _update_statement(store, ns, spec, cmd.get("let"), totals)
         finally:
             totals["index"] += 1
 
@@ -319,7 +320,8 @@ def delete(store, server, cmd):
 
     def run(spec):
         check_hint(store, ns, spec.get("hint"))
-        docs = select(store, ns, spec.get("q"), cmd.get("let"))
+        with collation.applied(spec.get("collation")):
+            docs = select(store, ns, spec.get("q"), cmd.get("let"))
         if spec.get("limit", 0) == 1:
             docs = docs[:1]
         if docs:
