@@ -15,7 +15,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from . import _import_paused
 from .clock import DEFAULT_CLOCK
 from .command_cursor import CommandCursor
-from .common import (BaseObject, WatchNotOffered, _DocumentType, _DocumentTypeArg, not_offered,
+from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg, not_offered,
                      validate_database_name)
 from .database import Database
 from .engine.check import api_fields
@@ -109,7 +109,7 @@ def _read_preference_keywords(kwargs: dict[str, Any]) -> None:
         kwargs["maxStalenessSeconds"] = core.max_staleness_seconds
 
 
-class MongoClient(BaseObject, WatchNotOffered, Generic[_DocumentType]):
+class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
     """A client for one deployment.
 
     ``MongoClient(host=None, port=None, document_class=dict, tz_aware=False, connect=None,

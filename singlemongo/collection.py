@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, overload
 from bson.codec_options import CodecOptions
 
 from .collection_reads import ReadMethods
-from .common import (BaseObject, WatchNotOffered, _DocumentType, _DocumentTypeArg,
+from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                      core_read_preference, deferred_mixin, not_callable, validate_collation,
                      validate_collection_name)
 from .engine.operation import Request, execute
@@ -49,7 +49,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'singlemongo.collection' has no attribute {name!r}")
 
 
-class Collection(BaseObject, WatchNotOffered, ReadMethods[_DocumentType],
+class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
                  WriteMethods[_DocumentType], FindAndModifyMethods[_DocumentType],
                  IndexMethods[_DocumentType]):
     """A collection; ``db.name`` or ``db["name"]``. Constructing one does no I/O (unless

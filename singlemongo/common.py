@@ -56,9 +56,8 @@ def deferred_mixin(module: str, mixin: str, names: Sequence[str]) -> Any:
                            exec_body=lambda ns: ns.update(namespace))
 
 
-class WatchNotOffered:
-    """``watch`` with PyMongo's signature on MongoClient, Database and Collection; change
-    streams are not offered yet (README, "Differences from PyMongo")."""
+class Watchable:
+    """``watch`` with PyMongo's signature on MongoClient, Database and Collection."""
 
     def watch(self, pipeline: Optional[Sequence[Mapping[str, Any]]] = None,
               full_document: Optional[str] = None,
@@ -67,10 +66,18 @@ class WatchNotOffered:
               collation: Any = None, start_at_operation_time: Any = None, session: Any = None,
               start_after: Optional[Mapping[str, Any]] = None, comment: Any = None,
               full_document_before_change: Optional[str] = None,
-              show_expanded_events: Optional[bool] = None) -> NoReturn:
-        """Not offered yet: raises NotImplementedError (README, "Differences from
-        PyMongo")."""
-        not_offered("change streams")
+              show_expanded_events: Optional[bool] = None) -> Any:
+        """A change stream of this collection, database or deployment (a ChangeStream: the
+        aggregate runs now; iterate it, or poll with ``try_next()``)."""
+        from . import change_stream
+        kind = {"Collection": change_stream.CollectionChangeStream,
+                "Database": change_stream.DatabaseChangeStream}.get(
+            next((c.__name__ for c in type(self).__mro__
+                  if c.__name__ in ("Collection", "Database")), ""),
+            change_stream.ClusterChangeStream)
+        return kind(self, pipeline, full_document, resume_after, max_await_time_ms,
+                    batch_size, collation, start_at_operation_time, session, start_after,
+                    comment, full_document_before_change, show_expanded_events)
 
 
 def _instance_of(value: Any, module: str, name: str) -> bool:
@@ -187,8 +194,6 @@ def not_offered(feature: str) -> NoReturn:
     """NotImplementedError for what this driver does not offer by design, with the reason
     (README, "Differences from PyMongo")."""
     reasons = {
-        "change streams": "a change stream holds a connection open for as long as it lives, "
-                          "which a short-lived, single-threaded program has no use for",
         "client bulk write": "MongoClient.bulk_write needs MongoDB 8.0's bulkWrite command; "
                              "use Collection.bulk_write",
     }

@@ -9,7 +9,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from .collection import Collection
 from .collection_reads import _aggregate
 from .command_cursor import BATCH_FIELDS, CommandCursor
-from .common import (BaseObject, WatchNotOffered, _DocumentType, _DocumentTypeArg,
+from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                      core_read_preference, not_callable, validate_collation,
                      validate_database_name)
 from .engine.operation import Outcome, Request, execute
@@ -28,7 +28,7 @@ _PRIMARY = _Core()
 NAMESPACE_NOT_FOUND = 26
 
 
-class Database(BaseObject, WatchNotOffered, Generic[_DocumentType]):
+class Database(BaseObject, Watchable, Generic[_DocumentType]):
     """A database; ``client.name`` or ``client["name"]``. Constructing one does no I/O."""
 
     def __init__(self, client: MongoClient[_DocumentType], name: str,

@@ -104,6 +104,7 @@ class _Deployment:
     def _new_server(self, **attrs):
         server = SimServer(self._handle, tls_context=self.tls_context)
         server.executed_before = self.store.executed_before
+        server.await_data = self.store.await_seconds
         server.role = attrs.pop("role")
         server.host = self.host
         server.process_id = _oid(next(_ids))

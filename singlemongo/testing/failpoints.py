@@ -104,6 +104,11 @@ def is_transient(cmd, code, has_write_concern_error=False):
     return code in RETRYABLE_WRITE_CODES or code == NO_SUCH_TRANSACTION
 
 
+# The errors of a getMore after which a 4.4+ server says a change stream may resume.
+RESUMABLE_CHANGE_STREAM_CODES = frozenset({6, 7, 63, 89, 91, 133, 150, 189, 234, 262, 9001,
+                                           10107, 11600, 11602, 13388, 13435, 13436})
+
+
 def server_labels(cmd, code, has_write_concern_error=False):
     """The labels a 4.4+ server adds itself to an error with ``code`` on ``cmd``."""
     labels = []
@@ -111,6 +116,8 @@ def server_labels(cmd, code, has_write_concern_error=False):
         labels.append(TRANSIENT)
     if code in RETRYABLE_WRITE_CODES and is_retryable_write(cmd):
         labels.append("RetryableWriteError")
+    if code in RESUMABLE_CHANGE_STREAM_CODES and next(iter(cmd), "") == "getMore":
+        labels.append("ResumableChangeStreamError")  # a 4.4+ server's, on any getMore
     return tuple(labels)
 
 
@@ -155,6 +162,9 @@ def from_command(cmd):
             "run-then-close" if close else "block")
         return name, Fault("*", action, times, code=code or 0, skip=skip,
                            commands=tuple(WRITE_COMMANDS), transactional=True)
+    if name == "failGetMoreAfterCursorCheckout":
+        # A getMore fails once its cursor is checked out (the cursor stays on the server).
+        return name, Fault("getMore", "error", times, code=data.get("errorCode", 0), skip=skip)
     if name != "failCommand":
         raise CommandError(2, f"the simulated server has no fail point {name!r}")
     commands = tuple(data.get("failCommands") or ())

@@ -71,6 +71,7 @@ class SimServer:
         self.hello_extra = {}  # fields merged into this server's hello (hostile servers)
         # Whether a retryable write already ran (a deployment's store answers; see Fault).
         self.executed_before = lambda cmd: False
+        self.await_data = None  # how long a getMore may wait for data (the store says)
         self._listener = None
         self._thread = None
         self._running = False
@@ -313,6 +314,10 @@ class SimServer:
         fault = self._take_fault(name, cmd, conn)
         if fault is None and not legacy and streaming.await_seconds(self, name, cmd):
             streaming.await_hello(self, sel, conn, request_id, name, cmd, compressor, exhaust)
+            return False
+        if fault is None and not legacy and self.await_data is not None and \
+                name == "getMore" and self.await_data(cmd):
+            streaming.await_data(self, sel, conn, request_id, name, cmd, compressor)
             return False
         if fault is not None and fault.block_s:
             # blockConnection blocks this operation only, as on a real server: the reply is

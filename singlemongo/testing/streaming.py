@@ -81,6 +81,26 @@ def await_hello(server, sel, conn, request_id, name, cmd, compressor, exhaust, u
     server._defer(0, check)
 
 
+def await_data(server, sel, conn, request_id, name, cmd, compressor):
+    """An awaitData getMore (a change stream with nothing new): answered when there is
+    something to return or when its maxTimeMS is up, the connection held meanwhile."""
+    conn.paused = True
+    due = time.monotonic() + server.await_data(cmd)
+
+    def check():
+        if conn.sock.fileno() < 0 or not server.running:
+            return
+        left = due - time.monotonic()
+        if left > 0 and server.await_data(cmd):
+            server._defer(min(POLL_S, left), check)
+            return
+        if _send(server, sel, conn, request_id, server._run(name, cmd, conn), compressor,
+                 False):
+            conn.paused = False
+            server._drain(sel, conn)
+    server._defer(0, check)
+
+
 def _send(server, sel, conn, request_id, reply, compressor, more_to_come):
     data = server._op_msg_reply(request_id, reply, more_to_come)
     if compressor is not None:

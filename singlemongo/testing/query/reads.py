@@ -8,7 +8,7 @@ import bson
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
-from . import checks, javascript, views
+from . import changes, checks, javascript, views
 from .codes import ATLAS_ONLY, CommandError, duplicate_message
 
 DEFAULT_BATCH = 101
@@ -169,11 +169,16 @@ def _set_path(doc, path, value):
     doc[last] = value
 
 
+def pipeline_runner(store, db):
+    """run(docs, pipeline): the engine's aggregation over given documents."""
+    def run(docs, pipeline):
+        return list(mm_aggregate.process_pipeline(docs, store.client[db], pipeline, None))
+    return run
+
+
 def view_documents(store, ns):
     """A view's documents: its pipeline run over its source."""
-    def run(docs, pipeline):
-        return list(mm_aggregate.process_pipeline(docs, store.client[ns[0]], pipeline, None))
-    return views.documents(store, ns, run)
+    return views.documents(store, ns, pipeline_runner(store, ns[0]))
 
 
 def find(store, server, cmd):
@@ -309,6 +314,9 @@ def aggregate(store, server, cmd):
         raise CommandError(9, "The 'cursor' option is required, except for aggregate with the "
                               "explain argument")
     stage = _check_write_stage(cmd, pipeline)
+    if pipeline and isinstance(pipeline[0], dict) and "$changeStream" in pipeline[0]:
+        return changes.open_stream(store, server, cmd, pipeline,
+                                   pipeline_runner(store, cmd["$db"]))
     ns, docs, pipeline = _source(store, cmd, pipeline)
     if stage == "$merge" and isinstance(pipeline[-1]["$merge"], dict) and \
             pipeline[-1]["$merge"].get("whenMatched") == "fail":

@@ -16,8 +16,8 @@ import mongomock_ng
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
-from . import (catalog, collation, collection_options, conformance, explain, mapreduce,
-               profiler, reads, users, views, writes)
+from . import (catalog, changes, collation, collection_options, conformance, explain,
+               mapreduce, profiler, reads, users, views, writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
 
@@ -84,6 +84,7 @@ class Store:
         self.transactions = Transactions(self)
         self.txn = None  # the transaction of the command being run (commit and abort)
         self.profiling = {}  # database -> its profiler settings (the profile command)
+        self.changes = changes.ChangeLog(self)  # the change-stream event log
 
     def install(self, deployment):
         for name in COMMANDS:
@@ -118,6 +119,7 @@ class Store:
             self.executed.clear()
             self.transactions.clear()
             self.profiling.clear()
+            self.changes = changes.ChangeLog(self)
 
     # ----- commands ------------------------------------------------------------------------
 
@@ -138,7 +140,8 @@ class Store:
                     views.check_command(target, name, cmd)
                     default = views.default_collation(target, name, cmd)
                     with collation.applied(cmd.get("collation"), default):
-                        return run(target, server, reads.evaluate_let(cmd))
+                        return self._recorded(target, name, cmd, lambda: run(
+                            target, server, reads.evaluate_let(cmd)))
                 except Exception as exc:  # the engine never takes the server down
                     return engine_error(exc).reply()
 
@@ -168,6 +171,30 @@ class Store:
                 return reply
         return handle
 
+    def _recorded(self, target, name, cmd, run):
+        """Run a command, writing what it changed to the change-stream log."""
+        if name in changes.WRITES:
+            return self.changes.capture(target, name, cmd, run)
+        if name == "dropDatabase" and target is self:
+            self.changes.drop_database_events(cmd["$db"])
+        reply = run()
+        if target is self:
+            self.changes.catalog_change(name, cmd, reply)
+        return reply
+
+    def await_seconds(self, cmd):
+        """How long a getMore may wait for data (an awaitData change stream with nothing to
+        return yet), or None: answer now."""
+        cursor_id = cmd.get("getMore")
+        if not isinstance(cursor_id, int):  # any id at all: the getMore itself says what is wrong
+            return None
+        with self.lock:
+            cursor = self.cursors.get(cursor_id)
+            if not isinstance(cursor, changes.ChangeCursor) or changes.pending(self, cursor):
+                return None
+        wait_ms = cmd.get("maxTimeMS", 1000)
+        return wait_ms / 1000 if isinstance(wait_ms, int) and wait_ms > 0 else None
+
     def executed_before(self, cmd):
         """Whether this retryable write (lsid, txnNumber) already ran: its retry is answered
         from the first execution."""
@@ -196,6 +223,9 @@ class Store:
         cursor = self.cursors.get(cursor_id)
         if cursor is None or cursor.server != server.address:
             raise CommandError(43, f"cursor id {cursor_id} not found")
+        if isinstance(cursor, changes.ChangeCursor):
+            return changes.get_more(self, cursor_id, cursor, cmd, reads.pipeline_runner(
+                self, cmd["$db"]))
         if cmd.get("collection") != cursor.ns[1]:
             raise CommandError(13, f"Requested getMore on namespace '{cmd['$db']}."
                                    f"{cmd.get('collection')}', but cursor belongs to a "
