@@ -78,6 +78,7 @@ class ChangeStream(Generic[_DocumentType]):
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{name} must be a string, not {value!r}")
         self._target = target
+        self._scope: str = target._watch_scope  # "collection", "database" or "cluster"
         self._pipeline = list(pipeline)
         self._stage_options = {k: v for k, v in (
             ("fullDocument", full_document),
@@ -98,7 +99,7 @@ class ChangeStream(Generic[_DocumentType]):
 
     def _stage(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self._stage_options)
-        if self._target_kind() == "client":
+        if self._scope == "cluster":
             options["allChangesForCluster"] = True
         if self._resume_token is not None:
             options["startAfter" if self._uses_start_after else "resumeAfter"] = \
@@ -107,16 +108,10 @@ class ChangeStream(Generic[_DocumentType]):
             options["startAtOperationTime"] = self._start_at_operation_time
         return {"$changeStream": options}
 
-    def _target_kind(self) -> str:
-        if hasattr(self._target, "_catalog"):
-            return "database"
-        return "collection" if hasattr(self._target, "_database") else "client"
-
     def _create_cursor(self) -> _ChangeStreamCursor[_DocumentType]:
         from .collection_reads import _aggregate
-        kind = self._target_kind()
-        target = self._target.admin if kind == "client" else self._target
-        name = self._target.name if kind == "collection" else 1
+        target = self._target.admin if self._scope == "cluster" else self._target
+        name = self._target.name if self._scope == "collection" else 1
         kwargs: dict[str, Any] = {}
         if self._batch_size is not None:
             kwargs["batchSize"] = self._batch_size
@@ -238,3 +233,9 @@ class DatabaseChangeStream(ChangeStream[_DocumentType]):
 
 class ClusterChangeStream(DatabaseChangeStream[_DocumentType]):
     """A change stream on a whole deployment."""
+
+
+# Watchable._watch_scope -> the class its watch() returns.
+STREAMS: dict[str, type[ChangeStream[Any]]] = {
+    "collection": CollectionChangeStream, "database": DatabaseChangeStream,
+    "cluster": ClusterChangeStream}

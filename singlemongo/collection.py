@@ -55,6 +55,8 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
     """A collection; ``db.name`` or ``db["name"]``. Constructing one does no I/O (unless
     ``create=True``, which sends ``create``)."""
 
+    _watch_scope = "collection"
+
     def __init__(self, database: Database[_DocumentType], name: str, create: bool = False,
                  codec_options: Optional[CodecOptions[Any]] = None,
                  read_preference: Any = None, write_concern: Optional[WriteConcern] = None,

@@ -59,6 +59,8 @@ def deferred_mixin(module: str, mixin: str, names: Sequence[str]) -> Any:
 class Watchable:
     """``watch`` with PyMongo's signature on MongoClient, Database and Collection."""
 
+    _watch_scope = "cluster"  # what a change stream of this object sees (Database: "database")
+
     def watch(self, pipeline: Optional[Sequence[Mapping[str, Any]]] = None,
               full_document: Optional[str] = None,
               resume_after: Optional[Mapping[str, Any]] = None,
@@ -69,13 +71,8 @@ class Watchable:
               show_expanded_events: Optional[bool] = None) -> Any:
         """A change stream of this collection, database or deployment (a ChangeStream: the
         aggregate runs now; iterate it, or poll with ``try_next()``)."""
-        from . import change_stream
-        kind = {"Collection": change_stream.CollectionChangeStream,
-                "Database": change_stream.DatabaseChangeStream}.get(
-            next((c.__name__ for c in type(self).__mro__
-                  if c.__name__ in ("Collection", "Database")), ""),
-            change_stream.ClusterChangeStream)
-        return kind(self, pipeline, full_document, resume_after, max_await_time_ms,
+        from .change_stream import STREAMS
+        return STREAMS[self._watch_scope](self, pipeline, full_document, resume_after, max_await_time_ms,
                     batch_size, collation, start_at_operation_time, session, start_after,
                     comment, full_document_before_change, show_expanded_events)
 

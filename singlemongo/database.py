@@ -31,6 +31,8 @@ NAMESPACE_NOT_FOUND = 26
 class Database(BaseObject, Watchable, Generic[_DocumentType]):
     """A database; ``client.name`` or ``client["name"]``. Constructing one does no I/O."""
 
+    _watch_scope = "database"
+
     def __init__(self, client: MongoClient[_DocumentType], name: str,
                  codec_options: Optional[CodecOptions[Any]] = None, read_preference: Any = None,
                  write_concern: Optional[WriteConcern] = None,

@@ -156,3 +156,16 @@ def test_a_pipeline_that_changes_the_resume_token_is_refused(rs):
             with pytest.raises((OperationFailure, SmOperationFailure)) as raised:
                 stream.next()
             assert raised.value.code == 280, name
+
+
+def test_a_pending_event_behind_other_collections_writes_is_answered_at_once(rs):
+    """awaitData: a getMore waits only when its stream has nothing to return, however many
+    writes of other collections came after its next event (it looked at the last 64)."""
+    client = pymongo.MongoClient(rs.uri)
+    with client.db.a.watch(max_await_time_ms=2000) as stream:
+        client.db.a.insert_one({"_id": 1})
+        client.db.b.insert_many([{"i": i} for i in range(70)])  # 70 events of another stream
+        cursor_id = stream._cursor.cursor_id
+        assert rs.store.await_seconds({"getMore": cursor_id, "maxTimeMS": 2000}) is None
+        assert stream.next()["documentKey"] == {"_id": 1}
+        assert rs.store.await_seconds({"getMore": cursor_id, "maxTimeMS": 2000}) == 2.0

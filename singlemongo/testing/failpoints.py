@@ -104,9 +104,10 @@ def is_transient(cmd, code, has_write_concern_error=False):
     return code in RETRYABLE_WRITE_CODES or code == NO_SUCH_TRANSACTION
 
 
-# The errors of a getMore after which a 4.4+ server says a change stream may resume.
-RESUMABLE_CHANGE_STREAM_CODES = frozenset({6, 7, 63, 89, 91, 133, 150, 189, 234, 262, 9001,
-                                           10107, 11600, 11602, 13388, 13435, 13436})
+def _resumable_change_stream_code(code):
+    # The driver's list (Change Streams, "Resumable Error"), which a 4.4+ server labels.
+    from ..change_stream import RESUMABLE_CODES
+    return code in RESUMABLE_CODES
 
 
 def server_labels(cmd, code, has_write_concern_error=False):
@@ -116,7 +117,7 @@ def server_labels(cmd, code, has_write_concern_error=False):
         labels.append(TRANSIENT)
     if code in RETRYABLE_WRITE_CODES and is_retryable_write(cmd):
         labels.append("RetryableWriteError")
-    if code in RESUMABLE_CHANGE_STREAM_CODES and next(iter(cmd), "") == "getMore":
+    if next(iter(cmd), "") == "getMore" and _resumable_change_stream_code(code):
         labels.append("ResumableChangeStreamError")  # a 4.4+ server's, on any getMore
     return tuple(labels)
 

@@ -250,8 +250,12 @@ def next_batch(store, cursor, limit, run_pipeline):
 
 def pending(store, cursor):
     """Whether a getMore would find an event (an awaitData getMore waits until then)."""
-    return any(seq > cursor.seq and cursor.visible(event)[0]
-               for seq, event in store.changes.events[-64:])  # recent suffices: polled often
+    for seq, event in reversed(store.changes.events):  # only the events after its position
+        if seq <= cursor.seq:
+            return False
+        if cursor.visible(event)[0]:
+            return True
+    return False
 
 
 def _shaped(store, cursor, seq, event):
