@@ -33,6 +33,7 @@ class _ChangeStreamCursor(CommandCursor[_DocumentType]):
 
     post_batch_resume_token: Any = None
     operation_time: Any = None
+    _iteration = True  # CSOT, "Change Streams": timeoutMode ITERATION
 
     def _take(self, outcome: Any, key: str) -> None:
         if self.operation_time is None:
@@ -47,11 +48,13 @@ class _ChangeStreamCursor(CommandCursor[_DocumentType]):
 
 
 def resumable(exc: PyMongoError, max_wire_version: int) -> bool:
-    """Change Streams, "Resumable Error": network errors, the server's label (4.4+, wire
-    version 9), or one of RESUMABLE_CODES from an older server."""
+    """Change Streams, "Resumable Error": network errors, CursorNotFound, the server's label
+    (4.4+, wire version 9), or one of RESUMABLE_CODES from an older server."""
     if isinstance(exc, ConnectionFailure):
         return not exc.timeout
     if isinstance(exc, OperationFailure):
+        if exc.code == 43:  # CursorNotFound: the server cannot tell it was a change stream's
+            return True
         if exc.has_error_label("ResumableChangeStreamError"):
             return True
         return max_wire_version < 9 and exc.code in RESUMABLE_CODES
@@ -93,6 +96,12 @@ class ChangeStream(Generic[_DocumentType]):
         self._uses_start_after = start_after is not None
         self._start_at_operation_time = start_at_operation_time
         self._closed = False
+        self._resume_pending = False  # a next() timed out: the next one resumes first
+        client = {"cluster": target, "database": getattr(target, "client", None)}.get(
+            self._scope) or target.database.client
+        topology = self._topology = client._topology
+        in_force = topology.deadline or topology.new_deadline()
+        self._timeout_s = in_force.seconds if in_force is not None else None
         self._cursor = self._create_cursor()
 
     # ----- the aggregate -------------------------------------------------------------------
@@ -130,7 +139,10 @@ class ChangeStream(Generic[_DocumentType]):
             self._start_at_operation_time = cursor.operation_time  # "startAtOperationTime"
         return cursor
 
-    def _max_wire_version(self) -> int:
+    def _max_wire_version(self, exc: PyMongoError) -> int:
+        known = getattr(exc, "max_wire_version", None)
+        if known is not None:  # the connection's hello: a load balancer's description has none
+            return known
         found = self._cursor._topology.description.server_descriptions().get(
             self._cursor.address)
         return (found.max_wire_version if found is not None else None) or 0
@@ -141,7 +153,9 @@ class ChangeStream(Generic[_DocumentType]):
             self._cursor.close()
         except PyMongoError:
             pass
+        self._resume_pending = True  # until the aggregate succeeds
         self._cursor = self._create_cursor()
+        self._resume_pending = False
 
     # ----- PyMongo's API -------------------------------------------------------------------
 
@@ -160,22 +174,38 @@ class ChangeStream(Generic[_DocumentType]):
         self._closed = True
         self._cursor.close()
 
+    def _call_deadline(self) -> Any:
+        """CSOT, "Change Streams": the timeoutMS the stream was made with bounds each
+        next()/try_next() call, its getMores and any resume together (a ``timeout()`` block
+        around the call overrides it)."""
+        what = f"timeoutMS {(self._timeout_s or 0) * 1000:.0f} (each next() of the stream)"
+        return self._topology.new_deadline(self._timeout_s, what)
+
     def try_next(self) -> Optional[_DocumentType]:
         """The next change, or None if there is none yet (at most one getMore, which waits
-        up to ``max_await_time_ms`` on the server)."""
+        up to ``max_await_time_ms`` on the server, and at most one resume). After a timeout
+        the stream stays open, and the next call resumes it first."""
         if self._closed:
             raise StopIteration
+        with self._topology.timeout_scope(self._call_deadline()):
+            return self._try_next()
+
+    def _try_next(self) -> Optional[_DocumentType]:
         try:
+            if self._resume_pending:
+                self._resume()
             try:
                 change = self._cursor.try_next()
             except PyMongoError as exc:
-                if not resumable(exc, self._max_wire_version()):
+                if not resumable(exc, self._max_wire_version(exc)):
                     raise
                 self._resume()  # once: an error of the resumed cursor is the caller's
                 change = self._cursor.try_next()
         except PyMongoError as exc:
             if not exc.timeout:
                 self.close()
+            else:  # CSOT, "Change Streams": not invalidated; the next call resumes
+                self._resume_pending = True
             raise
         except BaseException:
             self.close()
@@ -203,11 +233,16 @@ class ChangeStream(Generic[_DocumentType]):
         return change
 
     def next(self) -> _DocumentType:
-        """The next change, waiting for one (getMore after getMore) while the stream lives."""
-        while self.alive:
-            change = self.try_next()
-            if change is not None:
-                return change
+        """The next change, waiting for one (getMore after getMore) while the stream lives,
+        within the stream's timeoutMS if it has one (a timeout error leaves the stream open:
+        call next() again, or close it and watch again with a longer timeout)."""
+        if self._closed:
+            raise StopIteration
+        with self._topology.timeout_scope(self._call_deadline()):
+            while self.alive:
+                change = self._try_next()
+                if change is not None:
+                    return change
         raise StopIteration
 
     __next__ = next

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
     from bson.codec_options import CodecOptions
 
     from .collection import Collection
-    from .command_cursor import RawBatchCommandCursor
-    from .cursor import RawBatchCursor
+    from .raw_batches import RawBatchCommandCursor, RawBatchCursor
     from .typings import _IndexKeyHint, _Pipeline
 
 NAMESPACE_NOT_FOUND = 26
@@ -100,8 +99,7 @@ class ReadMethods(Generic[_DocumentType]):
                          read_preference: Any = None) -> RawBatchCursor[_DocumentType]:
         """As ``find``, but each item is a batch of raw BSON (bytes) for a library that
         decodes BSON itself (``bson.decode_all(batch)``)."""
-        from .command_cursor import raw_codec
-        from .cursor import RawBatchCursor
+        from .raw_batches import RawBatchCursor, raw_codec
         return RawBatchCursor(raw_codec(self._as_collection()), filter, projection, skip, limit,
                               no_cursor_timeout, cursor_type, sort, allow_partial_results,
                               oplog_replay, batch_size, collation, hint, max_scan, max_time_ms,
@@ -194,7 +192,7 @@ class ReadMethods(Generic[_DocumentType]):
                               comment: Any = None, **kwargs: Any
                               ) -> RawBatchCommandCursor[_DocumentType]:
         """As ``aggregate``, but each item is a batch of raw BSON (bytes)."""
-        from .command_cursor import RawBatchCommandCursor, raw_codec
+        from .raw_batches import RawBatchCommandCursor, raw_codec
         return _aggregate(raw_codec(self._as_collection()), self._name, pipeline, kwargs.pop("let", None),  # type: ignore[return-value]
                           comment, kwargs, session, RawBatchCommandCursor)
 
@@ -210,6 +208,9 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
     writes = bool(pipeline) and any(stage in pipeline[-1] for stage in ("$out", "$merge"))
     batch_size = kwargs.pop("batchSize", kwargs.pop("batch_size", None))
     max_await = kwargs.pop("maxAwaitTimeMS", None)
+    if max_await is not None:
+        from .csot import check_max_await
+        check_max_await(coll._topology, max_await)
     read_preference = kwargs.pop("read_preference", None)
     cmd: dict[str, Any] = {"aggregate": name, "pipeline": pipeline}
     if let is not None:

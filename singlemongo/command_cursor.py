@@ -13,7 +13,7 @@ import os
 import weakref
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, Optional
 
 from bson import Int64
 
@@ -30,8 +30,11 @@ if TYPE_CHECKING:
     from .typings import _Address
 
 BATCH_FIELDS = {"cursor": {"firstBatch": 1, "nextBatch": 1}}  # where the user's documents are
-# Errors after which the server has no cursor any more: no killCursors is sent.
-CURSOR_CLOSED_ERRORS = frozenset({43, 175, 237})  # CursorNotFound, QueryPlanKilled, CursorKilled
+# Errors after which the server has no cursor any more: no killCursors is sent. On a tailable
+# cursor they end it quietly, as in PyMongo (alive becomes False; 136: the capped collection
+# rolled over the document the cursor stood on).
+CURSOR_CLOSED_ERRORS = frozenset({43, 175, 237, 136})  # CursorNotFound, QueryPlanKilled,
+# CursorKilled, CappedPositionLost
 
 
 class _ServerCursor(Generic[_DocumentType]):
@@ -43,6 +46,10 @@ class _ServerCursor(Generic[_DocumentType]):
     # PyMongo's Cursor.next() refreshes once: an empty getMore batch ends that next(), the
     # cursor staying alive; its CommandCursor.next() refreshes while the cursor is alive.
     _one_refresh_per_next = False
+    # CSOT, "Tailable Cursors": timeoutMode ITERATION, the timeoutMS in force when the cursor
+    # was made bounds each next() call anew (False: CURSOR_LIFETIME, one deadline for all).
+    _iteration = False
+    _flags = 0  # find's cursor flags (2: tailable); a command's cursor has none
 
     def __init__(self, collection: Collection[_DocumentType]) -> None:
         self._collection = collection
@@ -69,8 +76,12 @@ class _ServerCursor(Generic[_DocumentType]):
         self._deadline = deadline
 
     def _lifetime(self) -> Any:
-        """The cursor's deadline, which starts with its first command (None: each call gets
-        the timeoutMS in force when it is made)."""
+        """The deadline of a next() call: the cursor's, which starts with its first command,
+        or for timeoutMode ITERATION (tailable cursors) a fresh one of the original timeoutMS
+        unless a ``timeout()`` block overrides it (None: the timeoutMS in force, if any)."""
+        if self._iteration and self._id is not None:
+            return self._topology.new_deadline(
+                self._timeout_s, f"timeoutMS {(self._timeout_s or 0) * 1000:.0f} (each next())")
         if self._deadline is None and self._timeout_s is not None:
             self._deadline = Deadline(self._topology.clock, self._timeout_s,
                                       f"timeoutMS {self._timeout_s * 1000:.0f} (the cursor's)")
@@ -133,10 +144,13 @@ class _ServerCursor(Generic[_DocumentType]):
 
     def __next__(self) -> _DocumentType:
         refreshed = False
+        deadline = None
         while not self._buffer:
             if self._id == 0 or (refreshed and self._one_refresh_per_next):
                 raise StopIteration
-            with self._topology.timeout_scope(self._lifetime()):  # the whole call
+            # CSOT, "Cursors": one deadline for the whole call, every getMore in it.
+            deadline = deadline or self._lifetime()
+            with self._topology.timeout_scope(deadline):
                 self._refresh()
             refreshed = True
         self._returned += 1
@@ -234,7 +248,7 @@ class _ServerCursor(Generic[_DocumentType]):
         if batch:
             cmd["batchSize"] = batch
         if self._max_await_time_ms is not None:
-            cmd["maxTimeMS"] = self._max_await_time_ms
+            cmd["maxTimeMS"] = self._max_await_ms(conn)
         if self._comment is not None:
             cmd["comment"] = self._comment
         try:
@@ -254,11 +268,27 @@ class _ServerCursor(Generic[_DocumentType]):
             if exc.code in CURSOR_CLOSED_ERRORS:
                 self._id = 0  # the server has closed it already: nothing to kill
             self.close()  # after the last failed getMore: killCursors, the session freed
+            if exc.code in CURSOR_CLOSED_ERRORS and self._flags & 2:
+                return  # a tailable cursor's end (PyMongo's rule): alive is False
             raise
         self._take(outcome, "nextBatch")
         if conn.more_to_come:  # exhaust: the stream is this cursor's until it ends
             self._stream_command = cmd
             conn.stream_owner = weakref.WeakMethod(self._drain)
+
+    def _max_await_ms(self, conn: Any) -> int:
+        """CSOT, "Tailable awaitData Cursors": a getMore waits on the server for
+        min(maxAwaitTimeMS, remaining timeoutMS - minRoundTripTime), so that its empty reply
+        arrives before the client gives up."""
+        wait = self._max_await_time_ms
+        assert wait is not None
+        deadline = self._topology.deadline
+        left = deadline.remaining() if deadline is not None else None
+        if left is None:
+            return wait
+        sd = self._topology.description.server_descriptions().get(self._address)
+        rtt = (sd.round_trip_time or 0.0) if sd is not None else 0.0
+        return max(1, min(wait, int((left - rtt) * 1000)))
 
     # ----- exhaust (OP_MSG moreToCome on the cursor's connection) ---------------------------
 
@@ -386,37 +416,3 @@ class CommandCursor(_ServerCursor[_DocumentType]):
 
     def __repr__(self) -> str:
         return f"<CommandCursor on {self._collection.full_name}>"
-
-
-class _RawBatches:
-    """Batches as raw BSON (``find_raw_batches``, ``aggregate_raw_batches``): each batch is
-    one ``bytes``, its documents one after the other (``bson.decode_all`` reads them); an
-    empty batch yields nothing. The cursor's collection decodes documents as
-    RawBSONDocument, so nothing is decoded on the way."""
-
-    def _take_reply(self, reply: Mapping[str, Any], key: str) -> None:
-        cursor = dict(reply["cursor"])
-        data = b"".join(document.raw for document in cursor[key])
-        cursor[key] = [data] if data else []
-        super()._take_reply({**reply, "cursor": cursor}, key)  # type: ignore[misc]
-
-    def __getitem__(self, index: Any) -> NoReturn:
-        raise InvalidOperation(f"Cannot call __getitem__ on {type(self).__name__}")
-
-
-class RawBatchCommandCursor(_RawBatches, CommandCursor[_DocumentType]):
-    """The CommandCursor of ``aggregate_raw_batches``: it yields bytes, a batch each."""
-
-    first_batch_size = 0  # PyMongo asks for an empty first batch: getMores bring the data
-
-
-def raw_codec(collection: Collection[Any]) -> Collection[Any]:
-    """``collection`` decoding documents as RawBSONDocument."""
-    from bson.raw_bson import RawBSONDocument
-    return collection.with_options(codec_options=collection.codec_options.with_options(
-        document_class=RawBSONDocument))
-
-
-def first_batch_only(documents: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """A reply with ``documents`` as a finished cursor's first batch."""
-    return {"cursor": {"id": 0, "firstBatch": documents}}

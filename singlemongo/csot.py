@@ -78,3 +78,21 @@ def refreshed(seconds: float) -> _TimeoutBlock:
 def current() -> Optional[_TimeoutBlock]:
     """The innermost block in force, or None."""
     return _BLOCKS[-1] if _BLOCKS else None
+
+
+def check_max_await(topology: Any, max_await_time_ms: int) -> None:
+    """CSOT, "Tailable awaitData Cursors" and "Change Streams": maxAwaitTimeMS must be less
+    than a non-zero timeoutMS, or every getMore that finds nothing would time out on the
+    client before the server's empty reply arrives. Checked before anything is sent (this
+    module is loaded by the first cursor with a max_await_time_ms). Internal."""
+    from .errors import ConfigurationError
+    deadline = topology.deadline or topology.new_deadline()
+    if deadline is None or not deadline.seconds:
+        return
+    timeout_ms = deadline.seconds * 1000.0
+    if max_await_time_ms >= timeout_ms:
+        raise ConfigurationError(
+            f"max_await_time_ms ({max_await_time_ms}) must be less than the timeout in force "
+            f"({deadline.what}, {timeout_ms:.0f} ms): a getMore waits that long on the server "
+            f"for data, and the client would give up first; lower max_await_time_ms or raise "
+            f"the timeout")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from bson.code import Code
 
-from .command_cursor import BATCH_FIELDS, _RawBatches, _ServerCursor
+from .command_cursor import BATCH_FIELDS, _ServerCursor
 from .common import (_DocumentType, hint_value, index_document, index_list, validate_boolean,
                      validate_collation, validate_is_mapping, validate_non_negative_int)
 from .engine.operation import Request, execute
@@ -93,6 +93,7 @@ class Cursor(_ServerCursor[_DocumentType]):
         self._flags = cursor_type
         if cursor_type not in (0, 2, 34, 64):
             raise ValueError(f"not a valid value for cursor_type: {cursor_type!r}")
+        self._iteration = bool(cursor_type & CursorType.TAILABLE)
         for flag, name, wanted in ((16, "no_cursor_timeout", no_cursor_timeout),
                                    (128, "allow_partial_results", allow_partial_results),
                                    (8, "oplog_replay", oplog_replay)):
@@ -292,10 +293,14 @@ class Cursor(_ServerCursor[_DocumentType]):
             self._id = 0
             return
 
+        if self._max_await_time_ms is not None:
+            from .csot import check_max_await
+            check_max_await(self._topology, self._max_await_time_ms)
         outcome = execute(self._topology, Request(
             self._collection.database.name, self._command(), self._criteria(), True, "read",
             keep_session=True, codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
-            explicit_session=self._explicit_session))
+            explicit_session=self._explicit_session,
+            send_max_time=self._flags & 34 != CursorType.TAILABLE))
         self._take(outcome, "firstBatch")
         if self._limit < 0:
             self._limit = -self._limit
@@ -383,12 +388,3 @@ class Cursor(_ServerCursor[_DocumentType]):
     @property
     def session(self) -> Any:
         return self._explicit_session
-
-
-class RawBatchCursor(_RawBatches, Cursor[_DocumentType]):
-    """The cursor of ``find_raw_batches``: it yields bytes, a batch of raw BSON each."""
-
-    def explain(self) -> _DocumentType:
-        """The server's explanation, decoded (as PyMongo's)."""
-        return self._explain(self._collection.codec_options.with_options(  # type: ignore[no-any-return]
-            document_class=dict))

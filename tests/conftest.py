@@ -27,7 +27,6 @@ SHORT_REASONS = {"needs connection-pool events": "pool events",
                  "needs an API this driver does not have yet": "API not yet",
                  "the seed policy differs": "seed policy",
                  "needs connection-pool log messages": "pool log messages",
-                 "the unified runner does not drive change streams yet": "change streams (issue 22)",
                  "PyMongo 4 removed this API": "removed in PyMongo 4",
                  "client-level bulk write is not offered": "no client bulk write",
                  "the simulated deployment does not implement": "simulator lacks"}

@@ -243,6 +243,11 @@ AGGREGATION = [
     Case("$unwind preserveNullAndEmptyArrays", ITEMS[1:], pipeline([
         {"$unwind": {"path": "$items", "preserveNullAndEmptyArrays": True}},
         {"$project": {"q": "$items.q"}}]), [{"_id": 2, "q": 2}, {"_id": 3}]),
+    # $project: a computed field on a dotted path sets a field of an embedded document (the
+    # engine made a field named "a.b"; conformance.py, found by the change_streams suite).
+    Case("$project computed dotted field", [{"_id": 1, "a": {"keep": 1}, "x": 5}], pipeline([
+        {"$project": {"a.b": {"$add": ["$x", 1]}, "a.keep": 1, "c.d": "$x"}}]),
+         [{"_id": 1, "a": {"keep": 1, "b": 6}, "c": {"d": 5}}]),
     Case("$project expressions", SALES[:1], pipeline([{"$project": {
         "_id": 0, "total": {"$multiply": ["$qty", "$price"]},
         "label": {"$concat": [{"$toUpper": "$item"}, "-", {"$toString": "$day"}]}}}]),

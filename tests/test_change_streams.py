@@ -169,3 +169,63 @@ def test_a_pending_event_behind_other_collections_writes_is_answered_at_once(rs)
         assert rs.store.await_seconds({"getMore": cursor_id, "maxTimeMS": 2000}) is None
         assert stream.next()["documentKey"] == {"_id": 1}
         assert rs.store.await_seconds({"getMore": cursor_id, "maxTimeMS": 2000}) == 2.0
+
+
+def _aggregates(server):
+    return sum(1 for c in server.command_log if "aggregate" in c)
+
+
+def test_a_killed_cursor_is_resumed_as_pymongo_resumes_it(rs):
+    """Change Streams, "Resumable Error": CursorNotFound (43) is resumable whatever its
+    labels (the server cannot know the cursor was a change stream's), as in PyMongo: the
+    stream resumes once and returns the change written while its cursor was gone."""
+    seen = {}
+    for name, client in _both(rs):
+        coll = client.db[f"killed_{name}"]
+        with coll.watch(max_await_time_ms=50) as stream:
+            assert stream.try_next() is None
+            before = _aggregates(rs.primary)
+            client.db.command("killCursors", coll.name, cursors=[stream._cursor.cursor_id])
+            coll.insert_one({"_id": 1})
+            seen[name] = (stream.next()["documentKey"], _aggregates(rs.primary) - before)
+        client.close()
+    assert seen["singlemongo"] == seen["pymongo"] == ({"_id": 1}, 1)
+
+
+def test_behind_a_load_balancer_an_unlabelled_error_is_not_resumed():
+    """Change Streams, "Resumable Error": a 4.4+ server labels what is resumable, and an
+    error without the label is raised. Behind a load balancer the topology description has
+    no wire version: it is the connection's hello that says 4.4+ (the driver took the
+    description's 0, treated the server as pre-4.4 and resumed on code 6). As PyMongo."""
+    from singlemongo.testing.deployments import LoadBalancer
+    with LoadBalancer() as lb:
+        outcomes = {}
+        for name, client in (("pymongo", pymongo.MongoClient(lb.uri)),
+                             ("singlemongo", singlemongo.MongoClient(lb.uri))):
+            coll = client.db[f"lb_{name}"]
+            with coll.watch(max_await_time_ms=50) as stream:
+                client.admin.command("configureFailPoint", "failCommand", mode={"times": 1},
+                                     data={"failCommands": ["getMore"], "errorCode": 6})
+                coll.insert_one({"_id": 1})
+                with pytest.raises((OperationFailure, SmOperationFailure)) as raised:
+                    stream.next()
+                outcomes[name] = (raised.value.code, stream.alive)
+            client.close()
+    assert outcomes["singlemongo"] == outcomes["pymongo"] == (6, False)
+
+
+def test_a_timed_out_next_leaves_the_stream_open_and_the_next_call_resumes(rs):
+    """CSOT, "Change Streams": timeoutMS bounds each next(); a next() that times out does
+    not close the stream, and the following call resumes it (a new aggregate from the
+    cached token) and returns what was written meanwhile."""
+    client = singlemongo.MongoClient(rs.uri, timeoutMS=300)
+    coll = client.db.timed
+    with coll.watch(max_await_time_ms=50) as stream:
+        rs.primary.fail("getMore", action="block", block_s=0.6)
+        with pytest.raises(singlemongo.errors.PyMongoError) as raised:
+            stream.next()
+        assert raised.value.timeout and stream.alive
+        before = _aggregates(rs.primary)
+        coll.insert_one({"_id": 1})
+        assert stream.next()["documentKey"] == {"_id": 1}
+        assert _aggregates(rs.primary) == before + 1

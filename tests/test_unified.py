@@ -14,7 +14,7 @@ from .unified.skips import Skip, expected_failure, missing_api
 
 # Issue 14: these run on every simulated topology their requirements accept, not only the
 # first (transactions pin a mongos, and a load balancer's one connection, differently).
-EVERY_TOPOLOGY = ("sessions/", "transactions/unified/")
+EVERY_TOPOLOGY = ("sessions/", "transactions/unified/", "change_streams/")
 VALID_FAIL = "unified-test-format/valid-fail/"
 INVALID = "unified-test-format/invalid/"
 

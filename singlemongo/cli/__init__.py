@@ -1,7 +1,8 @@
 """`singlemongo` / `python -m singlemongo`: one-off queries from the command line.
 
 Input and output are Extended JSON (relaxed by default, canonical with --canonical); many
-documents are written as JSON Lines. Quiet by default; no telemetry. Exit codes:
+documents are written as JSON Lines (``watch`` prints each change as it comes, and the
+resume token to stderr at the end). Quiet by default; no telemetry. Exit codes:
 
   0 success   1 internal error   2 usage or unreadable input   3 configuration (URI,
   options, DNS)   4 server selection or connection   5 server error   6 authentication
@@ -24,7 +25,7 @@ from ..errors import (ConfigurationError, ConnectionFailure, InvalidDocument, Op
                       ServerSelectionError, SingleMongoError)
 from ..records import replace
 from ..sdam.address import format_address
-from . import arguments, json_input
+from . import arguments, json_input, watch
 from .json_input import UsageError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_CONFIG, EXIT_CONNECT = 0, 1, 2, 3, 4
@@ -154,7 +155,7 @@ def _write(coll, args, stdin, out):
         out.doc({"deletedCount": r.deleted_count})
 
 
-def _run(args, out, stdin, opened):
+def _run(args, out, stdin, stderr, opened):
     """Run the subcommand; ``opened`` receives the client so that main() closes it."""
     if args.action == "ping":
         opened.append(_ping(args, out))
@@ -163,6 +164,8 @@ def _run(args, out, stdin, opened):
     opened.append(client)
     if args.action == "topology":
         _topology(client, args, out)
+    elif args.action == "watch":
+        watch.run(client, args, out, stderr)
     elif args.action == "command":
         out.doc(client[args.database].command(json_input.loads(args.command, "command"),
                                               read_preference=args.read_preference))
@@ -208,7 +211,7 @@ def _execute(args, stdout, stderr, stdin):
     """The subcommand's exit status; every failure is one line on stderr."""
     opened = []
     try:
-        _run(args, Output(stdout, args.canonical), stdin, opened)
+        _run(args, Output(stdout, args.canonical), stdin, stderr, opened)
         stdout.flush()
         return EXIT_OK
     except BrokenPipeError:

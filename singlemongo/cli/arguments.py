@@ -5,6 +5,7 @@ import argparse
 import os
 
 from .. import __version__
+from . import watch
 
 
 class ShowVersion(Exception):
@@ -77,4 +78,5 @@ def parser(doc):
     c = command("topology", "scan and show the discovered topology", namespace=False,
                 filter_arg=False)
     c.add_argument("--json", action="store_true")
+    watch.add_parser(command)
     return p

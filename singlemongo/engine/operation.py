@@ -63,6 +63,9 @@ class Request:
     operation_id: Optional[int] = None  # the caller's, shared by a bulk write's commands
     # Without timeoutMS, what bounds the reply instead of socketTimeoutMS (None: that).
     reply_timeout_s: Optional[float] = None
+    # CSOT, "Tailable non-awaitData Cursors": False sends no maxTimeMS (the server would cap
+    # every later getMore with it); the timeout is kept on the client only.
+    send_max_time: bool = True
 
 
 @dataclass
@@ -266,7 +269,7 @@ class _Run:
         cmd = _prepare(self.t, self.req, sd, self.session, txn_number, step, self.command,
                        self.criteria)
         if self.deadline is not None:
-            _add_max_time(cmd, self.deadline, sd)
+            _add_max_time(cmd, self.deadline, sd, self.req.send_max_time)
             _drop_wtimeout(cmd)
         if self.unacknowledged:
             return (_send_unacknowledged(self.t, conn, self.req, cmd, sd, self.deadline),
@@ -284,7 +287,11 @@ class _Run:
             retry_kind = "write" if can_retry_write else (
                 "read" if self.req.retry == "read" and self.t.options.retry_reads else None)
         outcome = Outcome(reply, sd, self.session, self.deadline) if error is None else None
-        return outcome, error, retry_kind, (conn.hello or {}).get("maxWireVersion", 0)
+        max_wire = (conn.hello or {}).get("maxWireVersion", 0)
+        if isinstance(error, OperationFailure) and error.max_wire_version is None:
+            # A load balancer's description has no wire version: the connection's hello does.
+            error.max_wire_version = max_wire
+        return outcome, error, retry_kind, max_wire
 
     def _after_failure(self, error, retry_kind, max_wire):
         """Sleep and return to retry, or raise the error saying why retrying stopped."""
@@ -341,14 +348,14 @@ def _no_retryable_writes(error):
 NO_MAX_TIME = frozenset({"getMore", "endSessions"})
 
 
-def _add_max_time(cmd, deadline, sd):
+def _add_max_time(cmd, deadline, sd, send=True):
     """maxTimeMS: the time left less the server's round trip; if none is left, a timeout
     without sending anything (CSOT, "Command Execution": the connection is kept)."""
     left_ms = deadline.remaining() * 1000.0 - (sd.round_trip_time or 0.0) * 1000.0
     if left_ms <= 0:
         raise NetworkTimeout(f"{deadline.what} expired before {next(iter(cmd))} could be sent "
                              f"(less time left than the server's round trip)", sd.address)
-    if next(iter(cmd)) not in NO_MAX_TIME:
+    if send and next(iter(cmd)) not in NO_MAX_TIME:
         cmd["maxTimeMS"] = max(1, int(left_ms))
 
 

@@ -301,19 +301,19 @@ class Topology:
             return options.wait_queue_timeout_ms / 1000.0
         return options.server_selection_timeout_ms / 1000.0
 
-    def new_deadline(self, refreshed_s=None):
+    def new_deadline(self, refreshed_s=None, what=None):
         """The deadline an operation starting now gets (None: none): a
         ``singlemongo.timeout()`` block in force replaces the client's timeoutMS (csot.py;
         that module is only loaded by a program using it). ``refreshed_s``: the timeout a
-        cursor was created with, refreshed for its close (CSOT, "Cursors"), unless a block
-        overrides it."""
+        cursor was created with, refreshed for its close or each next() of a tailable cursor
+        (CSOT, "Cursors"), unless a block overrides it; ``what`` names it in errors."""
         csot = sys.modules.get("singlemongo.csot")
         block = csot.current() if csot is not None else None
         if block is not None and not block.transparent:
             return block.deadline_for(self.clock)
         if refreshed_s is not None:
-            return Deadline(self.clock, refreshed_s, f"timeoutMS {refreshed_s * 1000:.0f} "
-                                                     f"(refreshed for close)")
+            return Deadline(self.clock, refreshed_s, what or f"timeoutMS {refreshed_s * 1000:.0f}"
+                                                             f" (refreshed for close)")
         if self.options.timeout_ms:
             ms = self.options.timeout_ms
             return Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")

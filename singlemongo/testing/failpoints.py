@@ -50,6 +50,9 @@ class Fault:
     # onPrimaryTransactionalWrite: only a retryable write the server has not executed yet (a
     # retry is answered from the first execution and never reaches the fail point).
     transactional: bool = False
+    # failGetMoreAfterCursorCheckout: the server knows the cursor (and labels a change stream's
+    # resumable error); failCommand fails a getMore before that.
+    after_checkout: bool = False
 
     def __post_init__(self):
         if self.action not in ACTIONS:
@@ -71,7 +74,9 @@ class Fault:
         doc = {"ok": 0, "errmsg": self.errmsg or f"Failing command via 'failCommand' failpoint "
                                                   f"(simulated error {self.code})",
                "code": self.code, "codeName": code_name(self.code)}
-        labels = self.labels if self.labels is not None else server_labels(cmd or {}, self.code)
+        labels = self.labels if self.labels is not None else server_labels(
+            cmd or {}, self.code, cursor_checked_out=self.command != "getMore" or
+            self.after_checkout)
         if labels:
             doc["errorLabels"] = list(labels)
         doc.update(self.extra)
@@ -105,20 +110,25 @@ def is_transient(cmd, code, has_write_concern_error=False):
 
 
 def _resumable_change_stream_code(code):
-    # The driver's list (Change Streams, "Resumable Error"), which a 4.4+ server labels.
+    # The driver's list (Change Streams, "Resumable Error"), which a 4.4+ server labels;
+    # but not CursorNotFound: a cursor the server cannot find is not known to be a change
+    # stream's (the driver resumes on 43 itself).
     from ..change_stream import RESUMABLE_CODES
-    return code in RESUMABLE_CODES
+    return code in RESUMABLE_CODES and code != 43
 
 
-def server_labels(cmd, code, has_write_concern_error=False):
-    """The labels a 4.4+ server adds itself to an error with ``code`` on ``cmd``."""
+def server_labels(cmd, code, has_write_concern_error=False, cursor_checked_out=True):
+    """The labels a 4.4+ server adds itself to an error with ``code`` on ``cmd``; a getMore
+    failed before its cursor was checked out (failCommand) is not known to be a change
+    stream's, so it gets no ResumableChangeStreamError."""
     labels = []
     if is_transient(cmd, code, has_write_concern_error):
         labels.append(TRANSIENT)
     if code in RETRYABLE_WRITE_CODES and is_retryable_write(cmd):
         labels.append("RetryableWriteError")
-    if next(iter(cmd), "") == "getMore" and _resumable_change_stream_code(code):
-        labels.append("ResumableChangeStreamError")  # a 4.4+ server's, on any getMore
+    if next(iter(cmd), "") == "getMore" and cursor_checked_out and \
+            _resumable_change_stream_code(code):
+        labels.append("ResumableChangeStreamError")
     return tuple(labels)
 
 
@@ -165,7 +175,8 @@ def from_command(cmd):
                            commands=tuple(WRITE_COMMANDS), transactional=True)
     if name == "failGetMoreAfterCursorCheckout":
         # A getMore fails once its cursor is checked out (the cursor stays on the server).
-        return name, Fault("getMore", "error", times, code=data.get("errorCode", 0), skip=skip)
+        return name, Fault("getMore", "error", times, code=data.get("errorCode", 0), skip=skip,
+                           labels=None, after_checkout=True)
     if name != "failCommand":
         raise CommandError(2, f"the simulated server has no fail point {name!r}")
     commands = tuple(data.get("failCommands") or ())

@@ -315,18 +315,26 @@ class SimServer:
         if fault is None and not legacy and streaming.await_seconds(self, name, cmd):
             streaming.await_hello(self, sel, conn, request_id, name, cmd, compressor, exhaust)
             return False
-        if fault is None and not legacy and self.await_data is not None and \
-                name == "getMore" and self.await_data(cmd):
+        if fault is None and self._awaits_data(name, cmd, legacy):
             streaming.await_data(self, sel, conn, request_id, name, cmd, compressor)
             return False
         if fault is not None and fault.block_s:
             # blockConnection blocks this operation only, as on a real server: the reply is
-            # deferred and the other connections are served meanwhile.
+            # deferred and the other connections are served meanwhile. A getMore blocked and
+            # then run as usual then waits for data as usual (awaitData).
             conn.paused = True
+            if fault.action == "block" and self._awaits_data(name, cmd, legacy):
+                self._defer(fault.block_s, lambda: streaming.await_data(
+                    self, sel, conn, request_id, name, cmd, compressor))
+                return False
             self._defer(fault.block_s, lambda: self._reply(
                 sel, conn, request_id, name, cmd, legacy, compressor, fault))
             return False
         return self._reply(sel, conn, request_id, name, cmd, legacy, compressor, fault)
+
+    def _awaits_data(self, name, cmd, legacy):
+        return (not legacy and name == "getMore" and self.await_data is not None
+                and bool(self.await_data(cmd)))
 
     def _defer(self, seconds, work):
         heapq.heappush(self._deferred, (time.monotonic() + seconds, next(self._sequence), work))

@@ -7,7 +7,7 @@ the driver lacks, or arguments it does not take, skip the test as a missing API;
 becomes the document the file expects.
 """
 from .entities import accepts, read_concern, read_preference, snake, write_concern
-from .skips import CHANGE_STREAMS, CLIENT_BULK_WRITE, REMOVED, Skip, missing_api
+from .skips import CLIENT_BULK_WRITE, REMOVED, Skip, missing_api
 
 COMMON = {"fieldName": "key", "arrayFilters": "array_filters", "returnDocument": "return_document",
           "bypassDocumentValidation": "bypass_document_validation", "batchSize": "batch_size",
@@ -69,7 +69,10 @@ def call(runner, entity, method_name, args, what):
         raise Skip(missing_api(f"{what}.{method_name}"))
     method = getattr(entity, method_name)
     kwargs = python_args(runner, method_name, args)
+    max_await = kwargs.pop("max_await_time_ms", None) if method_name == "find" else None
     accepts(method, kwargs, f"{what}.{method_name}")
+    if max_await is not None:  # a PyMongo user sets it on the cursor, before it runs
+        return method(**kwargs).max_await_time_ms(max_await)
     return method(**kwargs)
 
 
@@ -224,11 +227,11 @@ def _run_entity_operation(runner, entity, name, args):
     kind = type(entity).__name__
     if kind in ("Cursor", "CommandCursor", "NonLazyCursor"):
         return cursor_operation(runner, entity, name)
+    if kind.endswith("ChangeStream"):
+        return change_stream_operation(entity, name)
     if kind not in KINDS:
         raise AssertionError(f"no operations for a {kind}")
     what, table = KINDS[kind]
-    if name == "createChangeStream":
-        raise Skip(CHANGE_STREAMS)
     if name == "clientBulkWrite":
         raise Skip(CLIENT_BULK_WRITE)
     if (kind, name) in (("Collection", "count"), ("Collection", "mapReduce")):
@@ -271,6 +274,26 @@ def bucket_operation(runner, bucket, method_name, convert, args):
     return convert(result) if convert is not None else result
 
 
+def tailable(cursor):
+    inner = getattr(cursor, "cursor", cursor)
+    return bool(getattr(inner, "_flags", 0) & 2)
+
+
+def iterate_tailable(cursor):
+    """iterateUntilDocumentOrError on a tailable cursor, as PyMongo's runner: next() while the
+    cursor is alive (a PyMongo next() sends one getMore), all of it one "next call" in CSOT
+    terms ("Cursors": the timeout applies to the totality of the getMores): one
+    ``timeout()`` block of the cursor's original timeoutMS around the loop."""
+    import singlemongo
+    inner = getattr(cursor, "cursor", cursor)
+    with singlemongo.timeout(inner._timeout_s):
+        while getattr(cursor, "first", None) or inner.alive:
+            doc = next(cursor, None)
+            if doc is not None:
+                return doc
+    return None
+
+
 class NonLazyCursor:
     """createFindCursor runs the find at once (as PyMongo's runner does: the test's
     timeoutMS applies to it); the first document is kept for the first iteration."""
@@ -282,12 +305,31 @@ class NonLazyCursor:
     def __next__(self):
         return self.first.pop() if self.first else next(self.cursor)
 
+    def try_next(self):
+        return self.first.pop() if self.first else self.cursor.try_next()
+
     def close(self):
         self.cursor.close()
 
 
+def change_stream_operation(stream, name):
+    """As PyMongo's runner: iterateUntilDocumentOrError blocks for the next change (each
+    getMore waits on the server's awaitData), iterateOnce is one ``try_next``."""
+    if name == "iterateUntilDocumentOrError":
+        return next(stream)
+    if name == "iterateOnce":
+        return stream.try_next()
+    if name == "close":
+        return stream.close()
+    raise Skip(missing_api(f"ChangeStream.{name}"))
+
+
 def cursor_operation(runner, cursor, name):
-    if name == "iterateUntilDocumentOrError" or name == "iterateOnce":
+    if name == "iterateUntilDocumentOrError" and tailable(cursor):
+        return iterate_tailable(cursor)
+    if name == "iterateOnce":  # as PyMongo's runner: at most one getMore
+        return cursor.try_next()
+    if name == "iterateUntilDocumentOrError":
         return next(cursor, None)
     if name == "close":
         try:

@@ -19,7 +19,7 @@ from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
 from .schema import problems
-from .skips import (CHANGE_STREAMS, CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, POOL_LOGS, Skip,
+from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, POOL_LOGS, Skip,
                     missing_api, monitor_test, seed_policy, seed_policy_for, simulator_gap,
                     simulator_lacks)
 
@@ -92,8 +92,6 @@ def _needs_monitor(file_doc, test):
 
 def check_feasible(file_doc, test, file_name):
     """Skip what this driver cannot do by design, before touching a deployment."""
-    if any(node.get("name") == "createChangeStream" for node in _walk(test)):
-        raise Skip(CHANGE_STREAMS)  # before its setup, which may need change-stream options
     if any(m.get("component") == "connection" for node in _walk(test)
            for m in node.get("messages", ()) if isinstance(m, dict)):
         raise Skip(POOL_LOGS)

@@ -19,7 +19,6 @@ OTHER_TOPOLOGY = "written for other topologies (runOnRequirements)"
 FILE_SKIP = "skipped by the test file itself"
 # watch() and the simulated server's event log exist; the runner's change stream operations
 # (createChangeStream, iterateUntilDocumentOrError on a stream) come with the rest of issue 22.
-CHANGE_STREAMS = "the unified runner does not drive change streams yet (issue 22)"
 CLIENT_BULK_WRITE = "client-level bulk write is not offered by design (MongoDB 8.0's bulkWrite)"
 # Collection.count and map_reduce left PyMongo in 4.0; a PyMongo 4 face has neither.
 REMOVED = "PyMongo 4 removed this API, and this driver's face is PyMongo 4's"
@@ -35,7 +34,7 @@ def seed_policy(rule):
     return f"the seed policy differs: {rule}"
 
 
-REASON_PREFIXES = (POOL, POOL_LOGS, MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, CHANGE_STREAMS, CLIENT_BULK_WRITE,
+REASON_PREFIXES = (POOL, POOL_LOGS, MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, CLIENT_BULK_WRITE,
                    SIMULATOR, REMOVED,
                    missing_api(""), seed_policy(""))
 
@@ -111,17 +110,8 @@ SEED_POLICY = {
         "say (specs/client-backpressure.md, DESIGN.md \"Decisions already taken\")",
 }
 
-TAILABLE = ("issue 22: tailable cursors (capped collections exist; the simulated server's "
-            "cursors do not yet stay open at the end of a capped collection)")
 # (file glob, test description glob) -> the issue that fixes the driver for it.
-EXPECTED_FAILURES: dict = {
-    ("*csot/tailable-non-awaitData.json", "*"): TAILABLE,
-    ("*csot/tailable-awaitData.json", "error on aggregate*"): TAILABLE,
-    ("*csot/tailable-awaitData.json", "timeoutMS is refreshed for getMore if maxAwaitTimeMS "
-                                      "is not set"): TAILABLE,
-    ("*run_command/unified/runCursorCommand.json",
-     "does not close the cursor when receiving an empty batch"): TAILABLE,
-}
+EXPECTED_FAILURES: dict = {}
 
 
 def _lookup(table, file_name, description):

@@ -189,6 +189,23 @@ def check_metadata_consistency(store, server, cmd):
     return store.cursor_reply(server, (cmd["$db"], "$cmd.checkMetadataConsistency"), [], batch)
 
 
+def shard_collection(store, server, cmd):
+    """A mongos shards a collection (creating it if needed). The simulated cluster keeps one
+    copy of the data, so sharding changes where nothing lives: it is recorded, and a change
+    stream showing expanded events reports it."""
+    if getattr(server, "role", None) != "mongos":
+        raise CommandError(59, "no such command: 'shardCollection'")
+    if cmd.get("$db") != "admin":
+        raise CommandError(13, "shardCollection may only be run against the admin database.")
+    target = cmd.get("shardCollection")
+    if not isinstance(target, str) or "." not in target or not isinstance(cmd.get("key"), dict):
+        raise CommandError(2, f"shardCollection needs a namespace and a key, not {target!r}")
+    ns = tuple(target.split(".", 1))
+    if not exists(store, ns):
+        collection_options.create(store, ns, {})
+    return {"ok": 1, "collectionsharded": target}
+
+
 def search_index_command(store, server, cmd):
     raise CommandError(115, ATLAS_ONLY)
 
@@ -199,4 +216,4 @@ COMMANDS = {"checkMetadataConsistency": check_metadata_consistency,
             "createIndexes": create_indexes, "listIndexes": list_indexes,
             "dropIndexes": drop_indexes, "listCollections": list_collections, "create": create,
             "drop": drop, "dropDatabase": drop_database, "listDatabases": list_databases,
-            "renameCollection": rename_collection}
+            "renameCollection": rename_collection, "shardCollection": shard_collection}

@@ -10,10 +10,21 @@ database's after ``dropDatabase``. Writes inside a transaction are not recorded.
 """
 import copy
 import datetime
+import uuid
 
+import bson
+
+from . import change_catalog as catalog, update_description
 from .codes import CommandError
 
 WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
+CATALOG = frozenset({"create", "createIndexes", "dropIndexes", "collMod", "drop",
+                     "renameCollection", "dropDatabase", "shardCollection"})
+# Commands that create a collection that does not exist yet (a create event first).
+IMPLICIT_CREATE = WRITES | {"create", "createIndexes"}
+CREATE_OPTIONS = frozenset({"viewOn", "pipeline", "capped", "size", "max", "collation",
+                            "validator", "clusteredIndex", "timeseries",
+                            "changeStreamPreAndPostImages", "expireAfterSeconds"})
 EVENT, INVALIDATE, MARK = 1, 2, 0  # what a resume token stands for
 INTERNAL_DBS = frozenset({"admin", "config", "local"})
 STAGE_FIELDS = frozenset({"fullDocument", "fullDocumentBeforeChange", "resumeAfter",
@@ -42,6 +53,8 @@ class ChangeLog:
         self.store = store
         self.events = []  # (seq, event without _id)
         self.watching = False
+        self.uuids = {}  # (db, coll) -> its collection UUID, as events report it
+        self._uuid_count = 0
 
     @property
     def last(self):
@@ -52,19 +65,65 @@ class ChangeLog:
         event = {"operationType": kind, "clusterTime": self.store.transactions.tick(),
                  "wallTime": datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None),
                  "ns": {"db": ns[0], "coll": ns[1]} if ns[1] else {"db": ns[0]}, **fields}
+        if ns[1]:
+            event["_uuid"] = self.uuid(ns)
         self.events.append((seq, event))
+
+    def uuid(self, ns):
+        """A collection's UUID (a counter: the log is the same from run to run)."""
+        if ns not in self.uuids:
+            self._uuid_count += 1
+            self.uuids[ns] = bson.Binary(uuid.UUID(int=self._uuid_count).bytes, 4)
+        return self.uuids[ns]
 
     # ----- recording ---------------------------------------------------------------------
 
-    def capture(self, target, name, cmd, run):
-        """Run a write command, recording what it changed in its collection."""
-        coll_name = cmd.get(name)
-        if not self.watching or target is not self.store or not isinstance(coll_name, str):
+    def capture(self, name, cmd, run):
+        """Run a command of the store's own data (not a transaction's), recording what it
+        changed: collections created, documents written, the catalog changed."""
+        if not self.watching or (name not in WRITES and name not in CATALOG):
             return run()
-        ns = (cmd["$db"], coll_name)
-        before = self._snapshot(ns)
+        db, coll_name = cmd.get("$db"), cmd.get(name)
+        ns = (db, coll_name) if isinstance(coll_name, str) else None
+        existed = self._collections(db)
+        before = self._snapshot(ns) if name in WRITES and ns else None
+        prior = self._catalog_before(name, cmd)
         reply = run()
-        after = self._snapshot(ns)
+        if not reply.get("ok"):
+            return reply
+        if name in IMPLICIT_CREATE:
+            for created in sorted(self._collections(db) - existed):
+                self._created((db, created), cmd if name == "create" else {})
+        if before is not None:
+            self._documents(ns, name, cmd, before, self._snapshot(ns))
+        else:
+            catalog.record(self, name, cmd, prior)
+        return reply
+
+    def _collections(self, db):
+        return set(self.store.client[db]._get_created_collections()) if isinstance(db, str) \
+            else set()
+
+    def _catalog_before(self, name, cmd):
+        """What a catalog event needs to know from before its command ran."""
+        if name == "dropDatabase":
+            return sorted(self._collections(cmd["$db"]))
+        if name == "renameCollection" and isinstance(cmd.get("to"), str):
+            target = tuple(cmd["to"].split(".", 1))
+            return self.uuid(target) if target[1] in self._collections(target[0]) \
+                else None
+        if name == "dropIndexes":
+            return catalog.indexes(self.store, (cmd["$db"], cmd.get("dropIndexes")))
+        return None
+
+    def _created(self, ns, cmd):
+        options = {k: v for k, v in cmd.items() if k in CREATE_OPTIONS}
+        if "viewOn" not in options:
+            options["idIndex"] = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+        self.uuids.pop(ns, None)
+        self.record(ns, "create", _expanded=True, operationDescription=options)
+
+    def _documents(self, ns, name, cmd, before, after):
         replacement = _is_replacement(name, cmd)
         for key, doc in after.items():
             old = before.get(key)
@@ -76,36 +135,17 @@ class ChangeLog:
                 if replacement:
                     self.record(ns, "replace", fullDocument=doc, **fields)
                 else:
-                    self.record(ns, "update", updateDescription=_describe(old, doc), **fields)
+                    described = update_description.describe(old, doc, expanded=True)
+                    self.record(ns, "update", _disambiguated=described.pop(
+                        "disambiguatedPaths"), updateDescription=described, **fields)
         for key, old in before.items():
             if key not in after:
                 self.record(ns, "delete", documentKey={"_id": old["_id"]}, _pre=old)
-        return reply
 
     def _snapshot(self, ns):
-        if ns[1] not in self.store.client[ns[0]]._get_created_collections():
+        if ns[1] not in self._collections(ns[0]):
             return {}
         return {_key(d["_id"]): copy.deepcopy(d) for d in self.store.collection(*ns).find()}
-
-    def catalog_change(self, name, cmd, reply):
-        """drop, renameCollection and dropDatabase, once they succeeded."""
-        if not self.watching or not reply.get("ok"):
-            return
-        if name == "drop":
-            self.record((cmd["$db"], cmd["drop"]), "drop")
-        elif name == "renameCollection":
-            source, target = cmd["renameCollection"], cmd["to"]
-            db, coll = source.split(".", 1)
-            to_db, to_coll = target.split(".", 1)
-            self.record((db, coll), "rename", to={"db": to_db, "coll": to_coll})
-        elif name == "dropDatabase":
-            self.record((cmd["$db"], None), "dropDatabase")
-
-    def drop_database_events(self, db):
-        """dropDatabase drops each collection first (each a drop event)."""
-        if self.watching:
-            for coll in sorted(self.store.client[db]._get_created_collections()):
-                self.record((db, coll), "drop")
 
 
 def _key(value):
@@ -122,25 +162,6 @@ def _is_replacement(name, cmd):
     return False
 
 
-def _describe(old, new, prefix=""):
-    """updateDescription: the fields set (dotted paths into embedded documents present on
-    both sides) and removed."""
-    updated, removed = {}, []
-    for field, value in new.items():
-        path = prefix + field
-        if field not in old:
-            updated[path] = value
-        elif old[field] != value:
-            if isinstance(value, dict) and isinstance(old[field], dict):
-                inner = _describe(old[field], value, path + ".")
-                updated.update(inner["updatedFields"])
-                removed.extend(inner["removedFields"])
-            else:
-                updated[path] = value
-    removed.extend(prefix + field for field in old if field not in new)
-    return {"updatedFields": updated, "removedFields": removed, "truncatedArrays": []}
-
-
 class ChangeCursor:
     """A ``$changeStream`` cursor: its scope, its position in the log and its options."""
 
@@ -151,6 +172,8 @@ class ChangeCursor:
     def visible(self, event):
         """Whether the stream reports this event, and whether it then invalidates."""
         ns, kind = event["ns"], event["operationType"]
+        if event.get("_expanded") and not self.options.get("showExpandedEvents"):
+            return False, False
         if self.scope == "cluster":
             return ns["db"] not in INTERNAL_DBS, False
         db, coll = self.ns
@@ -174,6 +197,8 @@ def open_stream(store, server, cmd, pipeline, run_pipeline):
                                   f"unknown field.")
     _check_choice(spec, "fullDocument", ("default", "updateLookup", "whenAvailable", "required"))
     _check_choice(spec, "fullDocumentBeforeChange", ("off", "whenAvailable", "required"))
+    if getattr(server, "role", None) == "standalone":
+        raise CommandError(40573, "The $changeStream stage is only supported on replica sets")
     db, target = cmd["$db"], cmd.get("aggregate")
     if target == 1:
         scope = "cluster" if spec.get("allChangesForCluster") else "database"
@@ -235,7 +260,8 @@ def next_batch(store, cursor, limit, run_pipeline):
         for item in result:
             if item.get("_id") != doc["_id"]:
                 raise CommandError(280, "Encountered an event whose _id field, which contains "
-                                        "the resume token, was modified by the pipeline")
+                                        "the resume token, was modified by the pipeline",
+                                   errorLabels=["NonResumableChangeStreamError"])
             out.append(item)
             last_emitted = seq
         if invalidates:
@@ -263,6 +289,8 @@ def _shaped(store, cursor, seq, event):
     doc = {"_id": token(seq)}
     doc.update((k, copy.deepcopy(v)) for k, v in event.items() if not k.startswith("_"))
     kind, ns = event["operationType"], event["ns"]
+    if cursor.options.get("showExpandedEvents"):
+        _expanded_fields(doc, event)
     images = _images_enabled(store, ns)
     full = cursor.options.get("fullDocument", "default")
     if kind == "update" and full == "updateLookup":
@@ -274,6 +302,16 @@ def _shaped(store, cursor, seq, event):
     if kind in ("update", "replace", "delete") and before != "off":
         doc["fullDocumentBeforeChange"] = _image(event, "_pre", images, before)
     return doc
+
+
+def _expanded_fields(doc, event):
+    """What a stream showing expanded events adds to every event (showExpandedEvents)."""
+    if "_uuid" in event:
+        doc["collectionUUID"] = event["_uuid"]
+    if "_description" in event:
+        doc["operationDescription"] = copy.deepcopy(event["_description"])
+    if "_disambiguated" in event:
+        doc["updateDescription"]["disambiguatedPaths"] = copy.deepcopy(event["_disambiguated"])
 
 
 def _images_enabled(store, ns):

@@ -26,6 +26,8 @@ CODE_NAMES = {
     9001: "SocketException", 10107: "NotWritablePrimary", 11000: "DuplicateKey",
     11600: "InterruptedAtShutdown", 11601: "Interrupted", 11602: "InterruptedDueToReplStateChange",
     13435: "NotPrimaryNoSecondaryOk", 13436: "NotPrimaryOrSecondary",
+    47: "NoMatchingDocument", 150: "StaleEpoch", 216: "ElectionInProgress",
+    234: "RetryChangeStream", 260: "InvalidResumeToken", 280: "ChangeStreamFatalError",
     15955: "Location15955", 40324: "Location40324", 50811: "Location50811",
 }
 

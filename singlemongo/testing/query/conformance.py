@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from bson import Code, DatetimeMS, Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from mongomock_ng import DuplicateKeyError
+from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import collection as mm_collection
 from mongomock_ng import filtering
 from mongomock_ng import store as mm_store
@@ -268,6 +269,34 @@ def validate_against_validator(document, options):
                         "reason": "the document does not match the validator"}})
 
 
+def _nested_computed(spec):
+    """$project: a computed field on a dotted path ({"ns.viewOn": "db.coll"}) sets a field of
+    an embedded document, as {"ns": {"viewOn": ...}} does (the engine made a field named
+    "ns.viewOn"). With one there, every dotted path is nested, inclusions too."""
+    def computed(value):
+        return value not in (0, 1, True, False) and not (
+            isinstance(value, dict) and all(v in (0, 1) for v in value.values()))
+    if not any(computed(v) and isinstance(k, str) and "." in k and not k.startswith("$")
+               for k, v in spec.items()):
+        return spec
+    out = {}
+    for field, value in spec.items():
+        if isinstance(field, str) and "." in field and not field.startswith("$"):
+            head, rest = field.split(".", 1)
+            inner = out.get(head) if isinstance(out.get(head), dict) else {}
+            out[head] = {**inner, **_nested_computed({rest: value})}
+        else:
+            out[field] = value
+    return out
+
+
+def _project_stage(engine_stage):
+    def project(in_collection, database, options, user_vars):
+        nested = _nested_computed(options) if isinstance(options, dict) else options
+        return engine_stage(in_collection, database, nested, user_vars)
+    return project
+
+
 def apply():
     """Install the fixes (idempotent)."""
     if getattr(filtering, "_singlemongo_fixed", False):
@@ -280,6 +309,8 @@ def apply():
     table["$type"] = type_op
     table["$mod"] = mod_op
     geo.apply(table)
+    handlers = mm_aggregate._PIPELINE_HANDLERS
+    handlers["$project"] = _project_stage(handlers["$project"])
     expressions.apply()
     mm_collection._updaters["$mul"] = mul_updater
     mm_collection._updaters["$pop"] = pop_updater

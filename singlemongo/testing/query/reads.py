@@ -184,6 +184,10 @@ def view_documents(store, ns):
 def find(store, server, cmd):
     ns = namespace(cmd, "find")
     check_hint(store, ns, cmd.get("hint"))
+    tail = None
+    if cmd.get("tailable") or cmd.get("awaitData"):
+        from . import tailable as tail  # it builds on this module
+        tail.check(store, ns, cmd)
     query = cmd.get("filter") or {}
     docs = sort_documents(select(store, ns, query, cmd.get("let")), cmd.get("sort"))
     skip, limit = cmd.get("skip", 0) or 0, abs(cmd.get("limit", 0) or 0)
@@ -199,6 +203,8 @@ def find(store, server, cmd):
         if cmd.get("showRecordId"):
             docs = [dict(d, **{"$recordId": bson.Int64(i + 1)}) for i, d in enumerate(docs)]
     batch = cmd.get("batchSize", DEFAULT_BATCH)
+    if tail is not None:
+        return tail.first_batch(store, server, ns, cmd, docs, batch)
     return store.cursor_reply(server, ns, docs, batch, cmd.get("singleBatch", False))
 
 

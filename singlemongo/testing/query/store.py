@@ -17,7 +17,7 @@ from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
 from . import (catalog, changes, collation, collection_options, conformance, explain,
-               mapreduce, profiler, reads, users, views, writes)
+               mapreduce, profiler, reads, tailable, users, views, writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
 
@@ -172,25 +172,24 @@ class Store:
         return handle
 
     def _recorded(self, target, name, cmd, run):
-        """Run a command, writing what it changed to the change-stream log."""
-        if name in changes.WRITES:
-            return self.changes.capture(target, name, cmd, run)
-        if name == "dropDatabase" and target is self:
-            self.changes.drop_database_events(cmd["$db"])
-        reply = run()
-        if target is self:
-            self.changes.catalog_change(name, cmd, reply)
-        return reply
+        """Run a command, writing what it changed to the change-stream log (a transaction's
+        writes run on a view of the store, and are not recorded)."""
+        if target is not self:
+            return run()
+        return self.changes.capture(name, cmd, run)
 
     def await_seconds(self, cmd):
-        """How long a getMore may wait for data (an awaitData change stream with nothing to
-        return yet), or None: answer now."""
+        """How long a getMore may wait for data (an awaitData change stream or tailable
+        cursor with nothing to return yet), or None: answer now."""
         cursor_id = cmd.get("getMore")
         if not isinstance(cursor_id, int):  # any id at all: the getMore itself says what is wrong
             return None
         with self.lock:
             cursor = self.cursors.get(cursor_id)
-            if not isinstance(cursor, changes.ChangeCursor) or changes.pending(self, cursor):
+            if isinstance(cursor, tailable.TailCursor):
+                if not cursor.await_data or tailable.pending(self, cursor):
+                    return None
+            elif not isinstance(cursor, changes.ChangeCursor) or changes.pending(self, cursor):
                 return None
         wait_ms = cmd.get("maxTimeMS", 1000)
         return wait_ms / 1000 if isinstance(wait_ms, int) and wait_ms > 0 else None
@@ -230,6 +229,8 @@ class Store:
             raise CommandError(13, f"Requested getMore on namespace '{cmd['$db']}."
                                    f"{cmd.get('collection')}', but cursor belongs to a "
                                    f"different namespace {cursor.ns[0]}.{cursor.ns[1]}")
+        if isinstance(cursor, tailable.TailCursor):
+            return tailable.get_more(self, cursor_id, cursor, cmd)
         size = cmd.get("batchSize") or len(cursor.docs)
         batch, cursor.docs = cursor.docs[:size], cursor.docs[size:]
         if not cursor.docs:
