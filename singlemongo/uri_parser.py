@@ -54,10 +54,12 @@ def validate_options(opts: Mapping[str, Any], warn: bool = False) -> MutableMapp
                 raise ConfigurationError(unknown_option_message(key))
             value = OPTIONS[name].validate(raw)
         except (ValueError, TypeError) as exc:  # ConfigurationError is a ValueError too
+            # Connection string spec, "Credential disclosure": the value is not quoted.
+            reason = str(exc) if str(raw).lower() not in str(exc).lower() else "not valid"
             if not warn:
-                raise ConfigurationError(str(exc) if isinstance(exc, ConfigurationError) else
-                                         f"invalid value for {key}: {raw!r} ({exc})") from None
-            warnings.warn(f"{exc} The option {key} is ignored.", stacklevel=2)
+                raise ConfigurationError(reason if isinstance(exc, ConfigurationError) else
+                                         f"invalid value for {key} ({reason})") from None
+            warnings.warn(f"{reason} The option {key} is ignored.", stacklevel=2)
             continue
         if OPTIONS[name].is_list and name in valid:
             value = list(valid[name]) + list(value)
@@ -68,7 +70,7 @@ def validate_options(opts: Mapping[str, Any], warn: bool = False) -> MutableMapp
 def split_options(opts: str, validate: bool = True, warn: bool = False,
                   normalize: bool = True) -> MutableMapping[str, Any]:
     """The options of a connection string's query part (``"w=1&tls=true"``)."""
-    pairs = _grouped(_uri._parse_query(opts, SCHEME))
+    pairs = _grouped(_uri._parse_query(opts))
     if validate:
         return validate_options(dict(pairs), warn)
     return {(canonical_name(k) or k) if normalize else k: v for k, v in pairs}

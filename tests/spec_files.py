@@ -55,6 +55,8 @@ def detect_format(doc):
     if isinstance(tests, list) and tests and all(isinstance(t, dict) for t in tests):
         if all("uri" in t and "valid" in t for t in tests):
             return "uri"
+        if all(set(t) == {"description", "uri"} for t in tests):
+            return "credential-disclosure"  # connection string spec: a URI and nothing else
         if any("operations" in t for t in tests) or "createEntities" in doc:
             return "unified"
     if "uri" in doc and any(k in doc for k in ("seeds", "numSeeds", "hosts", "numHosts", "error")):
@@ -65,7 +67,8 @@ def detect_format(doc):
 
 
 def collect():
-    """(id, path, format, case) for every case; a uri file gives one case per test."""
+    """(id, path, format, case) for every case; a uri or credential-disclosure file gives
+    one case per test."""
     items = []
     for label, base in trees():
         for path in sorted(base.rglob("*.json")):
@@ -76,7 +79,7 @@ def collect():
                 items.append((rel, path, "unreadable", str(exc)))
                 continue
             fmt = detect_format(doc)
-            if fmt == "uri":
+            if fmt in ("uri", "credential-disclosure"):
                 for i, case in enumerate(doc["tests"]):
                     items.append((f"{rel}[{i}]", path, fmt, case))
             else:

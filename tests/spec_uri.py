@@ -1,4 +1,6 @@
-"""Runner for the connection-string and uri-options suites."""
+"""Runner for the connection-string and uri-options suites, and the connection string's
+credential-disclosure cases."""
+import traceback
 import warnings
 
 from singlemongo.options.client_options import client_options
@@ -73,3 +75,30 @@ def check_credential(want, creds):
     assert creds.source == want.get("source")
     assert creds.mechanism == want.get("mechanism")
     assert dict(creds.mechanism_properties or {}) == dict(want.get("mechanism_properties") or {})
+
+
+# The disclosure cases' sentinel, as written in the URI or fully percent-encoded; drivers
+# lowercase option keys, so both are looked for case-insensitively.
+SENTINEL = "sentinelpassword1234"
+SENTINEL_FORMS = (SENTINEL, "".join(f"%{ord(c):02x}" for c in "SENTINELpassword1234").lower())
+
+
+def run_disclosure_case(case):
+    """Connection string spec, credential disclosure: whatever parsing a URI does (accept it,
+    warn, or refuse it), the password never shows: not in the error, not in its traceback
+    (what an uncaught error prints, causes included), not in a warning."""
+    from singlemongo import uri_parser  # pymongo.uri_parser's stand-in parses it too
+    texts = []
+    for parse in (client_options, lambda uri: uri_parser.parse_uri(uri, warn=True)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                parse(case["uri"])
+            except Exception as exc:
+                texts.append(("error", str(exc)))
+                texts.append(("traceback", "".join(traceback.format_exception(exc))))
+        texts.extend(("warning", str(w.message)) for w in caught)
+    for where, text in texts:
+        for form in SENTINEL_FORMS:
+            assert form not in text.lower(), (
+                f"{case['description']}: the {where} discloses the password: {text}")

@@ -224,3 +224,21 @@ def test_get_client_tells_clients_apart_by_secret_options():
                                                                "proxyUsername": "u"}))
     a.close()
     b.close()
+
+
+def test_a_client_repr_names_no_credential_and_redacts_sensitive_options():
+    """Connection string spec, "Credential disclosure" (prose test): the representation of a
+    client made from a connection string includes neither the username, the password, nor
+    a sensitive option's argument, which shows as a fixed marker."""
+    import warnings
+
+    import singlemongo
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = singlemongo.MongoClient(
+            "mongodb://SENTINELuser5678:SENTINELpassword1234@localhost:27017/db"
+            "?tlsCertificateKeyFilePassword=SENTINELpassword1234")
+    for text in (repr(client), str(client), repr(client.options)):
+        assert "sentinel" not in text.lower(), text
+    assert "'tlsCertificateKeyFilePassword': '<redacted>'" in repr(client)
+    assert client.options.credentials.username == "SENTINELuser5678"

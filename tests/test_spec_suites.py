@@ -21,6 +21,8 @@ def _run(path, fmt, case):
         spec_selection.run_rtt(case)
     elif fmt == "uri":
         spec_uri.run_case(case)
+    elif fmt == "credential-disclosure":
+        spec_uri.run_disclosure_case(case)
     elif fmt == "dns-seedlist":
         spec_dns.run_file(path, case)
     else:

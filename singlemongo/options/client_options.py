@@ -17,7 +17,7 @@ from ..errors import (ConfigurationError, ConfigurationTypeError, InvalidURI,
                       SingleMongoWarning)
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
-from .uri import SecretText, mention, redact_value, parse_uri
+from .uri import REDACTED, SecretText, mention, redact_value, parse_uri
 from ..selection.selector import ReadPreference
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def client_options(uri, **kwargs):
     """Parse and validate; no DNS (``mongodb+srv`` seeds come later from ``srv.py``)."""
     uri = SecretText(uri) if isinstance(uri, str) else uri  # frames below can raise
     parsed = parse_uri(uri)
-    found = _read_uri_options(parsed.raw_options, parsed.password)
+    found = _read_uri_options(parsed.raw_options, parsed.password, parsed.ambiguous)
     values = defaults()
     values.update(found.values)
     specified = set(found.values)
@@ -175,15 +175,17 @@ class _Found:
     invalid: set  # options given with a value that was dropped with a warning
 
 
-def _read_uri_options(pairs, password=None):
-    """The options of the connection string's query; nothing the user typed is quoted if
-    the ``password`` is in it (``mention``)."""
+def _read_uri_options(pairs, password=None, ambiguous=False):
+    """The options of the connection string's query. Connection string spec, "Credential
+    disclosure": no option value is quoted (a password typed in the wrong place would be),
+    and no key either if the ``password`` is in it (``mention``) or if the string is
+    ``ambiguous`` (a password with an unencoded '?' may have become a key)."""
     found = _Found({}, [], [], set())
     present = {canonical_name(k) for k, _ in pairs if k.lower() not in ALIASES}
     for key, raw in pairs:
         name = canonical_name(key)
         if name is None or (key.lower() not in ALIASES and key.lower() != name.lower()):
-            found.warnings.append(_unsupported(key, password))
+            found.warnings.append(_unsupported(key, password, ambiguous))
             continue
         if key.lower() in ALIASES and name in present and name != "tls":
             found.warnings.append(f"deprecated option {key!r} ignored: {name} is also given")
@@ -203,9 +205,9 @@ def _read_uri_options(pairs, password=None):
         try:
             value = opt.validate(raw)
         except (ValueError, TypeError) as exc:
-            shown = mention(redact_value(name, raw), password)
-            found.warnings.append(f"invalid value for connection option {key}: {shown} "
-                                  f"({exc}); option ignored")
+            reason = str(exc) if raw.lower() not in str(exc).lower() else "not a valid value"
+            found.warnings.append(f"invalid value for connection option {key} (the value is "
+                                  f"not shown; {reason}); option ignored")
             found.invalid.add(name)
             continue
         if name == "tls":
@@ -214,16 +216,16 @@ def _read_uri_options(pairs, password=None):
             value = list(found.values.get(name, ())) + value
         elif name in found.values:
             found.warnings.append(f"connection option {name} is repeated; the last value "
-                                  f"{redact_value(name, raw)!r} is used")
+                                  f"is used")
         if name == "compressors":
             value = _known_compressors(value, found.warnings)
         found.values[name] = value
     return found
 
 
-def _unsupported(key, password):
+def _unsupported(key, password, ambiguous=False):
     """The warning for an unknown option, with the nearest names if the key is no secret."""
-    shown = mention(key, password)
+    shown = mention(key, password) if not ambiguous else repr(REDACTED)
     message = f"unsupported connection option {shown}; ignored"
     if shown == repr(key):  # no secret in it: the nearest names may be said
         close = unknown_option_message(key, uri=True).partition(" Did you mean ")[2]

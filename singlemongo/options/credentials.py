@@ -31,7 +31,9 @@ NO_PASSWORD = ("MONGODB-X509", "MONGODB-OIDC")
 
 @dataclass(frozen=True)
 class Credentials:
-    """Who to authenticate as; ``repr`` and ``str`` never show the password."""
+    """Who to authenticate as; ``repr`` and ``str`` show neither the username nor the
+    password (connection string spec, "Credential disclosure": a client's representation
+    names no credential; ``username`` is there to read)."""
     username: Optional[str]
     password: Optional[str] = field(repr=False)
     source: str
@@ -40,7 +42,8 @@ class Credentials:
 
     def __repr__(self):
         secret = REDACTED if self.password is not None else None
-        return (f"Credentials(username={self.username!r}, password={secret!r}, "
+        user = REDACTED if self.username is not None else None
+        return (f"Credentials(username={user!r}, password={secret!r}, "
                 f"source={self.source!r}, mechanism={self.mechanism!r})")
 
     __str__ = __repr__
@@ -88,8 +91,15 @@ def _check_oidc(username, password, props, properties_dropped=False):
               f"{' or '.join(OIDC_TOKEN_RESOURCE_ENVIRONMENTS)}, and only then")
 
 
+def _check_plain(username, password, props, properties_dropped):
+    # PLAIN (RFC 4616): NUL separates the message's fields, so neither may contain one.
+    if "\x00" in (username or "") or "\x00" in str.__str__(password or ""):
+        _fail("PLAIN credentials cannot contain NUL characters (the username or password "
+              "has one)")
+
+
 MECHANISM_CHECKS = {"GSSAPI": _check_gssapi, "MONGODB-AWS": _check_aws,
-                    "MONGODB-OIDC": _check_oidc}
+                    "MONGODB-OIDC": _check_oidc, "PLAIN": _check_plain}
 
 
 def credentials(values, database, username, password, properties_dropped=False):
@@ -99,8 +109,9 @@ def credentials(values, database, username, password, properties_dropped=False):
     if source == "":  # connection string spec: an empty authSource is an error
         _fail("authSource must not be empty")
     if mechanism is not None and mechanism not in AUTH_MECHANISMS:
-        _fail(f"unsupported authMechanism {mechanism!r}: expected one of "
-              f"{', '.join(AUTH_MECHANISMS)}")
+        # Not quoted (connection string spec, "Credential disclosure"): it may be a password.
+        _fail(f"unsupported authMechanism (the value is not shown): expected one of "
+              f"{', '.join(AUTH_MECHANISMS)}, spelled exactly so")
     if username is None and mechanism in (None,) + NEEDS_USERNAME:
         if mechanism is not None:
             _fail(f"authMechanism {mechanism} needs a username")

@@ -166,6 +166,9 @@ class ParsedURI:
     database: Optional[str] = None
     collection: Optional[str] = None
     raw_options: Tuple[Tuple[str, str], ...] = ()
+    # An '@' after the authority: a password with an unencoded '/' or '?' may have ended up
+    # in the path or the options, so no option key is quoted in a message either.
+    ambiguous: bool = False
 
     @property
     def is_srv(self):
@@ -175,10 +178,12 @@ class ParsedURI:
 def parse_uri(uri):
     """Split a connection string into its parts; raise InvalidURI naming the problem.
 
-    The password never reaches a message: every message shows the redacted connection string,
-    and when the user information cannot be told apart from the rest (an unencoded '/' or '?'
-    in the password) no fragment of the string is quoted at all. The error is raised here,
-    outside the parser's frames, whose locals hold pieces of the string."""
+    The password never reaches a message (connection string spec, "Credential disclosure"):
+    a message quotes no fragment that could hold it (a host's port, a database name with an
+    '@', an option written without '=', the user information), and when the user
+    information cannot be told apart from the rest (an unencoded '/' or '?' in the
+    password) no fragment of the string is quoted at all. The error is raised here, outside
+    the parser's frames, whose locals hold pieces of the string."""
     if not isinstance(uri, str):
         raise InvalidURI(f"connection string must be a str, not {type(uri).__name__}")
     uri = SecretText(uri)
@@ -187,9 +192,9 @@ def parse_uri(uri):
         return _parse(uri)
     except InvalidURI as exc:
         problem = str(exc) if _unambiguous(uri) else (
-            f"invalid connection string {redact_uri(uri)!r}: it cannot be parsed. If the "
-            f"username or password contains '@', ':', '/', '?' or '%', percent-encode it "
-            f"(urllib.parse.quote_plus)")
+            "invalid connection string: it cannot be parsed (not shown: an '@' comes after a "
+            "'/' or '?', so a password may be anywhere in it). If the username or password "
+            "contains '@', ':', '/', '?' or '%', percent-encode it (urllib.parse.quote_plus)")
     raise InvalidURI(problem)
 
 
@@ -224,7 +229,7 @@ def _parse(uri):
         raise InvalidURI(f"connection string {redact_uri(uri)!r} names no host")
     hosts = tuple(_parse_host(h, uri) for h in authority.split(","))
     if scheme == SRV_SCHEME:
-        _check_srv_hosts(hosts, uri)
+        _check_srv_hosts(hosts, uri, authority)
     database = collection = None
     query = ""
     if tail.startswith("/"):
@@ -234,19 +239,27 @@ def _parse(uri):
     elif tail.startswith("?"):
         query = tail[1:]
     return ParsedURI(scheme, hosts, username, password, database, collection,
-                     _parse_query(query, uri, password))
+                     _parse_query(query), not _unambiguous(uri))
 
 
 def _parse_userinfo(userinfo, uri):
-    where = redact_uri(uri)
     if "@" in userinfo or userinfo.count(":") > 1 or re.search(_BAD_PERCENT, userinfo):
         raise InvalidURI(
-            f"invalid user information in {where!r}: a username or password containing "
-            f"'@', ':' or '%' must be percent-encoded (urllib.parse.quote_plus)")
+            "invalid user information in the connection string (not shown): a username or "
+            "password containing '@', ':' or '%' must be percent-encoded "
+            "(urllib.parse.quote_plus)")
     user, colon, pwd = userinfo.partition(":")
     if not user:
-        raise InvalidURI(f"invalid user information in {where!r}: the username is empty")
+        raise InvalidURI("invalid user information in the connection string: the username "
+                         "is empty")
     return unquote(user), (SecretText(unquote(SecretText(pwd))) if colon else None)
+
+
+def _shown_host(text):
+    """A host for a message: its name, and nothing after a ':' (a port that is not a number
+    may be a password written without the '@' that ends the user information)."""
+    name, colon, _ = text.partition(":")
+    return repr(name + (":…" if colon else "")) if not name.startswith("[") else "an IPv6 host"
 
 
 def _parse_host(text, uri):
@@ -255,12 +268,15 @@ def _parse_host(text, uri):
     if text.startswith("["):
         end = text.find("]")
         if end < 0:
-            raise InvalidURI(f"unterminated IPv6 literal {text!r} in connection string")
+            raise InvalidURI("unterminated IPv6 literal in connection string (expected "
+                             "'[address]' or '[address]:port')")
         host, rest = text[1:end], text[end + 1:]
         if not is_ipv6(host):
-            raise InvalidURI(f"invalid IPv6 literal [{host}] in connection string")
+            raise InvalidURI("invalid IPv6 literal in connection string (not shown: it may "
+                             "be a password written without '@')")
         if rest and not rest.startswith(":"):
-            raise InvalidURI(f"unexpected {rest!r} after IPv6 literal [{host}]")
+            raise InvalidURI("unexpected text after an IPv6 literal in connection string "
+                             "(expected ':port' or nothing)")
         return Host(host.lower(), _parse_port(rest[1:], text) if rest else DEFAULT_PORT,
                     "ip_literal")
     decoded = unquote(text)
@@ -274,27 +290,31 @@ def _parse_host(text, uri):
         return Host(decoded, None, "unix")
     host, colon, port = text.partition(":")
     if not host or ":" in port:
-        raise InvalidURI(f"invalid host {text!r}: expected host or host:port")
+        raise InvalidURI(f"invalid host {_shown_host(text)}: expected host or host:port (if "
+                         f"that is a username and password, end them with '@')")
     host = decoded.partition(":")[0].lower()
     is_ipv4 = re.match(_IPV4, host) and all(int(octet) <= 255 for octet in host.split("."))
     kind = "ipv4" if is_ipv4 else "hostname"
     problem = host_name_problem(host) if kind == "hostname" else None
     if problem:
-        raise InvalidURI(f"invalid host {text!r}: {problem}")
+        raise InvalidURI(f"invalid host {_shown_host(text)}: {problem}")
     return Host(host, _parse_port(port, text) if colon else DEFAULT_PORT, kind)
 
 
 def _parse_port(port, text):
     if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise InvalidURI(f"invalid port in {text!r}: a port is an integer from 1 to 65535")
+        shown = f"{port!r}" if port.isdigit() else "not shown: it is not a number"
+        raise InvalidURI(f"invalid port in host {_shown_host(text)} ({shown}): a port is an "
+                         f"integer from 1 to 65535 (if that is a username and password, end "
+                         f"them with '@')")
     return int(port)
 
 
-def _check_srv_hosts(hosts, uri):
+def _check_srv_hosts(hosts, uri, authority):
     if len(hosts) != 1:
         raise InvalidURI(f"a mongodb+srv:// connection string names exactly one host, "
                          f"not {len(hosts)} ({redact_uri(uri)!r})")
-    if hosts[0].kind == "unix" or ":" in uri[len(SRV_SCHEME):].split("/")[0].rpartition("@")[2]:
+    if hosts[0].kind == "unix" or ":" in authority:
         raise InvalidURI(f"a mongodb+srv:// host must not include a port ({redact_uri(uri)!r})")
 
 
@@ -302,13 +322,15 @@ def _parse_database(path, uri):
     name = unquote(path)
     bad = sorted(_BAD_DB_CHARS.intersection(name))
     if bad:
-        raise InvalidURI(f"invalid database name {name!r} in connection string: it must not "
+        # With an '@' in it, the "database" is likely the end of a password with a '/'.
+        shown = "(not shown: it contains '@')" if "@" in name else repr(name)
+        raise InvalidURI(f"invalid database name {shown} in connection string: it must not "
                          f"contain {' '.join(repr(c) for c in bad)}")
     database, _, collection = name.partition(".")
     return database, (collection or None)
 
 
-def _parse_query(query, uri, password=None):
+def _parse_query(query):
     if not query:
         return ()
     separator = "&" if "&" in query or ";" not in query else ";"
@@ -317,8 +339,8 @@ def _parse_query(query, uri, password=None):
         if not item:
             continue
         key, eq, value = item.partition("=")
-        if not eq:
-            raise InvalidURI(f"invalid connection option {mention(unquote(key), password)}: "
+        if not eq:  # not quoted: "proxyPassword" and its value may be run together
+            raise InvalidURI(f"invalid connection option #{len(pairs) + 1} (not shown): "
                              f"options must be written key=value")
         pairs.append((unquote(key), unquote(value)))
     return tuple(pairs)
