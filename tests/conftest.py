@@ -58,6 +58,25 @@ def authenticated_deployments():
 
 
 @pytest.fixture(scope="session")
+def oidc_deployments():
+    """``get(topology)``: a deployment that requires MONGODB-OIDC (its ``oidc_issuer``
+    issues the tokens it accepts), for the unified ``auth`` tests."""
+    from singlemongo.testing.oidc import Oidc, OidcIssuer
+    started = {}
+
+    def get(topology):
+        if topology not in started:
+            issuer = OidcIssuer()
+            started[topology] = KINDS[topology](mechanisms=[Oidc(issuer)]).start()
+            started[topology].oidc_issuer = issuer
+        return started[topology]
+
+    yield get
+    for deployment in started.values():
+        deployment.stop()
+
+
+@pytest.fixture(scope="session")
 def certs(tmp_path_factory):
     """A test CA and a server certificate for 127.0.0.1, generated with openssl."""
     if shutil.which("openssl") is None:

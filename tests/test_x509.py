@@ -7,6 +7,7 @@ from singlemongo.errors import OperationFailure
 from singlemongo.testing import ReplicaSet
 
 from .conftest import CLIENT_KEY_PASSWORD, CLIENT_SUBJECT, server_context
+from .util import one_off_cost
 
 
 @pytest.fixture(scope="module")
@@ -36,26 +37,14 @@ def open_rs(certs):
         yield rs
 
 
-def one_off(rs, address_uri):
-    """A one-off find_one, and what it cost on each member, in member order:
-    (connections, commands other than endSessions)."""
-    rs.reset()
-    rs.store.seed("app", "c", [{"_id": 1}])
-    client = MongoClient(address_uri)
-    doc = client.app.c.find_one({"_id": 1})
-    client.close()
-    return doc, [(s.connections, sum(n for name, n in s.commands.items()
-                                     if name != "endSessions")) for s in rs.servers]
-
-
 def test_a_one_off_x509_query_costs_what_an_unauthenticated_one_does(deployment, open_rs,
                                                                        certs):
     """Speculative authentication: the handshake's hello carries the whole X.509 exchange,
     so an authenticated one-off find_one on a 3-member replica set opens the same
     connections and sends the same number of commands as one without authentication on the
     same replica set without it; the user name comes from the certificate's subject."""
-    plain_doc, plain_cost = one_off(open_rs, uri(open_rs, certs, x509=False))
-    doc, cost = one_off(deployment, uri(deployment, certs))
+    plain_doc, plain_cost = one_off_cost(open_rs, uri(open_rs, certs, x509=False))
+    doc, cost = one_off_cost(deployment, uri(deployment, certs))
     assert plain_doc == doc == {"_id": 1}
     assert cost == plain_cost
     assert sum(s.commands.get("authenticate", 0) for s in deployment.servers) == 0

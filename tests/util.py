@@ -19,3 +19,33 @@ def selection_records(caplog, action):
     caplog.set_level(logging.DEBUG, logger="singlemongo.serverSelection")
     action()
     return [r.mongodb for r in caplog.records if r.name == "singlemongo.serverSelection"]
+
+
+class EventTexts:
+    """A command listener keeping the repr of every command, reply and failure, for tests
+    that search them for a secret (it is a listener of singlemongo's: duck-typed)."""
+
+    def __init__(self):
+        self.seen = []
+
+    def started(self, event):
+        self.seen.append(repr(event.command))
+
+    def succeeded(self, event):
+        self.seen.append(repr(event.reply))
+
+    def failed(self, event):
+        self.seen.append(repr(event.failure))
+
+
+def one_off_cost(rs, uri, **client_options):
+    """A one-off find_one on ``rs`` (after a reset, with one document seeded), and what it
+    cost each member, in member order: (connections, commands other than endSessions)."""
+    from singlemongo import MongoClient
+    rs.reset()
+    rs.store.seed("app", "c", [{"_id": 1}])
+    client = MongoClient(uri, **client_options)
+    doc = client.app.c.find_one({"_id": 1})
+    client.close()
+    return doc, [(s.connections, sum(n for name, n in s.commands.items()
+                                     if name != "endSessions")) for s in rs.servers]

@@ -17,8 +17,20 @@ from .scram import HASHES, AuthenticationFailed, Conversation
 
 __all__ = ["AuthenticationFailed", "handshake_fields", "authenticate"]
 X509 = "MONGODB-X509"
+# Auth spec: mechanism -> the module of this package that speaks it.
+OTHER_MECHANISMS = {"PLAIN": "plain", "MONGODB-AWS": "aws", "MONGODB-OIDC": "oidc",
+                    "GSSAPI": "gssapi"}
 HINTS = {X509: "Check tlsCertificateKeyFile: the server must trust its CA, and its subject "
                "must be a user of $external (and equal the username, if one is given).",
+         "PLAIN": "Check the username and password: the server asks its LDAP directory "
+                  "(authSource is $external).",
+         "GSSAPI": "Check the Kerberos principal (the username) and its ticket or password, "
+                   "and the service principal (SERVICE_NAME@host, CANONICALIZE_HOST_NAME, "
+                   "SERVICE_REALM).",
+         "MONGODB-OIDC": "Check the access token the callback or environment gives: the "
+                         "server must trust its issuer and accept its audience and user.",
+         "MONGODB-AWS": "Check the AWS credentials (the access key id is the user) and that "
+                        "the server knows their IAM user or role as a user of $external.",
          None: "Check the username, password and authSource."}
 
 
@@ -38,10 +50,14 @@ def _default_mechanism(credentials):
     return credentials.mechanism or "SCRAM-SHA-256"
 
 
-def handshake_fields(credentials, clock):
-    """Fields to add to the handshake hello, and the started conversation (or None)."""
+def handshake_fields(credentials, clock, cache=None):
+    """Fields to add to the handshake hello, and the started conversation (or None);
+    ``cache``: the client's authentication cache (MONGODB-OIDC's token)."""
     if credentials is None:
         return {}, None
+    if credentials.mechanism == "MONGODB-OIDC":
+        from .oidc import speculative_fields
+        return speculative_fields(credentials, cache if cache is not None else {})
     fields = {}
     if credentials.mechanism is None:
         fields["saslSupportedMechs"] = f"{credentials.source}.{credentials.username}"
@@ -87,9 +103,17 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
     if mechanism == X509:
         _authenticate_x509(conn, credentials, timeout_s)
         return
+    if mechanism in OTHER_MECHANISMS:  # each in its module, loaded when it is used
+        from importlib import import_module
+        module = import_module(f".{OTHER_MECHANISMS[mechanism]}", __name__)
+        module.authenticate(conn, credentials, clock, timeout_s, _check, cache)
+        conn.authenticated = True
+        conn.conversation = None
+        return
     if mechanism not in HASHES:
         raise ConfigurationError(f"authMechanism {mechanism} is not supported by singlemongo; "
-                                 f"use SCRAM-SHA-256, SCRAM-SHA-1 or MONGODB-X509")
+                                 f"use SCRAM-SHA-256, SCRAM-SHA-1, MONGODB-X509 or "
+                                 f"{', '.join(OTHER_MECHANISMS)}")
     source = credentials.source
     speculative = (conn.hello or {}).get("speculativeAuthenticate")
     conversation = conn.conversation
@@ -126,3 +150,12 @@ def _authenticate_x509(conn, credentials, timeout_s):
                credentials, X509)
     conn.authenticated = True
     conn.conversation = None
+
+
+def reauthenticate(conn, credentials, clock, cache, timeout_s=None):
+    """Auth spec, "Reauthentication" (error 391): the SASL conversation again on ``conn``
+    (no hello); only MONGODB-OIDC supports it."""
+    from .oidc import reauthenticate as oidc_reauthenticate
+    conn.authenticated = False
+    oidc_reauthenticate(conn, credentials, clock, timeout_s, _check, cache)
+    conn.authenticated = True

@@ -59,7 +59,7 @@ PYMONGO_MODULES = {
     "event_loggers": f"{_HERE}.event_loggers",
     "encryption": f"{_HERE}.unsupported",
     "encryption_options": f"{_HERE}.unsupported",
-    "auth_oidc": f"{_HERE}.unsupported",
+    "auth_oidc": "singlemongo.auth_oidc",
     "asynchronous": f"{_HERE}.unsupported",
 }
 # pymongo.synchronous.X is pymongo.X (PyMongo 4.9+ keeps its classes there).

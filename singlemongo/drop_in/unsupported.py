@@ -1,12 +1,11 @@
 """What singlemongo does not offer, importable under PyMongo's names so that a program or library
 that merely imports it still starts: each class fails where it is used (made), with a message
 naming what and why. Serves ``pymongo.asynchronous.*``, ``pymongo.encryption``,
-``pymongo.encryption_options``, ``pymongo.auth_oidc`` and ``gridfs.asynchronous``.
+``pymongo.encryption_options`` and ``gridfs.asynchronous``.
 """
 from __future__ import annotations
 
-import abc
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn
 
 __path__: list[str] = []  # ``import pymongo.asynchronous.mongo_client`` resolves here too
 
@@ -51,40 +50,6 @@ class QueryType:
     """The queryable encryption query types (constants only)."""
     EQUALITY = "equality"
     RANGE = "range"
-
-
-# MONGODB-OIDC callbacks (pymongo.auth_oidc): applications subclass these, so they are real
-# classes; the mechanism itself refuses to authenticate where it is used.
-
-class OIDCCallbackContext:
-    """What an OIDC callback is given (PyMongo's fields)."""
-
-    def __init__(self, timeout_seconds: float, username: Optional[str] = None,
-                 version: int = 1, refresh_token: Optional[str] = None,
-                 idp_info: Any = None) -> None:
-        self.timeout_seconds = timeout_seconds
-        self.username = username
-        self.version = version
-        self.refresh_token = refresh_token
-        self.idp_info = idp_info
-
-
-class OIDCCallbackResult:
-    """What an OIDC callback returns: an access token (and optionally its lifetime)."""
-
-    def __init__(self, access_token: str, expires_in_seconds: Optional[float] = None,
-                 refresh_token: Optional[str] = None) -> None:
-        self.access_token = access_token
-        self.expires_in_seconds = expires_in_seconds
-        self.refresh_token = refresh_token
-
-
-class OIDCCallback(abc.ABC):
-    """Base class of an application's OIDC token callback."""
-
-    @abc.abstractmethod
-    def fetch(self, context: OIDCCallbackContext) -> OIDCCallbackResult:
-        """Return a token for ``context``."""
 
 
 def __getattr__(name: str) -> Any:

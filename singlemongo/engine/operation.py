@@ -192,6 +192,7 @@ class _Run:
         self.operation_id = req.operation_id or next_operation_id()
         self.deadline = topology.deadline  # timeoutMS (execute opens its scope)
         self.last_error = self.last_server = None
+        self.reauthenticated = False  # error 391: at most one reauthentication per operation
         # Client backpressure: handshakes the server closes share one connectTimeoutMS.
         self.handshake_budget_s = topology.options.connect_timeout_ms / 1000.0 or None
 
@@ -276,6 +277,13 @@ class _Run:
                     None, None, 0)
         reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id,
                              self.deadline, step)
+        if _reauthentication_required(error, self.t) and not self.reauthenticated:
+            # Auth spec, "Reauthentication": the connection authenticates again (SASL, no
+            # hello) and the operation is re-attempted once, retryable or not.
+            self.reauthenticated = True
+            _reauthenticate(self.t, conn)
+            reply, error = _send(self.t, conn, self.req, cmd, self.session,
+                                 self.operation_id, self.deadline, step)
         if can_retry_write and isinstance(error, ConnectionFailure) and not from_server(error):
             # Retryable writes: a network error of a retryable write is labelled for the user.
             error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
@@ -388,6 +396,26 @@ def _timed_out(error, deadline, attempts):
                              f"error: {error}", getattr(error, "address", None))
     timeout.__cause__ = error
     return timeout
+
+
+REAUTHENTICATION_REQUIRED = 391
+
+
+def _reauthentication_required(error, topology):
+    credentials = topology.options.credentials
+    return (isinstance(error, OperationFailure) and error.code == REAUTHENTICATION_REQUIRED
+            and credentials is not None and credentials.mechanism == "MONGODB-OIDC")
+
+
+def _reauthenticate(topology, conn):
+    from ..auth import reauthenticate
+    from .checkout import handshake_failed
+    try:
+        reauthenticate(conn, topology.options.credentials, topology.clock,
+                       topology.scram_cache, topology.handshake_deadline())
+    except (ConnectionFailure, OperationFailure) as exc:
+        handshake_failed(topology, conn, exc)
+        raise
 
 
 def _send_unacknowledged(topology, conn, req, cmd, sd, deadline=None):

@@ -145,7 +145,8 @@ class Topology:
         if self.options.credentials is None:
             return command, None
         from ..auth import handshake_fields  # hashlib and friends only for authenticated clients
-        auth_fields, conversation = handshake_fields(self.options.credentials, self.clock)
+        auth_fields, conversation = handshake_fields(self.options.credentials, self.clock,
+                                                     self.scram_cache)
         command.update(auth_fields)
         return command, conversation
 

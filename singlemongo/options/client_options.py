@@ -94,6 +94,8 @@ def client_options(uri, **kwargs):
     for key, value in kwargs.items():
         name = canonical_name(key)
         value = validate_keyword(key, value)
+        if name == "compressors":  # as in a connection string: the usable ones, warned
+            value = _known_compressors(list(value), found.warnings)
         if name == "serverSelectionTryOnce" and name in found.values and found.values[name] != value:
             raise ConfigurationError(
                 f"serverSelectionTryOnce={str(found.values[name]).lower()} in the connection "
@@ -234,10 +236,21 @@ def _unsupported(key, password, ambiguous=False):
     return message
 
 
+# Compression: the package each optional compressor needs (its extra has the same name).
+COMPRESSOR_PACKAGES = {"snappy": ("snappy", "python-snappy"), "zstd": ("zstandard", "zstandard")}
+
+
 def _known_compressors(names, warn):
     known = [n for n in names if n in COMPRESSORS]
     for unknown in sorted(set(names) - set(known)):
         warn.append(f"unsupported compressor {unknown!r} in compressors; ignored")
+    for name in [n for n in known if n in COMPRESSOR_PACKAGES]:
+        module, package = COMPRESSOR_PACKAGES[name]
+        from importlib.util import find_spec  # whether it is installed, without loading it
+        if find_spec(module) is None:
+            warn.append(f"compressor {name!r} needs the {package} package (pip install "
+                        f"'singlemongo[{name}]'); ignored")
+            known.remove(name)
     return known
 
 

@@ -75,6 +75,9 @@ def _check_oidc(username, password, props, properties_dropped=False):
     callbacks = [k for k in ("OIDC_CALLBACK", "OIDC_HUMAN_CALLBACK") if k in props]
     if properties_dropped:
         return  # the warning about the dropped properties already names the problem
+    if len(callbacks) == 2:
+        _fail("authMechanismProperties OIDC_CALLBACK and OIDC_HUMAN_CALLBACK cannot both be "
+              "given: one is for machines, the other for people")
     if environment is None and not callbacks:
         _fail("authMechanism MONGODB-OIDC needs authMechanismProperties ENVIRONMENT "
               f"({', '.join(OIDC_ENVIRONMENTS)}) or an OIDC callback")

@@ -9,11 +9,12 @@ import importlib
 
 _LAZY = {"LoadBalancer": "deployments", "ReplicaSet": "deployments", "Sharded": "deployments",
          "Standalone": "deployments", "hellos": "deployments", "FakeResolver": "dns",
-         "Fault": "failpoints", "SimServer": "server"}
+         "Fault": "failpoints", "SimServer": "server",
+         "AuthenticatedReplicaSet": "authenticated"}
 HINT = "the simulated deployments need the testing extra: pip install singlemongo[testing]"
 
-__all__ = ["FakeResolver", "Fault", "LoadBalancer", "ReplicaSet", "Sharded", "SimServer",
-           "Standalone", "hellos"]
+__all__ = ["AuthenticatedReplicaSet", "FakeResolver", "Fault", "LoadBalancer", "ReplicaSet",
+           "Sharded", "SimServer", "Standalone", "hellos"]
 
 
 def __getattr__(name: str) -> object:

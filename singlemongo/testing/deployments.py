@@ -34,10 +34,18 @@ def _oid(n):
     return ObjectId(f"{n:024x}")
 
 
+def installed_compressors():
+    """The compressors a simulated server offers by default: zlib, and snappy and zstd when
+    their packages are installed (the server compresses its replies with them too)."""
+    from importlib.util import find_spec
+    return tuple(name for name, module in (("snappy", "snappy"), ("zlib", "zlib"),
+                                           ("zstd", "zstandard")) if find_spec(module))
+
+
 class _Deployment:
     """Options shared by every deployment: ``users`` requires SCRAM authentication (users a
-    test creates with ``createUser`` can log in either way),
-    ``tls_context`` serves TLS, ``compressors`` are the ones the servers accept, and
+    test creates with ``createUser`` can log in either way), ``mechanisms`` the other SASL
+    mechanisms' users (``sasl.Plain``, ...), ``tls_context`` serves TLS, ``compressors`` are the ones the servers accept, and
     ``hello_ok=False`` plays a pre-5.0 server that never offers the ``hello`` command, and
     ``host`` is the name the servers announce (``"localhost"`` plays a replica set configured
     with that name; they listen on 127.0.0.1 either way).
@@ -46,17 +54,19 @@ class _Deployment:
     kind = "deployment"
     gossips_cluster_time = False
 
-    def __init__(self, users=None, tls_context=None, compressors=("zlib",), hello_ok=True,
-                 x509_users=(), host="127.0.0.1"):
+    def __init__(self, users=None, tls_context=None, compressors=None, hello_ok=True,
+                 x509_users=(), host="127.0.0.1", mechanisms=()):
         self.servers = []
         self.host = host
         self.hello_ok = hello_ok  # False plays a server that only knows legacy hello
         self.commands = {}  # extra command handlers: name -> fn(server, cmd, state) -> reply
         # MONGODB-X509: the certificate subjects (RFC 2253) that are users of $external.
         self.x509_users = frozenset(x509_users)
-        self.requires_auth = bool(users or x509_users)
+        self.requires_auth = bool(users or x509_users or mechanisms)
+        # Other SASL mechanisms (sasl.py): mechanism name -> its server side.
+        self.sasl = {m.mechanism: m for m in mechanisms}
         self.tls_context = tls_context
-        self.compressors = tuple(compressors)
+        self.compressors = tuple(compressors) if compressors is not None else installed_compressors()
         self.store = Store().install(self)
         # SCRAM: the users given here, and those createUser keeps in admin.system.users.
         self.users = Users(users or {}, catalog=user_catalog(self.store))
@@ -161,6 +171,11 @@ class _Deployment:
         if self.requires_auth and lname not in NO_AUTH_NEEDED and not state.get("authenticated"):
             return {"ok": 0, "code": 13, "codeName": "Unauthorized",
                     "errmsg": f"command {name} requires authentication"}
+        expires = state.get("auth_expires")  # (when, now) of a token's login (MONGODB-OIDC)
+        if expires is not None and lname not in NO_AUTH_NEEDED and \
+                lname not in ("saslstart", "saslcontinue") and expires[0] <= expires[1]():
+            return {"ok": 0, "code": 391, "codeName": "ReauthenticationRequired",
+                    "errmsg": "the access token this connection authenticated with expired"}
         api_refusal = stable_api.refusal(lname, name, cmd)
         if api_refusal is not None:
             return api_refusal
@@ -169,10 +184,11 @@ class _Deployment:
         if lname == "authenticate":
             return self._x509(cmd, state)
         if lname == "saslstart":
-            return self.users.start(state, cmd.get("mechanism"), cmd.get("payload", b""),
-                                    cmd.get("$db"))
+            state["sasl"] = self.sasl.get(cmd.get("mechanism"), self.users)
+            return state["sasl"].start(state, cmd.get("mechanism"), cmd.get("payload", b""),
+                                       cmd.get("$db"))
         if lname == "saslcontinue":
-            return self.users.proceed(state, cmd.get("payload", b""))
+            return state.get("sasl", self.users).proceed(state, cmd.get("payload", b""))
         refusal = self.refuse(server, lname, cmd)
         if refusal is not None:
             return refusal
@@ -212,8 +228,9 @@ class _Deployment:
                     reply["saslSupportedMechs"] = mechanisms
             spec = cmd.get("speculativeAuthenticate")
             if spec:
-                first = self.users.start(state, spec.get("mechanism"), spec.get("payload", b""),
-                                         spec.get("db"))
+                state["sasl"] = self.sasl.get(spec.get("mechanism"), self.users)
+                first = state["sasl"].start(state, spec.get("mechanism"),
+                                            spec.get("payload", b""), spec.get("db"))
                 if first.get("ok") == 1:
                     reply["speculativeAuthenticate"] = first
         return reply

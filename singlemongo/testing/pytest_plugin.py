@@ -96,6 +96,19 @@ def mongo_load_balanced(mongo_load_balanced_session):
     return mongo_load_balanced_session.reset()
 
 
+@pytest.fixture(scope="session")
+def mongo_authenticated_session():
+    """A 3-member replica set that requires authentication, with a user of each mechanism
+    the simulator verifies (``uri_for(mechanism)``, ``mechanisms``), for the session."""
+    yield from _session("AuthenticatedReplicaSet")
+
+
+@pytest.fixture
+def mongo_authenticated(mongo_authenticated_session):
+    """The session's authenticated replica set, reset to its first state for this test."""
+    return mongo_authenticated_session.reset()
+
+
 @pytest.fixture
 def fake_clock():
     """A FakeClock: sleeps advance it at once, so timeouts and backoffs cost nothing."""

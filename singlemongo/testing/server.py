@@ -61,6 +61,7 @@ class SimServer:
         self.command_log = []
         self.streamed = 0  # exhaust replies sent unasked (not counted in commands)
         self.compressed_requests = 0
+        self.compressed_replies = 0
         self.before_reply = None  # a test hook run in the server's thread before each reply
         self.errors = []  # what went wrong inside the server (a connection was dropped)
         self._deferred = []  # (due, sequence, work): replies held back by blockConnection
@@ -133,6 +134,7 @@ class SimServer:
         self.streamed = 0
         self.unanswered.clear()
         self.compressed_requests = 0
+        self.compressed_replies = 0
         self.errors.clear()
         self.start()
 
@@ -369,8 +371,9 @@ class SimServer:
             self.before_reply(self, name)
         streams = conn.state.get("exhaust") and cursor_open(reply)
         data = self._encode(request_id, reply, legacy, streams)
-        if compressor is not None:
+        if compressor is not None:  # compression spec: the reply uses the request's
             data = wire.compress_message(data, compressor)
+            self.compressed_replies += 1
         if streams:  # exhaust: the next batch goes out unasked, when the socket can take it
             conn.stream = (request_id + 1, cmd, compressor)
             sel.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)

@@ -196,7 +196,9 @@ class Connection:
                                               wire.DEFAULT_MAX_MESSAGE_SIZE)
         offered = hello.get("compression")
         offered = offered if isinstance(offered, list) else ()
-        self.compressor = next((c for c in compressors if c in offered and c == "zlib"), None)
+        # Compression spec, "Compression negotiation": the client's first that the server
+        # offered (the client's list holds only those whose package is installed).
+        self.compressor = next((c for c in compressors if c in offered), None)
 
     @property
     def write_limits(self):

@@ -250,24 +250,69 @@ UNCOMPRESSIBLE = frozenset({"hello", "ismaster", "saslstart", "saslcontinue", "g
                             "copydbgetnonce", "copydb"})
 
 
-def _inflate(data, size):
-    """zlib, stopping one byte past ``size``: a bomb is refused before it fills memory."""
-    import zlib  # lazily: one-off queries without compression never load it
-    inflater = zlib.decompressobj()
-    out = inflater.decompress(data, size + 1)
-    if len(out) > size or inflater.unconsumed_tail:
-        raise ProtocolError(f"OP_COMPRESSED inflates past its announced {size} bytes")
-    return out
+def _too_big(size):
+    return ProtocolError(f"OP_COMPRESSED inflates past its announced {size} bytes")
+
+
+def _zlib(level):
+    import zlib  # lazily, as each library: one-off queries without compression load none
+
+    def inflate(data, size):  # stops one byte past ``size``: a bomb is refused early
+        inflater = zlib.decompressobj()
+        out = inflater.decompress(data, size + 1)
+        if len(out) > size or inflater.unconsumed_tail:
+            raise _too_big(size)
+        return out
+    return (lambda b: zlib.compress(b, level)), inflate
+
+
+def _snappy_length(data):
+    """The uncompressed length a snappy block announces (its varint preamble)."""
+    length = shift = 0
+    for i, byte in enumerate(data[:5]):
+        length |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return length
+        shift += 7
+    raise ProtocolError("snappy: a bad length preamble")
+
+
+def _snappy(level):
+    import snappy  # type: ignore[import-untyped, import-not-found]  # extra "snappy"
+
+    def inflate(data, size):  # the block says its length: checked before anything inflates
+        if _snappy_length(data) > size:
+            raise _too_big(size)
+        return snappy.uncompress(data)
+    return snappy.compress, inflate
+
+
+def _zstd(level):
+    import zstandard  # type: ignore[import-not-found]  # extra "zstd" (PyMongo's package)
+
+    def inflate(data, size):  # a frame may say its length; the read stops past ``size``
+        if zstandard.frame_content_size(data) > size:
+            raise _too_big(size)
+        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+            out = reader.read(size + 1)
+        if len(out) > size:
+            raise _too_big(size)
+        return out
+    compressor = zstandard.ZstdCompressor(level=3)
+    return compressor.compress, inflate
+
+
+# Compression spec: compressor id -> (compress, inflate(data, announced size)) for a level.
+CODECS = {0: lambda level: ((lambda b: b), (lambda b, size: b)), 1: _snappy, 2: _zlib,
+          3: _zstd}
 
 
 def _codec(compressor_id, level=-1):
     """(compress, decompress(data, size)) for a compressor id."""
-    if compressor_id == 0:
-        return (lambda b: b), (lambda b, size: b)
-    if compressor_id == 2:
-        import zlib  # lazily: one-off queries without compression never load it
-        return (lambda b: zlib.compress(b, level)), _inflate
-    raise ProtocolError(f"unsupported compressor id {compressor_id}")
+    make = CODECS.get(compressor_id)
+    if make is None:
+        raise ProtocolError(f"unsupported compressor id {compressor_id}")
+    return make(level)
 
 
 def compress_message(message, compressor, level=-1):

@@ -145,6 +145,11 @@ class EntityMap(dict):
     def _make_client(self, spec):
         runner = self.runner
         options = dict(spec.get("uriOptions") or {})
+        if runner.env.auth == "MONGODB-OIDC":  # every client of the variant logs in so
+            options.pop("authMechanism", None)
+            options["authMechanismProperties"] = runner.env.oidc_properties(runner.topology)
+        elif "$$placeholder" in (options.get("authMechanismProperties") or {}):
+            raise AssertionError("a $$placeholder outside the MONGODB-OIDC variant")
         if spec.get("serverApi"):
             options["server_api"] = server_api(spec["serverApi"])
         if options.get("minPoolSize") and spec.get("awaitMinPoolSizeMS"):

@@ -16,10 +16,13 @@ def version(text):
 
 
 USERS = {"bob": "pwd123"}  # the authenticated variants' user
+OIDC = "MONGODB-OIDC"  # the authenticated variant whose clients log in with a token callback
+SCRAM = ("SCRAM-SHA-1", "SCRAM-SHA-256")
 
 
 def unmet(requirement, topology, auth=False):
-    """Why ``requirement`` rejects ``topology`` (with or without authentication), or None."""
+    """Why ``requirement`` rejects ``topology`` (``auth``: False, True for SCRAM, or
+    "MONGODB-OIDC"), or None."""
     if "minServerVersion" in requirement and SERVER_VERSION < version(requirement["minServerVersion"]):
         return f"server version >= {requirement['minServerVersion']}"
     if "maxServerVersion" in requirement and SERVER_VERSION > version(requirement["maxServerVersion"]):
@@ -31,11 +34,15 @@ def unmet(requirement, topology, auth=False):
             return f"topology in {topologies}"
     if requirement.get("serverless") == "require":
         return "Atlas Serverless"
-    if requirement.get("auth") is not None and requirement["auth"] != auth:
+    if requirement.get("auth") is not None and requirement["auth"] != bool(auth):
         return "authentication " + ("enabled" if requirement["auth"] else "disabled")
-    if requirement.get("authMechanism") and requirement["authMechanism"].upper() not in (
-            "SCRAM-SHA-1", "SCRAM-SHA-256"):
-        return f"authMechanism {requirement['authMechanism']}"
+    mechanism = (requirement.get("authMechanism") or "").upper()
+    if mechanism:
+        supported = {OIDC} if auth == OIDC else set(SCRAM) if auth else set()
+        if mechanism not in supported:
+            return f"authMechanism {requirement['authMechanism']}"
+    elif auth == OIDC:
+        return "a deployment without MONGODB-OIDC"
     if requirement.get("csfle"):
         return "client-side field level encryption"
     if requirement.get("serverParameters"):
@@ -48,7 +55,7 @@ def choose_topology(file_doc, test, only=None):
     no simulated deployment meets its requirements."""
     reasons = []
     for topology in (PREFERENCE if only is None else (only,)):
-        for auth in (False, True):
+        for auth in (False, True, OIDC):
             why = None
             for requirements in (file_doc.get("runOnRequirements"), test.get("runOnRequirements")):
                 if requirements:
@@ -74,6 +81,8 @@ class Environment:
         self.auth = auth
 
     def deployment(self, topology):
+        if self.auth == OIDC:
+            return self.request.getfixturevalue("oidc_deployments")(topology)
         if self.auth:
             return self.request.getfixturevalue("authenticated_deployments")(topology, USERS)
         return self.request.getfixturevalue(FIXTURES[topology])
@@ -83,7 +92,20 @@ class Environment:
         uri = deployment.uri
         if topology == "sharded" and client_spec.get("useMultipleMongoses") is False:
             uri = f"mongodb://{deployment.servers[0].address_text}/"
-        if self.auth:
+        if self.auth == OIDC:
+            uri += ("&" if "?" in uri else "?") + f"authMechanism={OIDC}"
+        elif self.auth:
             user, password = next(iter(USERS.items()))
             uri = uri.replace("mongodb://", f"mongodb://{user}:{password}@", 1)
         return uri
+
+    def oidc_properties(self, topology):
+        """authMechanismProperties for a client of the OIDC variant (what a test's
+        ``{"$$placeholder": 1}`` stands for): a callback giving the deployment's tokens."""
+        from singlemongo.auth_oidc import OIDCCallback, OIDCCallbackResult
+        issuer = self.deployment(topology).oidc_issuer
+
+        class Callback(OIDCCallback):
+            def fetch(self, context):
+                return OIDCCallbackResult(access_token=issuer.token("test-user"))
+        return {"OIDC_CALLBACK": Callback()}

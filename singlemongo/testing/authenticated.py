@@ -1,0 +1,60 @@
+"""A replica set that requires authentication and knows a user of every mechanism the
+simulator verifies, for tests of code that must work whatever the deployment's mechanism
+(the pytest plugin's ``mongo_authenticated`` fixture)::
+
+    def test_report(mongo_authenticated):
+        for mechanism in mongo_authenticated.mechanisms:
+            client = MongoClient(mongo_authenticated.uri_for(mechanism),
+                                 **mongo_authenticated.options_for(mechanism))
+            ...
+
+``uri_for("MONGODB-AWS")`` puts the test access key in the connection string; a test of
+the environment or endpoint sources uses ``aws_keys`` with ``testing.aws.AwsEndpoints``.
+"""
+from urllib.parse import quote_plus
+
+from .aws import Aws, AwsKeys
+from .deployments import ReplicaSet
+from .oidc import Oidc, OidcIssuer
+from .sasl import Plain
+
+USERS = {"SCRAM-SHA-256": ("scram-user", "scram-Pw-1"), "SCRAM-SHA-1": ("scram-user", "scram-Pw-1"),
+         "PLAIN": ("plain-user", "plain-Pw-1"),
+         "MONGODB-AWS": ("AKIDSIMULATED", "simulated-Secret-Key-1")}
+
+
+class AuthenticatedReplicaSet(ReplicaSet):
+    """A 3-member replica set with one user per mechanism (``USERS``)."""
+
+    def __init__(self, n=3, **options):
+        self.aws_keys = AwsKeys({USERS["MONGODB-AWS"][0]: USERS["MONGODB-AWS"][1]})
+        self.oidc_issuer = OidcIssuer()
+        super().__init__(n, users={USERS["SCRAM-SHA-256"][0]: USERS["SCRAM-SHA-256"][1]},
+                         mechanisms=[Plain(dict([USERS["PLAIN"]])), Aws(self.aws_keys),
+                                     Oidc(self.oidc_issuer)], **options)
+
+    @property
+    def mechanisms(self):
+        return (*USERS, "MONGODB-OIDC")
+
+    def options_for(self, mechanism):
+        """The MongoClient keywords ``mechanism`` needs beyond ``uri_for`` (MONGODB-OIDC: a
+        callback that gives this deployment's issuer's tokens)."""
+        if mechanism != "MONGODB-OIDC":
+            return {}
+        from ..auth_oidc import OIDCCallback, OIDCCallbackResult
+        issuer = self.oidc_issuer
+
+        class Callback(OIDCCallback):
+            def fetch(self, context):
+                return OIDCCallbackResult(access_token=issuer.token("oidc-user"))
+        return {"authMechanismProperties": {"OIDC_CALLBACK": Callback()}}
+
+    def uri_for(self, mechanism):
+        """A connection string that authenticates with ``mechanism`` (with ``options_for``)."""
+        hosts = ",".join(s.address_text for s in self.servers if s.role != "hidden")
+        query = f"?replicaSet={self.name}&authMechanism={mechanism}"
+        if mechanism not in USERS:
+            return f"mongodb://{hosts}/{query}"
+        user, password = USERS[mechanism]
+        return f"mongodb://{quote_plus(user)}:{quote_plus(password)}@{hosts}/{query}"
