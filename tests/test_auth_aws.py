@@ -225,3 +225,20 @@ def test_an_interrupt_while_signing_leaves_no_secret(aws_rs, monkeypatch):
     monkeypatch.setattr(aws_sigv4.hmac, "new", real)
     client.close()
     assert _leaks(caught.value, {"secret access key": SECRET}) == []
+
+
+def test_the_server_can_have_the_sts_stand_in_check_the_signature(keys, endpoints):
+    """As a real server: the signed GetCallerIdentity is POSTed to STS (the stand-in on
+    loopback, which checks SigV4 with the test keys); a bad signature is refused there."""
+    with ReplicaSet(1, mechanisms=[Aws(keys, sts=endpoints)]) as rs:
+        client = MongoClient(f"mongodb://{KEY}:{SECRET}@{rs.servers[0].address_text}/"
+                             f"?authMechanism=MONGODB-AWS")
+        assert client.admin.command("ping")["ok"] == 1
+        client.app.c.find_one()
+        client.close()
+        wrong = MongoClient(f"mongodb://{KEY}:not-it@{rs.servers[0].address_text}/"
+                            f"?authMechanism=MONGODB-AWS")
+        with pytest.raises(AuthenticationFailed):
+            wrong.app.c.find_one()
+        wrong.close()
+    assert endpoints.caller_identity_checks == 2

@@ -225,17 +225,18 @@ def test_both_callbacks_are_a_configuration_error(issuer):
 
 
 def test_a_refused_token_names_the_mechanism_and_shows_no_token(rs, caplog):
-    """A token of another issuer: AuthenticationFailed naming MONGODB-OIDC; the token is in
-    no message, log line or command event."""
+    """A token of another issuer: AuthenticationFailed naming MONGODB-OIDC and the user;
+    the token is in no message, log line or command event."""
     stranger = OidcIssuer(audience=AUDIENCE)
     callback = Callback(stranger)
     listener = EventTexts()
-    client = MongoClient(f"mongodb://{hosts(rs)}/?replicaSet=rs&authMechanism=MONGODB-OIDC",
+    client = MongoClient(f"mongodb://app-user@{hosts(rs)}/?replicaSet=rs"
+                         f"&authMechanism=MONGODB-OIDC",
                          authMechanismProperties={"OIDC_CALLBACK": callback},
                          event_listeners=[listener])
     with caplog.at_level(logging.DEBUG), pytest.raises(AuthenticationFailed) as caught:
         client.app.c.find_one()
-    assert "MONGODB-OIDC" in str(caught.value)
+    assert "MONGODB-OIDC" in str(caught.value) and "'app-user'" in str(caught.value)
     token = client._topology.scram_cache["MONGODB-OIDC"].access_token.reveal()
     for text in [str(caught.value), repr(caught.value.details), caplog.text, repr(client),
                  *listener.seen]:

@@ -86,8 +86,10 @@ def negotiate(credentials, hello):
 
 def _check(reply, credentials, mechanism):
     if reply.get("ok") not in (1, 1.0, True):
+        who = (f"user {credentials.username!r}" if credentials.username is not None else
+               "the identity its token names")  # MONGODB-OIDC needs no username
         raise AuthenticationFailed(
-            f"authentication failed for user {credentials.username!r} on database "
+            f"authentication failed for {who} on database "
             f"{credentials.source!r} with {mechanism}: {reply.get('errmsg', 'unknown error')} "
             f"(code {reply.get('code')}). {HINTS.get(mechanism, HINTS[None])}",
             reply.get("code"), {k: v for k, v in reply.items() if k != "payload"})

@@ -47,12 +47,30 @@ class AwsKeys:
         return key, secret, token
 
 
+def verify(keys, host, authorization, date, nonce_b64, token):
+    """STS's check of a signed GetCallerIdentity: the access key id whose secret signed
+    it (with the headers MONGODB-AWS signs), or None."""
+    match = _AUTHORIZATION.match(str(authorization or ""))
+    if match is None:
+        return None
+    key, day, region, signed_names, signature = match.groups()
+    secret, expected_token = keys.keys.get(key, (None, None))
+    signed = aws_sigv4.headers(host, date, nonce_b64, token)
+    if secret is None or token != expected_token or day != str(date)[:8] or \
+            region != aws_sigv4.region(host) or signed_names != ";".join(signed) or \
+            signature != aws_sigv4.signature(secret, host, date, signed):
+        return None
+    return key
+
+
 class Aws:
-    """The server's MONGODB-AWS: nonce and STS host out, the signed request checked."""
+    """The server's MONGODB-AWS: nonce and STS host out, the signed request checked, in
+    process or, with ``sts`` (an AwsEndpoints), forwarded to its STS on loopback as a
+    server forwards it to STS."""
     mechanism = "MONGODB-AWS"
 
-    def __init__(self, keys, sts_host="sts.amazonaws.com"):
-        self.keys, self.sts_host = keys, sts_host
+    def __init__(self, keys, sts_host="sts.amazonaws.com", sts=None):
+        self.keys, self.sts_host, self.sts = keys, sts_host, sts
         self.completed = self.failed = 0
 
     def start(self, state, mechanism, payload, db):
@@ -69,17 +87,13 @@ class Aws:
     def proceed(self, state, payload):
         server_nonce = state.pop("aws", None)
         second = decode(bytes(payload))
-        match = _AUTHORIZATION.match(str(second.get("a", "")))
-        if server_nonce is None or match is None:
+        if server_nonce is None:
             return self._fail()
-        key, day, region, signed_names, signature = match.groups()
-        secret, token = self.keys.keys.get(key, (None, None))
-        date = str(second.get("d", ""))
-        signed = aws_sigv4.headers(self.sts_host, date, base64.b64encode(server_nonce).decode(),
-                                   second.get("t"))
-        if secret is None or token != second.get("t") or day != date[:8] or \
-                region != aws_sigv4.region(self.sts_host) or signed_names != ";".join(signed) \
-                or signature != aws_sigv4.signature(secret, self.sts_host, date, signed):
+        args = (self.sts_host, second.get("a"), str(second.get("d", "")),
+                base64.b64encode(server_nonce).decode(), second.get("t"))
+        key = self.sts.get_caller_identity(*args) if self.sts is not None else verify(
+            self.keys, *args)
+        if key is None:
             return self._fail()
         self.completed += 1
         return done(state, f"arn:aws:iam::{ACCOUNT}:user/{key}")
@@ -106,6 +120,7 @@ class AwsEndpoints:
         self.clock = clock
         self.role, self.ecs_path = role, ecs_path
         self.requests = {"sts": 0, "ecs": 0, "ec2": 0}
+        self.caller_identity_checks = 0  # signed requests a server forwarded here
         self.imds_tokens = set()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._saved = None
@@ -130,6 +145,28 @@ class AwsEndpoints:
         return {"AccessKeyId": key, "SecretAccessKey": secret, token_field: token,
                 "Expiration": _expires(self.clock.wall() if self.clock else time.time(),
                                        self.lifetime_s)}
+
+    def get_caller_identity(self, host, authorization, date, nonce_b64, token):
+        """What a server does with the signed request: POST it to STS (here, over
+        loopback HTTP); the access key id STS vouches for, or None."""
+        import http.client
+        headers = {"Authorization": authorization or "", "X-Amz-Date": date, "Host": host,
+                   "Content-Type": aws_sigv4.CONTENT_TYPE, "X-MongoDB-Server-Nonce": nonce_b64,
+                   "X-MongoDB-GS2-CB-Flag": "n"}
+        if token is not None:
+            headers["X-Amz-Security-Token"] = token
+        conn = http.client.HTTPConnection("127.0.0.1", self._server.server_address[1],
+                                          timeout=10)
+        try:
+            conn.request("POST", "/", body=aws_sigv4.BODY, headers=headers)
+            response = conn.getresponse()
+            found = json.loads(response.read() or b"{}")
+        finally:
+            conn.close()
+        if response.status != 200:
+            return None
+        arn = found["GetCallerIdentityResponse"]["GetCallerIdentityResult"]["Arn"]
+        return arn.rpartition("/")[2]
 
     def __enter__(self):
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
@@ -185,10 +222,23 @@ def _handler(endpoints):
             endpoints.requests["sts"] += 1
             length = int(self.headers.get("Content-Length") or 0)
             form = urllib.parse.parse_qs(self.rfile.read(length).decode())
+            if form.get("Action") == ["GetCallerIdentity"]:
+                return self._caller_identity()
             if form.get("Action") != ["AssumeRoleWithWebIdentity"] or \
                     form.get("WebIdentityToken") != [endpoints.web_token]:
                 return self._answer(403, {"Error": {"Code": "AccessDenied"}})
             found = endpoints.credentials_json("STS", "SessionToken")
             return self._answer(200, {"AssumeRoleWithWebIdentityResponse": {
                 "AssumeRoleWithWebIdentityResult": {"Credentials": found}}})
+
+        def _caller_identity(self):
+            endpoints.caller_identity_checks += 1
+            key = verify(endpoints.keys, self.headers.get("Host"),
+                         self.headers.get("Authorization"), self.headers.get("X-Amz-Date"),
+                         self.headers.get("X-MongoDB-Server-Nonce"),
+                         self.headers.get("X-Amz-Security-Token"))
+            if key is None:
+                return self._answer(403, {"Error": {"Code": "SignatureDoesNotMatch"}})
+            return self._answer(200, {"GetCallerIdentityResponse": {"GetCallerIdentityResult": {
+                "Arn": f"arn:aws:iam::{ACCOUNT}:user/{key}", "Account": ACCOUNT}}})
     return Handler
