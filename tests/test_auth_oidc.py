@@ -262,3 +262,24 @@ def test_a_failed_conversation_leaves_no_token_in_any_frame(rs, issuer):
     client.close()
     rs.primary.clear_faults()
     assert tokens and _leaks(caught.value, {"token": tokens[0]}) == []
+
+
+def test_pymongo_authenticates_the_same_way_on_the_same_deployment(rs, issuer):
+    """The control: PyMongo 4.20, given the same callback class through its own
+    ``pymongo.auth_oidc``, logs in to the simulated server and reads the same document, so
+    the server side speaks MONGODB-OIDC as PyMongo expects it."""
+    import pymongo
+    from pymongo.auth_oidc import OIDCCallback as PyMongoCallback
+    from pymongo.auth_oidc import OIDCCallbackResult as PyMongoResult
+
+    class Control(PyMongoCallback):
+        def fetch(self, context):
+            return PyMongoResult(access_token=issuer.token("app-user"))
+    rs.store.seed("app", "c", [{"_id": 1}])
+    control = pymongo.MongoClient(f"mongodb://{hosts(rs)}/?replicaSet=rs"
+                                  f"&authMechanism=MONGODB-OIDC",
+                                  authMechanismProperties={"OIDC_CALLBACK": Control()})
+    ours = client_for(rs, OIDC_CALLBACK=Callback(issuer))
+    assert control.app.c.find_one() == ours.app.c.find_one() == {"_id": 1}
+    control.close()
+    ours.close()

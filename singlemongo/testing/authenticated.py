@@ -10,17 +10,21 @@ simulator verifies, for tests of code that must work whatever the deployment's m
 
 ``uri_for("MONGODB-AWS")`` puts the test access key in the connection string; a test of
 the environment or endpoint sources uses ``aws_keys`` with ``testing.aws.AwsEndpoints``.
+GSSAPI's client side is the Kerberos stand-in: authenticate inside ``with rs.kerberos:``.
+MONGODB-X509 needs a TLS deployment with client certificates, which this one is not.
 """
 from urllib.parse import quote_plus
 
 from .aws import Aws, AwsKeys
 from .deployments import ReplicaSet
+from .gssapi import KerberosStandIn
 from .oidc import Oidc, OidcIssuer
 from .sasl import Plain
 
 USERS = {"SCRAM-SHA-256": ("scram-user", "scram-Pw-1"), "SCRAM-SHA-1": ("scram-user", "scram-Pw-1"),
          "PLAIN": ("plain-user", "plain-Pw-1"),
-         "MONGODB-AWS": ("AKIDSIMULATED", "simulated-Secret-Key-1")}
+         "MONGODB-AWS": ("AKIDSIMULATED", "simulated-Secret-Key-1"),
+         "GSSAPI": ("gssapi-user@SIMULATED.TEST", "gssapi-Pw-1")}
 
 
 class AuthenticatedReplicaSet(ReplicaSet):
@@ -29,9 +33,13 @@ class AuthenticatedReplicaSet(ReplicaSet):
     def __init__(self, n=3, **options):
         self.aws_keys = AwsKeys({USERS["MONGODB-AWS"][0]: USERS["MONGODB-AWS"][1]})
         self.oidc_issuer = OidcIssuer()
+        # GSSAPI: the client's side is this stand-in too; use ``with rs.kerberos:``.
+        self.kerberos = KerberosStandIn(dict([USERS["GSSAPI"]]),
+                                        {f"mongodb@{options.get('host', '127.0.0.1')}"})
         super().__init__(n, users={USERS["SCRAM-SHA-256"][0]: USERS["SCRAM-SHA-256"][1]},
                          mechanisms=[Plain(dict([USERS["PLAIN"]])), Aws(self.aws_keys),
-                                     Oidc(self.oidc_issuer)], **options)
+                                     Oidc(self.oidc_issuer), self.kerberos.mechanism()],
+                         **options)
 
     @property
     def mechanisms(self):
