@@ -152,3 +152,25 @@ def handshake_failed(topology, conn, exc):
         topology.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",
                                      last_update_time=topology.clock.monotonic()))
         topology.stale = True
+
+
+REAUTHENTICATION_REQUIRED = 391
+
+
+def reauthentication_required(error, topology):
+    """Whether ``error`` is the server's ReauthenticationRequired for a MONGODB-OIDC client."""
+    credentials = topology.options.credentials
+    return (isinstance(error, OperationFailure) and error.code == REAUTHENTICATION_REQUIRED
+            and credentials is not None and credentials.mechanism == "MONGODB-OIDC")
+
+
+def reauthenticate(topology, conn):
+    """Auth spec, "Reauthentication": the SASL conversation again on ``conn`` (no hello);
+    a failure is handled as an authentication failure of a new connection."""
+    from ..auth import reauthenticate as run
+    try:
+        run(conn, topology.options.credentials, topology.clock, topology.scram_cache,
+            topology.handshake_deadline())
+    except (ConnectionFailure, OperationFailure) as exc:
+        handshake_failed(topology, conn, exc)
+        raise

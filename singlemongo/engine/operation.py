@@ -17,7 +17,7 @@ from ..monitoring import next_operation_id
 from ..records import dataclass, field
 from ..sdam.server_description import ServerDescription, ServerType, TopologyType
 from ..selection.selector import PRIMARY, WRITE, Criteria, effective, read_preference_for_op_msg
-from .checkout import checkout, checkout_pinned
+from .checkout import checkout, checkout_pinned, reauthenticate, reauthentication_required
 from .check import api_fields
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
@@ -277,11 +277,11 @@ class _Run:
                     None, None, 0)
         reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id,
                              self.deadline, step)
-        if _reauthentication_required(error, self.t) and not self.reauthenticated:
+        if reauthentication_required(error, self.t) and not self.reauthenticated:
             # Auth spec, "Reauthentication": the connection authenticates again (SASL, no
             # hello) and the operation is re-attempted once, retryable or not.
             self.reauthenticated = True
-            _reauthenticate(self.t, conn)
+            reauthenticate(self.t, conn)
             reply, error = _send(self.t, conn, self.req, cmd, self.session,
                                  self.operation_id, self.deadline, step)
         if can_retry_write and isinstance(error, ConnectionFailure) and not from_server(error):
@@ -396,26 +396,6 @@ def _timed_out(error, deadline, attempts):
                              f"error: {error}", getattr(error, "address", None))
     timeout.__cause__ = error
     return timeout
-
-
-REAUTHENTICATION_REQUIRED = 391
-
-
-def _reauthentication_required(error, topology):
-    credentials = topology.options.credentials
-    return (isinstance(error, OperationFailure) and error.code == REAUTHENTICATION_REQUIRED
-            and credentials is not None and credentials.mechanism == "MONGODB-OIDC")
-
-
-def _reauthenticate(topology, conn):
-    from ..auth import reauthenticate
-    from .checkout import handshake_failed
-    try:
-        reauthenticate(conn, topology.options.credentials, topology.clock,
-                       topology.scram_cache, topology.handshake_deadline())
-    except (ConnectionFailure, OperationFailure) as exc:
-        handshake_failed(topology, conn, exc)
-        raise
 
 
 def _send_unacknowledged(topology, conn, req, cmd, sd, deadline=None):
