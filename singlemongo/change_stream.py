@@ -97,12 +97,10 @@ class ChangeStream(Generic[_DocumentType]):
         self._start_at_operation_time = start_at_operation_time
         self._closed = False
         self._resume_pending = False  # a next() timed out: the next one resumes first
-        client = {"cluster": target, "database": getattr(target, "client", None)}.get(
-            self._scope) or target.database.client
-        topology = self._topology = client._topology
-        in_force = topology.deadline or topology.new_deadline()
-        self._timeout_s = in_force.seconds if in_force is not None else None
         self._cursor = self._create_cursor()
+        # The timeoutMS the aggregate ran within (the cursor kept it): each next() gets it.
+        self._timeout_s = self._cursor._timeout_s
+        self._topology = self._cursor._topology
 
     # ----- the aggregate -------------------------------------------------------------------
 
@@ -143,8 +141,7 @@ class ChangeStream(Generic[_DocumentType]):
         known = getattr(exc, "max_wire_version", None)
         if known is not None:  # the connection's hello: a load balancer's description has none
             return known
-        found = self._cursor._topology.description.server_descriptions().get(
-            self._cursor.address)
+        found = self._topology.description.server_descriptions().get(self._cursor.address)
         return (found.max_wire_version if found is not None else None) or 0
 
     def _resume(self) -> None:

@@ -248,7 +248,7 @@ class _ServerCursor(Generic[_DocumentType]):
         if batch:
             cmd["batchSize"] = batch
         if self._max_await_time_ms is not None:
-            cmd["maxTimeMS"] = self._max_await_ms(conn)
+            cmd["maxTimeMS"] = self._max_await_ms()
         if self._comment is not None:
             cmd["comment"] = self._comment
         try:
@@ -276,7 +276,7 @@ class _ServerCursor(Generic[_DocumentType]):
             self._stream_command = cmd
             conn.stream_owner = weakref.WeakMethod(self._drain)
 
-    def _max_await_ms(self, conn: Any) -> int:
+    def _max_await_ms(self) -> int:
         """CSOT, "Tailable awaitData Cursors": a getMore waits on the server for
         min(maxAwaitTimeMS, remaining timeoutMS - minRoundTripTime), so that its empty reply
         arrives before the client gives up."""

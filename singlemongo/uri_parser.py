@@ -78,7 +78,7 @@ def split_options(opts: str, validate: bool = True, warn: bool = False,
 
 def parse_userinfo(userinfo: str) -> tuple[str, str]:
     """(username, password) from ``user:password`` (percent-decoded)."""
-    user, password = _uri._parse_userinfo(userinfo, SCHEME)
+    user, password = _uri._parse_userinfo(userinfo)
     return user, password or ""
 
 

@@ -200,7 +200,7 @@ def test_the_human_flow_two_steps_then_the_refresh_token(rs, issuer, server_side
     first = human.contexts[0]
     assert first.idp_info.issuer == issuer.issuer and first.refresh_token is None
     assert first.idp_info.clientId == issuer.client_id and first.timeout_seconds == 300
-    client._topology.scram_cache["MONGODB-OIDC"].access_token = "not-a-valid-token"
+    client._topology.auth_cache["MONGODB-OIDC"].access_token = "not-a-valid-token"
     rs.primary.fail("find", action="close")
     client.app.c.find_one()
     assert human.contexts[1].refresh_token == "refresh-1"
@@ -237,7 +237,7 @@ def test_a_refused_token_names_the_mechanism_and_shows_no_token(rs, caplog):
     with caplog.at_level(logging.DEBUG), pytest.raises(AuthenticationFailed) as caught:
         client.app.c.find_one()
     assert "MONGODB-OIDC" in str(caught.value) and "'app-user'" in str(caught.value)
-    token = client._topology.scram_cache["MONGODB-OIDC"].access_token.reveal()
+    token = client._topology.auth_cache["MONGODB-OIDC"].access_token.reveal()
     for text in [str(caught.value), repr(caught.value.details), caplog.text, repr(client),
                  *listener.seen]:
         assert token not in text and token.split(".")[2] not in text

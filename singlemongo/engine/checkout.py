@@ -74,7 +74,7 @@ def checkout_pinned(topology, address, connect_timeout_s=None):
 def authenticate(topology, conn):
     from ..auth import authenticate as run  # hashlib and friends load only when needed
     try:  # authentication is part of opening a connection: connectTimeoutMS bounds it
-        run(conn, topology.options.credentials, topology.clock, topology.scram_cache,
+        run(conn, topology.options.credentials, topology.clock, topology.auth_cache,
             topology.handshake_deadline())
     except (ConnectionFailure, OperationFailure) as exc:
         handshake_failed(topology, conn, exc)
@@ -169,7 +169,7 @@ def reauthenticate(topology, conn):
     a failure is handled as an authentication failure of a new connection."""
     from ..auth import reauthenticate as run
     try:
-        run(conn, topology.options.credentials, topology.clock, topology.scram_cache,
+        run(conn, topology.options.credentials, topology.clock, topology.auth_cache,
             topology.handshake_deadline())
     except (ConnectionFailure, OperationFailure) as exc:
         handshake_failed(topology, conn, exc)

@@ -54,7 +54,9 @@ class Topology:
         self.verified = set()  # servers this process has checked itself (not from a cache)
         self.scanner = Scanner(self)
         self.sessions = SessionPool(clock)
-        self.scram_cache = {}
+        # Authentication state kept across connections: SCRAM's salted keys, MONGODB-OIDC's
+        # token (the auth spec's per-client caches).
+        self.auth_cache = {}
         self.kill_queue = []  # cursors collected by the garbage collector, killed inline later
         self._token_bucket = None  # full until a retry spends a token (client backpressure)
         self._tls_context = None
@@ -146,7 +148,7 @@ class Topology:
             return command, None
         from ..auth import handshake_fields  # hashlib and friends only for authenticated clients
         auth_fields, conversation = handshake_fields(self.options.credentials, self.clock,
-                                                     self.scram_cache)
+                                                     self.auth_cache)
         command.update(auth_fields)
         return command, conversation
 

@@ -244,9 +244,11 @@ def _known_compressors(names, warn):
     known = [n for n in names if n in COMPRESSORS]
     for unknown in sorted(set(names) - set(known)):
         warn.append(f"unsupported compressor {unknown!r} in compressors; ignored")
-    for name in [n for n in known if n in COMPRESSOR_PACKAGES]:
-        module, package = COMPRESSOR_PACKAGES[name]
+    optional = [n for n in known if n in COMPRESSOR_PACKAGES]
+    if optional:
         from importlib.util import find_spec  # whether it is installed, without loading it
+    for name in optional:
+        module, package = COMPRESSOR_PACKAGES[name]
         if find_spec(module) is None:
             warn.append(f"compressor {name!r} needs the {package} package (pip install "
                         f"'singlemongo[{name}]'); ignored")

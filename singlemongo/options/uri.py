@@ -224,7 +224,7 @@ def _parse(uri):
     username = password = None
     if "@" in authority:
         userinfo, _, authority = authority.rpartition("@")
-        username, password = _parse_userinfo(userinfo, uri)
+        username, password = _parse_userinfo(userinfo)
     if not authority:
         raise InvalidURI(f"connection string {redact_uri(uri)!r} names no host")
     hosts = tuple(_parse_host(h, uri) for h in authority.split(","))
@@ -242,7 +242,7 @@ def _parse(uri):
                      _parse_query(query), not _unambiguous(uri))
 
 
-def _parse_userinfo(userinfo, uri):
+def _parse_userinfo(userinfo):
     if "@" in userinfo or userinfo.count(":") > 1 or re.search(_BAD_PERCENT, userinfo):
         raise InvalidURI(
             "invalid user information in the connection string (not shown): a username or "

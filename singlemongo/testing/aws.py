@@ -100,7 +100,7 @@ class Aws:
 
     def _fail(self):
         self.failed += 1
-        return failed(self.mechanism)
+        return failed()
 
 
 def _expires(now, seconds):

@@ -45,7 +45,8 @@ def installed_compressors():
 class _Deployment:
     """Options shared by every deployment: ``users`` requires SCRAM authentication (users a
     test creates with ``createUser`` can log in either way), ``mechanisms`` the other SASL
-    mechanisms' users (``sasl.Plain``, ...), ``tls_context`` serves TLS, ``compressors`` are the ones the servers accept, and
+    mechanisms' users (``sasl.Plain``, ...), ``tls_context`` serves TLS, ``compressors`` are
+    the ones the servers accept (None: every one installed), and
     ``hello_ok=False`` plays a pre-5.0 server that never offers the ``hello`` command, and
     ``host`` is the name the servers announce (``"localhost"`` plays a replica set configured
     with that name; they listen on 127.0.0.1 either way).
@@ -66,7 +67,8 @@ class _Deployment:
         # Other SASL mechanisms (sasl.py): mechanism name -> its server side.
         self.sasl = {m.mechanism: m for m in mechanisms}
         self.tls_context = tls_context
-        self.compressors = tuple(compressors) if compressors is not None else installed_compressors()
+        self.compressors = (tuple(compressors) if compressors is not None
+                            else installed_compressors())
         self.store = Store().install(self)
         # SCRAM: the users given here, and those createUser keeps in admin.system.users.
         self.users = Users(users or {}, catalog=user_catalog(self.store))
@@ -184,9 +186,7 @@ class _Deployment:
         if lname == "authenticate":
             return self._x509(cmd, state)
         if lname == "saslstart":
-            state["sasl"] = self.sasl.get(cmd.get("mechanism"), self.users)
-            return state["sasl"].start(state, cmd.get("mechanism"), cmd.get("payload", b""),
-                                       cmd.get("$db"))
+            return self._sasl_start(state, cmd, cmd.get("$db"))
         if lname == "saslcontinue":
             return state.get("sasl", self.users).proceed(state, cmd.get("payload", b""))
         refusal = self.refuse(server, lname, cmd)
@@ -228,12 +228,15 @@ class _Deployment:
                     reply["saslSupportedMechs"] = mechanisms
             spec = cmd.get("speculativeAuthenticate")
             if spec:
-                state["sasl"] = self.sasl.get(spec.get("mechanism"), self.users)
-                first = state["sasl"].start(state, spec.get("mechanism"),
-                                            spec.get("payload", b""), spec.get("db"))
+                first = self._sasl_start(state, spec, spec.get("db"))
                 if first.get("ok") == 1:
                     reply["speculativeAuthenticate"] = first
         return reply
+
+    def _sasl_start(self, state, cmd, db):
+        """A saslStart (or a hello's speculative one): SCRAM, or the mechanism named."""
+        state["sasl"] = self.sasl.get(cmd.get("mechanism"), self.users)
+        return state["sasl"].start(state, cmd.get("mechanism"), cmd.get("payload", b""), db)
 
     def _x509(self, cmd, state):
         return authenticate_x509(self.x509_users, cmd, state)

@@ -110,7 +110,7 @@ class _Mechanism:
         known = principal in self.kdc.principals
         password_ok = first.get("password") in (None, self.kdc.principals.get(principal))
         if db != "$external" or not known or not password_ok or spn not in self.kdc.services:
-            return failed(self.mechanism)
+            return failed()
         state["gssapi"] = {"principal": principal, "step": 1}
         return {"ok": 1, "conversationId": 1, "done": False,
                 "payload": _encode({"nonce": "n-" + principal})}
@@ -120,7 +120,7 @@ class _Mechanism:
         found = state.get("gssapi")
         message = _decode(str(payload))
         if found is None:
-            return failed(self.mechanism)
+            return failed()
         if found["step"] == 1 and message.get("nonce") == "n-" + found["principal"]:
             found["step"] = 2
             return {"ok": 1, "conversationId": 1, "done": False,
@@ -129,4 +129,4 @@ class _Mechanism:
             state.pop("gssapi")
             self.completed += 1
             return done(state, found["principal"])
-        return failed(self.mechanism)
+        return failed()

@@ -112,7 +112,7 @@ class Oidc:
 
     def _fail(self):
         self.failed_count += 1
-        return failed(self.mechanism)
+        return failed()
 
 
 def expired(state):

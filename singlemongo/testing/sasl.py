@@ -2,13 +2,13 @@
 (``x509.py``), each an object with ``mechanism``, ``start(state, mechanism, payload, db)`` and
 ``proceed(state, payload)``, given to a deployment as ``mechanisms=[...]``:
 
-- ``Plain({"ldapuser": "pw"})``: PLAIN users of ``$external`` (as an LDAP proxy checks them).
+- ``Plain({"ldapuser": "pw"})``: PLAIN users of ``$external`` (as an LDAP proxy checks them);
+- ``aws.Aws``, ``oidc.Oidc`` and ``gssapi.KerberosStandIn.mechanism()``, in their modules.
 """
-FAILED = {"ok": 0, "code": 18, "codeName": "AuthenticationFailed",
-          "errmsg": "Authentication failed."}
+from .scram_server import FAILED
 
 
-def failed(mechanism):
+def failed():
     """The server's AuthenticationFailed (it names neither the user nor the reason)."""
     return dict(FAILED)
 
@@ -29,10 +29,10 @@ class Plain:
     def start(self, state, mechanism, payload, db):
         parts = bytes(payload).split(b"\x00")
         if db != "$external" or len(parts) != 3:
-            return failed(self.mechanism)
+            return failed()
         _, user, password = (part.decode("utf-8", "replace") for part in parts)
         if user not in self.users or self.users[user] != password:
-            return failed(self.mechanism)
+            return failed()
         self.completed += 1
         return done(state, user)
 

@@ -269,7 +269,7 @@ def _zlib(level):
 def _snappy_length(data):
     """The uncompressed length a snappy block announces (its varint preamble)."""
     length = shift = 0
-    for i, byte in enumerate(data[:5]):
+    for byte in data[:5]:
         length |= (byte & 0x7F) << shift
         if not byte & 0x80:
             return length
