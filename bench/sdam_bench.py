@@ -21,12 +21,14 @@ def replies(n):
 
 def singlemongo_scan(n):
     from singlemongo.sdam import address
+    from singlemongo.sdam import server_description
     from singlemongo.sdam.server_description import ServerDescription
     from singlemongo.sdam.topology_description import TopologyDescription
     addrs, hellos = replies(n)
 
     def run():
         address._ANNOUNCED.clear()  # every scan of a fresh process parses the hosts
+        server_description._LISTS.clear()
         td = TopologyDescription.initial([addrs[0]], "rs")
         for a, h in zip(addrs, hellos):
             td = td.update(ServerDescription.from_hello(a, h, 0.001, 1.0))

@@ -10,7 +10,8 @@ token, selecting a server the single-threaded way (a scan inline when the topolo
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
+from .common import Generic
 
 from .command_cursor import CommandCursor
 from .errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError

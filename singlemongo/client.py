@@ -7,7 +7,7 @@ import os
 import sys
 import weakref
 from types import TracebackType
-from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Sequence, Union,
+from typing import (TYPE_CHECKING, Any, Mapping, NoReturn, Optional, Sequence, Union,
                     cast, overload)
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
@@ -15,7 +15,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from . import _import_paused
 from .clock import DEFAULT_CLOCK
 from .command_cursor import CommandCursor
-from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg, not_offered,
+from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg, not_offered,
                      validate_database_name)
 from .database import Database
 from .engine.check import api_fields

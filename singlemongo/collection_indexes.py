@@ -2,7 +2,8 @@
 The work is in ``indexes.py``, loaded by the first index call, not by import."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from .common import Generic
 
 from .typings import _DocumentType, _IndexKeyHint
 

@@ -5,10 +5,10 @@ collection, database or client (server selection spec); an aggregate ending in `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, Optional, cast
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from .command_cursor import CommandCursor
-from .common import (_DocumentType, hint_value, validate_collation,
+from .common import (Generic, _DocumentType, hint_value, validate_collation,
                      validate_is_document_type)
 from .cursor import Cursor
 from .engine.operation import Request, execute

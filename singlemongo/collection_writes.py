@@ -4,13 +4,13 @@ bulk_write. Single writes are retryable writes when they change at most one docu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, cast, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, cast, Iterable, Optional, Sequence, Union
 
 import bson
 from bson import ObjectId
 from bson.codec_options import CodecOptions
 
-from .common import (hint_value, is_raw, validate_boolean, validate_collation,
+from .common import (Generic, hint_value, is_raw, validate_boolean, validate_collation,
                      validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                      validate_ok_for_update)
 from .errors import (ConfigurationError, DuplicateKeyError, WriteConcernError, WriteError,

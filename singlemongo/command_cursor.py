@@ -13,12 +13,12 @@ import os
 import weakref
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 
 from bson import Int64
 
 from .clock import Deadline
-from .common import _DocumentType
+from .common import Generic, _DocumentType
 from .engine.checkout import checkout_pinned
 from .engine.operation import Outcome, Request, execute, kill_cursor
 from .errors import (ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure,

@@ -1,7 +1,7 @@
 """Database (as ``pymongo.database``): collections, the generic command, and the catalog."""
 from __future__ import annotations
 
-from typing import (TYPE_CHECKING, Any, Generic, Mapping, NoReturn, Optional, Sequence, Union,
+from typing import (TYPE_CHECKING, Any, Mapping, NoReturn, Optional, Sequence, Union,
                     overload)
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
@@ -9,7 +9,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from .collection import Collection
 from .collection_reads import _aggregate
 from .command_cursor import BATCH_FIELDS, CommandCursor
-from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
+from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                      core_read_preference, not_callable, validate_collation,
                      validate_database_name)
 from .engine.operation import Outcome, Request, execute

@@ -3,9 +3,9 @@ command, retryable as a single-document write (retryable writes spec)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
-from .common import (hint_value, index_document, validate_boolean, validate_collation,
+from .common import (Generic, hint_value, index_document, validate_boolean, validate_collation,
                      validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                      validate_ok_for_update)
 from .cursor import projection_document

@@ -4,6 +4,9 @@ Why not ``dataclasses``: it builds every method with ``exec`` and imports ``insp
 cost 13 ms plus about 1.5 ms per class at import time, over 70 ms for this package: most of a
 one-off query's cost. These records are made in microseconds; instances are built by one
 generic ``__init__``. Same spelling: ``@dataclass(frozen=True)``, ``field(...)``, ``replace``.
+
+``Constants`` stands in for ``enum.Enum`` where an import-time class is on a one-off's path:
+creating an Enum class costs ten times a plain class (150 us for ten members).
 """
 
 import sys
@@ -47,26 +50,37 @@ def _collect(cls):
 
 
 def _make_init(specs, frozen):
+    # One generic __init__ per class, filled by dict updates (a scan builds hundreds of
+    # records: a per-field Python loop cost most of applying a 50-member scan's replies).
     names = tuple(s.name for s in specs)
-    setter = object.__setattr__
+    known = frozenset(names)
+    plain = {s.name: s.default for s in specs
+             if s.default_factory is None and s.default is not _MISSING}
+    factories = tuple((s.name, s.default_factory) for s in specs if s.default_factory is not None)
+    required = tuple(s.name for s in specs
+                     if s.default_factory is None and s.default is _MISSING)
 
     def __init__(self, *args, **kwargs):
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments")
-        for spec, value in zip(specs, args):
-            setter(self, spec.name, value)
-        for spec in specs[len(args):]:
-            if spec.name in kwargs:
-                value = kwargs.pop(spec.name)
-            elif spec.default_factory is not None:
-                value = spec.default_factory()
-            elif spec.default is not _MISSING:
-                value = spec.default
-            else:
-                raise TypeError(f"{type(self).__name__}() missing argument {spec.name!r}")
-            setter(self, spec.name, value)
-        if kwargs:
-            raise TypeError(f"{type(self).__name__}() got unexpected {sorted(kwargs)}")
+        if args:
+            if len(args) > len(names):
+                raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments")
+            for name, value in zip(names, args):
+                if name in kwargs:
+                    raise TypeError(f"{type(self).__name__}() got multiple values for "
+                                    f"argument {name!r}")
+                kwargs[name] = value
+        if not known.issuperset(kwargs):
+            raise TypeError(f"{type(self).__name__}() got unexpected "
+                            f"{sorted(set(kwargs) - known)}")
+        for name in required:
+            if name not in kwargs:
+                raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
+        values = self.__dict__
+        values.update(plain)
+        for name, factory in factories:
+            if name not in kwargs:
+                values[name] = factory()
+        values.update(kwargs)
         post = getattr(self, "__post_init__", None)
         if post is not None:
             post()
@@ -113,3 +127,54 @@ def replace(obj, **changes):
     values = {s.name: getattr(obj, s.name) for s in obj.__record_fields__}
     values.update(changes)
     return type(obj)(**values)
+
+
+class _ConstantsType(type):
+    """Makes each upper-case string attribute of the class body a member (an instance)."""
+
+    def __new__(meta, name, bases, namespace):
+        cls = super().__new__(meta, name, bases, namespace)
+        members = {}
+        for key, value in namespace.items():
+            if key.isupper() and isinstance(value, str):
+                member = object.__new__(cls)
+                member._name_, member._value_ = key, value
+                members[key] = member
+                type.__setattr__(cls, key, member)
+        cls._member_map_ = members
+        cls._value2member_map_ = {m._value_: m for m in members.values()}
+        return cls
+
+    def __iter__(cls):
+        return iter(cls._member_map_.values())
+
+    def __len__(cls):
+        return len(cls._member_map_)
+
+    def __call__(cls, value):
+        try:
+            return cls._value2member_map_[value]
+        except (KeyError, TypeError):
+            raise ValueError(f"{value!r} is not a valid {cls.__name__}") from None
+
+
+class Constants(metaclass=_ConstantsType):
+    """Enum's surface for a set of string constants: members by name (``Kind.A``), by value
+    (``Kind("a")``), in order (iteration), with ``name`` and ``value``; singletons through
+    copy and pickle."""
+
+    __slots__ = ("_name_", "_value_")
+
+    @property
+    def name(self):
+        return self._name_
+
+    @property
+    def value(self):
+        return self._value_
+
+    def __repr__(self):
+        return f"<{type(self).__name__}.{self._name_}: {self._value_!r}>"
+
+    def __reduce__(self):
+        return type(self), (self._value_,)

@@ -4,6 +4,7 @@ import collections
 import gc
 import re
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -14,6 +15,12 @@ from .spec_sources import CACHE, trees
 
 # rs, client and db: the simulator's own tests (tests/test_simulator_*.py).
 pytest_plugins = ["tests.simulated"]
+
+# A shell starts a background job with SIGINT ignored, and every child inherits that: a CLI
+# test's Ctrl-C would then be ignored by the CLI itself (it hangs). Caught here, SIGINT is
+# back to its default in each child the tests start, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 KINDS = {"single": Standalone, "replicaset": ReplicaSet, "sharded": Sharded,
          "load-balanced": LoadBalancer}

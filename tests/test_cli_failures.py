@@ -3,6 +3,7 @@ pipes exit quietly, Ctrl-C exits 130 with one line, input that is not what a fla
 2 with one line, `delete --many` needs a filter or --all, `--version` exists, and the global
 flags are accepted after the subcommand too."""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from singlemongo import __version__, cli
 from singlemongo.testing import Standalone
 from .test_cli import run
+from .util import wait_or_explain
 
 CLI = [sys.executable, "-m", "singlemongo"]
 
@@ -46,11 +48,13 @@ def test_ctrl_c_exits_130_with_one_line(standalone):
     finds = server.commands["find"]
     try:
         proc = subprocess.Popen(CLI + ["--uri", standalone.uri, "find-one", "cli.many"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, PYTHONFAULTHANDLER="1"))
         deadline = time.monotonic() + 20
         while server.commands["find"] == finds and time.monotonic() < deadline:
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
+        wait_or_explain(proc, 30)
         _, err = proc.communicate(timeout=30)
     finally:
         server.clear_faults()

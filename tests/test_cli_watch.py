@@ -13,6 +13,8 @@ from bson import json_util
 import singlemongo
 from singlemongo.testing import ReplicaSet, Standalone
 
+from .util import wait_or_explain
+
 CLI = [sys.executable, "-m", "singlemongo"]
 TOKEN_PREFIX = "resume token: "
 
@@ -86,12 +88,13 @@ def test_ctrl_c_exits_130_with_the_token_of_the_last_change(rs):
     begin = start_token(coll)
     coll.insert_one({"_id": "a"})
     proc = subprocess.Popen(CLI + ["--uri", rs.uri, "watch", "app.jobs", "--resume-after",
-                                   begin], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   begin], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONFAULTHANDLER="1"))
     try:
         assert select.select([proc.stdout], [], [], 20)[0], "no change printed within 20 s"
         line = os.read(proc.stdout.fileno(), 65536).decode()
         proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=20)
+        code = wait_or_explain(proc, 20)
         err = proc.stderr.read().decode()
     finally:
         proc.kill()

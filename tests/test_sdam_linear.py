@@ -45,6 +45,30 @@ def test_each_announced_host_is_parsed_once_per_scan(monkeypatch):
     assert len(parses) == N
 
 
+def test_each_announced_list_is_read_once_per_scan(monkeypatch):
+    """Rule: the hosts list every member announces is read once, not once per reply (a list
+    of n hosts read n times is n squared steps, even with each host's parse kept).
+    Before: 50 replies x 50 hosts = 2,500 lookups."""
+    from singlemongo.sdam import server_description
+    monkeypatch.setattr(server_description, "_LISTS", {})
+    lookups = _counting(monkeypatch, server_description, "_announced")
+    td = _scan()
+    assert td.topology_type is TopologyType.REPLICA_SET_WITH_PRIMARY and len(td.servers) == N
+    # the list once; each reply's own "me" and "primary"
+    assert len(lookups) == N + 2 * N
+
+
+def test_an_invalid_announced_host_is_dropped_from_every_reply_that_lists_it(monkeypatch):
+    """Rule: a list read once still says its bad entries for every reply that holds it."""
+    from singlemongo.sdam import server_description
+    monkeypatch.setattr(server_description, "_LISTS", {})
+    hello = dict(_hello(1), hosts=HOSTS[:2] + ["bad host:1"])
+    for _ in range(2):
+        sd = ServerDescription.from_hello(parse_announced(HOSTS[1]), hello, 0.001)
+        assert sd.hosts == tuple(parse_announced(h) for h in HOSTS[:2])
+        assert len(sd.dropped_hosts) == 1 and "bad host" in sd.dropped_hosts[0]
+
+
 def test_derived_facts_are_computed_when_read_not_at_every_update(monkeypatch):
     """Rule: wire compatibility and the session timeout walk all servers once, when read.
     Before: every one of a scan's 50 updates walked all 50 servers for both."""

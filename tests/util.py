@@ -49,3 +49,22 @@ def one_off_cost(rs, uri, **client_options):
     client.close()
     return doc, [(s.connections, sum(n for name, n in s.commands.items()
                                      if name != "endSessions")) for s in rs.servers]
+
+
+def wait_or_explain(proc, timeout):
+    """``proc``'s exit status within ``timeout`` seconds; if it is still running, it is made to
+    dump its threads' stacks (faulthandler, on SIGABRT) and the assertion shows them, with the
+    signals it blocks and ignores: a hang after a signal says where it hangs."""
+    import os
+    import signal
+    import subprocess
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with open(f"/proc/{proc.pid}/status") as status:
+            masks = [line.strip() for line in status if line.startswith(("SigBlk", "SigIgn",
+                                                                          "SigPnd", "ShdPnd"))]
+        os.kill(proc.pid, signal.SIGABRT)
+        _, err = proc.communicate(timeout=10)
+        err = err.decode() if isinstance(err, bytes) else err
+        raise AssertionError(f"still running {timeout} s later; {masks}; stderr: {err[-4000:]}")

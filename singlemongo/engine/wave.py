@@ -14,7 +14,7 @@ import socket
 from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolError
 from ..sdam.address import format_address
 from ..wire import messages as wire
-from ..wire.connection import next_request_id
+from ..wire.connection import addresses_of, next_request_id
 from .check import Outcome, handshake_command
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
@@ -39,17 +39,29 @@ def waveable(topology, address):
     return address[1] is not None and not topology.options.load_balanced
 
 
-def _start(topology, address):
+def _start(topology, address, encoded):
+    """A check's socket and first message. ``encoded`` keeps the wave's hello messages by
+    kind, encoded once: only the request id differs from one server to the next (a
+    speculative authentication's conversation is each connection's own, never kept)."""
     conn = topology.connections.get(address)
     request_id = next_request_id()
     if conn is not None and not conn.closed:
-        cmd = dict(handshake_command(topology.options, initial=False, hello_ok=conn.hello_ok),
-                   **{"$db": "admin"})
+        key = ("check", conn.hello_ok)
+        if key not in encoded:
+            cmd = handshake_command(topology.options, initial=False, hello_ok=conn.hello_ok)
+            encoded[key] = wire.encode_op_msg(request_id, dict(cmd, **{"$db": "admin"}))
         conn.sock.setblocking(False)
-        return _Check(address, conn.sock, conn, wire.encode_op_msg(request_id, cmd), request_id)
-    cmd, conversation = topology.handshake_document()
+        return _Check(address, conn.sock, conn, wire.with_request_id(encoded[key], request_id),
+                      request_id)
+    message, conversation = encoded.get("new"), None
+    if message is None:
+        cmd, conversation = topology.handshake_document()
+        # Handshake spec (2026-06): OP_MSG for all handshakes, legacy hello included.
+        message = wire.encode_op_msg(request_id, dict(cmd, **{"$db": "admin"}))
+        if conversation is None and topology.options.credentials is None:
+            encoded["new"] = message
     host, port = address
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    infos = addresses_of(host, port)
     family, kind, proto, _, sockaddr = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
@@ -58,12 +70,11 @@ def _start(topology, address):
         if error not in _IN_PROGRESS:
             raise AutoReconnect(f"could not connect to {format_address(address)}: "
                                     f"{errno.errorcode.get(error, error)}", address)
-        # Handshake spec (2026-06): OP_MSG for all handshakes, legacy hello included.
-        message = wire.encode_op_msg(request_id, dict(cmd, **{"$db": "admin"}))
     except BaseException:
         sock.close()
         raise
-    check = _Check(address, sock, None, message, request_id, conversation)
+    check = _Check(address, sock, None, wire.with_request_id(message, request_id), request_id,
+                   conversation)
     check.other_addresses = len(infos) > 1
     return check
 
@@ -177,12 +188,12 @@ def run_wave(topology, addresses):
     failed to connect is left out: the sequential check then tries every address of the name,
     as a connection always does. Whatever interrupts the wave (a signal, KeyboardInterrupt)
     closes every socket it has open, half-read connections included."""
-    results, pending = {}, {}
+    results, pending, encoded = {}, {}, {}
     sel = selectors.DefaultSelector()
     try:
         for address in addresses:
             try:
-                check = _start(topology, address)
+                check = _start(topology, address, encoded)
             except (OSError, ConnectionFailure) as exc:
                 results[address] = Outcome(error=exc if isinstance(exc, ConnectionFailure) else
                                            AutoReconnect(f"could not connect to "

@@ -52,7 +52,11 @@ class ClientOptions:
         name = canonical_name(attr)
         if name is None or attr.startswith("_"):
             raise AttributeError(attr)
-        return self.values[name]
+        value = self.values[name]
+        # Kept on the instance: the next read is a plain attribute (a scan reads options
+        # for every server it checks). The values never change after validation.
+        object.__setattr__(self, attr, value)
+        return value
 
     def __repr__(self):
         shown = {k: redact_value(k, v) for k, v in self.values.items() if k in self.specified}

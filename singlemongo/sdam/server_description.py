@@ -9,15 +9,22 @@ indexes with it, so code written against PyMongo's integers reads these as it re
 from __future__ import annotations
 
 import datetime
-import enum
 from ..records import dataclass, field, replace
-from typing import Any, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
 from .address import Address, format_address, parse_announced
 
 
-class _PyMongoNumbered(enum.Enum):
+if TYPE_CHECKING:  # type checkers know the members as Enum members
+    from enum import Enum as _Constants
+else:
+    from ..records import Constants as _Constants
+
+
+class _PyMongoNumbered(_Constants):
     """An SDAM enum whose members also are PyMongo's integers."""
+
+    __slots__ = ()
 
     def __str__(self):
         return self.value
@@ -155,8 +162,7 @@ def _check_types(hello):
             raise TypeError(f"{name} must be a string, not {hello[name]!r}")
     for name in _LIST_FIELDS:
         value = hello.get(name)
-        if value is not None and (not isinstance(value, list)
-                                  or not all(isinstance(h, str) for h in value)):
+        if value is not None and (not isinstance(value, list) or not _all_strings(value)):
             raise TypeError(f"{name} must be a list of host strings")
     announced = sum(len(hello.get(name) or ()) for name in _LIST_FIELDS)
     if announced > MAX_MEMBERS:
@@ -178,15 +184,34 @@ def _check_types(hello):
         raise TypeError("lastWrite must be a document")
 
 
+_LISTS: dict = {}  # a hosts list -> (addresses, dropped): every member announces the same one
+_LISTS_LIMIT = 256
+
+
+def _all_strings(values):
+    # The types first, in C: a 50-member scan's replies hold 2,500 host strings.
+    return set(map(type, values)) <= {str} or all(isinstance(v, str) for v in values)
+
+
 def _addresses(values, dropped):
     """The valid announced addresses; each invalid one is left out, and said in ``dropped``
-    (one bad entry must not make the server unusable)."""
-    addresses = []
-    for value in values or ():
-        address = _announced(value, dropped)
-        if address is not None:
-            addresses.append(address)
-    return tuple(addresses)
+    (one bad entry must not make the server unusable). Each distinct list is read once: the
+    replies of an n-member scan hold n copies of one list."""
+    if not values:
+        return ()
+    key = tuple(values)
+    known = _LISTS.get(key)
+    if known is None:
+        addresses, bad = [], []
+        for value in values:
+            address = _announced(value, bad)
+            if address is not None:
+                addresses.append(address)
+        if len(_LISTS) >= _LISTS_LIMIT:
+            _LISTS.clear()
+        known = _LISTS[key] = (tuple(addresses), tuple(bad))
+    dropped.extend(known[1])
+    return known[0]
 
 
 def _announced(value, dropped):

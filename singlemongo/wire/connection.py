@@ -108,10 +108,23 @@ def _connect(family, kind, proto, sockaddr, timeout):
         raise
 
 
+def addresses_of(host, port):
+    """``socket.getaddrinfo``'s answers for a stream socket to ``host``. An IP literal is its
+    own answer: no resolver call (whose IDNA encoding of the name loads three modules)."""
+    for family, sockaddr in ((socket.AF_INET, (host, port)),
+                             (socket.AF_INET6, (host, port, 0, 0))):
+        try:
+            socket.inet_pton(family, host)
+        except (OSError, TypeError, ValueError):
+            continue
+        return [(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", sockaddr)]
+    return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+
+
 def _connect_tcp(host, port, deadline):
     """Every address of the name in turn (as socket.create_connection), within one deadline."""
     error = None
-    for family, kind, proto, _, sockaddr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+    for family, kind, proto, _, sockaddr in addresses_of(host, port):
         remaining = deadline.remaining()
         if remaining is not None and remaining <= 0:
             raise socket.timeout("timed out")

@@ -73,6 +73,11 @@ def encode_op_msg(request_id, body, sequences=(), flags=0, codec=CODEC):
     return HEADER.pack(HEADER.size + len(data), request_id, 0, OP_MSG) + data
 
 
+def with_request_id(message, request_id):
+    """``message`` (encoded) under another request id."""
+    return message[:4] + _INT32.pack(request_id) + message[8:]
+
+
 def encode_op_query(request_id, namespace, query, flags=0, number_to_return=-1, codec=CODEC):
     data = (_INT32.pack(flags) + namespace.encode("utf-8") + b"\x00"
             + _INT32.pack(0) + _INT32.pack(number_to_return) + bson.encode(query, codec_options=codec))
