@@ -22,7 +22,7 @@ from .common import Generic, _DocumentType
 from .engine.checkout import checkout_pinned
 from .engine.operation import Outcome, Request, execute, kill_cursor
 from .errors import (ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure,
-                     PyMongoError, error_from_reply)
+                     PyMongoError)
 from .sdam.address import format_address
 
 if TYPE_CHECKING:
@@ -311,6 +311,7 @@ class _ServerCursor(Generic[_DocumentType]):
             if reply.get("ok") in (0, 0.0, False):
                 self._id = 0
                 self._release_session()
+                from .reply_errors import error_from_reply
                 raise error_from_reply(reply, conn.address)
             self._take_reply(reply, "nextBatch")
 

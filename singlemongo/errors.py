@@ -18,18 +18,37 @@ so that existing ``except`` clauses keep working:
 Every message names what was tried and the offending value; passwords are redacted by the
 code that builds the message (see ``options/uri.py``), never here.
 
-The end of the module reads a server's reply: whether it failed, the typed error it stands for,
-and whether the retryable reads and writes specs allow a retry after it.
+The end of the module says whether a reply failed. The errors only a server's failure reply
+raises (NotPrimaryError, WriteError, DuplicateKeyError, WTimeoutError, BulkWriteError,
+ExecutionTimeout), the typed error a reply stands for and the retry rules are in
+``reply_errors.py``, loaded with the first failure; they are served from here too.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
 from bson.errors import InvalidDocument as _BSONInvalidDocument
 
-from .sdam.address import format_address
-
 _Address = Any
+
+if TYPE_CHECKING:
+    from .reply_errors import BulkWriteError as BulkWriteError
+    from .reply_errors import DuplicateKeyError as DuplicateKeyError
+    from .reply_errors import ExecutionTimeout as ExecutionTimeout
+    from .reply_errors import NotPrimaryError as NotPrimaryError
+    from .reply_errors import WriteError as WriteError
+    from .reply_errors import WTimeoutError as WTimeoutError
+
+_IN_REPLY_ERRORS = frozenset({"NotPrimaryError", "WriteError", "DuplicateKeyError",
+                              "WTimeoutError", "BulkWriteError", "ExecutionTimeout"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _IN_REPLY_ERRORS:  # pymongo.errors.DuplicateKeyError and the rest
+        from . import reply_errors
+        value = globals()[name] = getattr(reply_errors, name)
+        return value
+    raise AttributeError(f"module 'singlemongo.errors' has no attribute {name!r}")
 
 
 class PyMongoError(Exception):
@@ -105,23 +124,6 @@ class NetworkTimeout(AutoReconnect):
         super().__init__(message, address=address, timeout=True, labels=labels, errors=errors)
 
 
-class NotPrimaryError(AutoReconnect):
-    """The server is not (or no longer) the primary, or is recovering or shutting down
-    (10107, 13435, 10058, 11600, 11602, 13436, 189, 91). ``details`` is its reply."""
-
-    def __init__(self, message: str = "", errors: Optional[Mapping[str, Any]] = None,
-                 address: _Address = None) -> None:
-        details = dict(errors or {})
-        super().__init__(message, address=address, labels=details.get("errorLabels") or (),
-                         errors=details)
-
-    @property
-    def code(self) -> Optional[int]:
-        """The server's error code."""
-        code = self.details.get("code") if isinstance(self.details, Mapping) else None
-        return code if isinstance(code, int) else None
-
-
 class ServerSelectionTimeoutError(AutoReconnect):
     """No suitable server could be selected; the message describes every server tried, the
     topology type, the time used against the budget and a hint."""
@@ -165,38 +167,11 @@ class OperationFailure(PyMongoError):
         return self.code == 50
 
 
-class WriteError(OperationFailure):
-    """A single write failed (the server's writeErrors entry is in ``details``)."""
-
-
-class DuplicateKeyError(WriteError):
-    """A write violated a unique index (code 11000)."""
-
-
 class WriteConcernError(OperationFailure):
     """The write happened but its write concern was not satisfied. ``details`` is the
     server's ``writeConcernError`` document (with the reply's ``errorLabels``), as PyMongo's."""
 
     reply: Optional[Mapping[str, Any]] = None  # the whole reply it came in, when known
-
-
-class WTimeoutError(WriteConcernError):
-    """The write concern timed out (wtimeout)."""
-
-
-class BulkWriteError(OperationFailure):
-    """A bulk write (or insert_many) failed; ``details`` has writeErrors, writeConcernErrors,
-    nInserted, nUpserted, nMatched, nModified, nRemoved and upserted, as in PyMongo."""
-
-    details: Mapping[str, Any]  # never None (PyMongo types it so too)
-
-    def __init__(self, results: Mapping[str, Any], message: str = "batch op errors occurred",
-                 address: _Address = None) -> None:
-        super().__init__(message, 65, results, address)
-
-
-class ExecutionTimeout(OperationFailure):
-    """The server stopped the operation at its time limit (code 50, MaxTimeMSExpired)."""
 
 
 class CursorNotFound(OperationFailure):
@@ -244,16 +219,6 @@ __all__ = ["PyMongoError", "SingleMongoError", "SingleMongoWarning", "Configurat
            "InvalidDocument", "DocumentTooLarge"]
 
 # ----- reading a reply ----------------------------------------------------------------------
-
-# Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.
-RETRYABLE_CODES = frozenset({11600, 11602, 10107, 13435, 13436, 189, 91, 7, 6, 89, 9001, 262})
-RETRYABLE_READ_CODES = RETRYABLE_CODES | {134}
-ERROR_CLASSES = {43: CursorNotFound, 50: ExecutionTimeout, 11000: DuplicateKeyError}
-# Errors that mean "not the primary (any more)": NotPrimaryError, an AutoReconnect, as PyMongo
-# raises them, so that ``except ConnectionFailure`` catches a stepdown.
-NOT_PRIMARY_CODES = frozenset({10107, 13435, 10058, 11600, 11602, 13436, 189, 91})
-NOT_PRIMARY_MESSAGES = ("not master", "node is recovering")
-
 
 def failed(reply):
     """Whether a reply reports an error: ok 0, or a write concern error with ok 1."""
@@ -308,58 +273,3 @@ def sanitize(reply):
                                        f"{errors!r:.200}: the writes' outcome is unknown"}
         reply["writeErrors"] = [_sane_fields(e) for e in errors]
     return reply
-
-
-def is_not_primary(code, message):
-    """Whether an error means "not the primary (any more)" (by code, or by message when the
-    reply has no code)."""
-    if code is not None:
-        return code in NOT_PRIMARY_CODES
-    return any(needle in (message or "") for needle in NOT_PRIMARY_MESSAGES)
-
-
-def error_from_reply(reply, address):
-    """The typed error a failed reply stands for (the reply is its ``details``)."""
-    if reply.get("ok") in (0, 0.0, False):
-        code = reply.get("code")
-        message = (f"command failed on {format_address(address)}: "
-                   f"{reply.get('errmsg', 'unknown error')} (code {code}"
-                   f"{', ' + reply['codeName'] if reply.get('codeName') else ''})")
-        if is_not_primary(code, reply.get("errmsg")):
-            return NotPrimaryError(message, reply, address)
-        return ERROR_CLASSES.get(code, OperationFailure)(message, code, reply, address)
-    wce = reply["writeConcernError"]
-    # PyMongo's details: the writeConcernError document, with the reply's labels.
-    details = dict(wce)
-    labels = list(wce.get("errorLabels", ())) + list(reply.get("errorLabels", ()))
-    if labels:
-        details["errorLabels"] = labels
-    timed_out = (wce.get("errInfo") or {}).get("wtimeout") if isinstance(
-        wce.get("errInfo"), dict) else False
-    error = (WTimeoutError if timed_out else WriteConcernError)(
-        f"write concern error on {format_address(address)}: {wce.get('errmsg', '')} "
-        f"(code {wce.get('code')})", wce.get("code"), details, address)
-    error.reply = reply  # the whole reply (n, writeErrors, ...) for bulk results
-    return error
-
-
-def from_server(error):
-    """True for an error the server replied with (its code and labels decide retries), as
-    opposed to a network error."""
-    return isinstance(error, (OperationFailure, NotPrimaryError))
-
-
-def is_retryable(error, kind, max_wire_version):
-    """Whether the retryable reads (``kind`` "read") or writes ("write") spec allows the one
-    retry after ``error``."""
-    if kind is None:
-        return False
-    if isinstance(error, ConnectionFailure) and not isinstance(error, NotPrimaryError):
-        return True
-    if not from_server(error):
-        return False
-    if kind == "write":
-        if error.has_error_label("RetryableWriteError"):
-            return True
-        return max_wire_version < 9 and error.code in RETRYABLE_CODES
-    return error.code in RETRYABLE_READ_CODES

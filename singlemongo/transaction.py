@@ -13,7 +13,8 @@ import enum
 from typing import Any, Mapping, Optional
 
 from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation, OperationFailure,
-                     PyMongoError, WriteConcernError, RETRYABLE_CODES, from_server)
+                     PyMongoError, WriteConcernError)
+from .reply_errors import RETRYABLE_CODES, from_server
 from .read_concern import ReadConcern
 from .engine.backpressure import SYSTEM_OVERLOADED
 from .engine.operation import RETRYABLE_WRITE_ERROR

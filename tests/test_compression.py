@@ -17,7 +17,7 @@ from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.errors import SingleMongoWarning
 from singlemongo.testing import Standalone
-from singlemongo.wire import messages as wire
+from singlemongo.wire import compression, messages as wire
 
 COMPRESSORS = ["zlib", "snappy", "zstd"]
 
@@ -132,17 +132,17 @@ def test_zlib_compression_level_is_applied(standalone):
         client = MongoClient(standalone.uri, compressors="zlib", zlibCompressionLevel=level,
                              clock=FakeClock())
         conn_sizes = []
-        real = wire.compress_message
+        real = compression.compress_message
 
         def spy(message, compressor, lvl=-1, sizes_out=conn_sizes):
             out = real(message, compressor, lvl)
             sizes_out.append((len(message), len(out)))  # the server's small replies too
             return out
-        wire.compress_message = spy
+        compression.compress_message = spy
         try:
             client.test.c.insert_one({"x": "y" * 10_000})
         finally:
-            wire.compress_message = real
+            compression.compress_message = real
         sizes[level] = max(conn_sizes)[1]  # the insert's request
         client.close()
     assert sizes[0] > 10_000 > sizes[9]

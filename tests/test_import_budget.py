@@ -31,7 +31,8 @@ ENGINE = {
 }
 # Standard-library modules singlemongo itself adds to what bson and the floor load.
 NEVER_ON_A_ONE_OFF = {"json", "tempfile", "shutil", "random", "ipaddress", "logging",
-                      "hashlib", "hmac", "ssl", "zlib", "dns", "heapq", "urllib.parse"}
+                      "hashlib", "hmac", "ssl", "zlib", "dns", "heapq", "urllib.parse",
+                      "encodings.idna"}  # an IP literal is connected to without a resolver
 
 PROBE = """
 import sys
@@ -96,3 +97,20 @@ def test_deferred_mixins_name_every_method_of_the_real_class(module, mixin):
     stand_in = next(k for k in collection.Collection.__mro__ if k.__name__ == mixin)
     own = lambda klass: {n for n in vars(klass) if not n.startswith("__")}
     assert own(stand_in) == own(real)
+
+
+@pytest.mark.parametrize("name", ["NotPrimaryError", "WriteError", "DuplicateKeyError",
+                                  "WTimeoutError", "BulkWriteError", "ExecutionTimeout"])
+def test_errors_only_a_reply_raises_are_still_the_errors_modules(name):
+    """Rule: the errors that load with the first failure (reply_errors.py) are
+    singlemongo.errors' (pymongo.errors' under install_as_pymongo) for imports, ``except``
+    clauses, tracebacks and pickles, as before they moved."""
+    import pickle
+
+    from singlemongo import errors, reply_errors
+    cls = getattr(errors, name)
+    assert cls is getattr(reply_errors, name) and name in errors.__all__
+    assert f"{cls.__module__}.{cls.__qualname__}" == f"singlemongo.errors.{name}"
+    error = pickle.loads(pickle.dumps(cls({"writeErrors": []}) if name == "BulkWriteError"
+                                      else cls("message")))
+    assert type(error) is cls

@@ -241,7 +241,8 @@ ERROR_FIELDS = st.fixed_dictionaries({"ok": st.sampled_from([0, 0.0, False, 1])}
 def test_any_error_reply_gives_a_typed_error_and_an_sdam_decision(reply):
     """An error reply of any shape becomes an OperationFailure (or is a success), and the SDAM
     error handling decides on it without raising."""
-    from singlemongo.errors import error_from_reply, failed, sanitize
+    from singlemongo.errors import failed, sanitize
+    from singlemongo.reply_errors import error_from_reply
     from singlemongo.errors import OperationFailure
     from singlemongo.sdam import ApplicationError, ErrorKind, classify_reply
     from singlemongo.sdam.error_handling import handle_application_error

@@ -11,8 +11,7 @@ from bson import Int64
 
 from ..clock import Deadline
 from ..errors import (ConnectionFailure, NetworkTimeout, OperationFailure, PyMongoError,
-                      ServerSelectionError, error_from_reply, failed, from_server, is_retryable,
-                      sanitize)
+                      ServerSelectionError, failed, sanitize)
 from ..monitoring import next_operation_id
 from ..records import dataclass, field
 from ..sdam.server_description import ServerDescription, ServerType, TopologyType
@@ -166,6 +165,7 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=N
         step.on_reply(reply)
     if bad:
         topology.handle_operation_error(conn, reply=reply)
+        from ..reply_errors import error_from_reply
         return reply, error_from_reply(reply, conn.address)
     return reply, None
 
@@ -284,7 +284,7 @@ class _Run:
             reauthenticate(self.t, conn)
             reply, error = _send(self.t, conn, self.req, cmd, self.session,
                                  self.operation_id, self.deadline, step)
-        if can_retry_write and isinstance(error, ConnectionFailure) and not from_server(error):
+        if can_retry_write and isinstance(error, ConnectionFailure) and _network(error):
             # Retryable writes: a network error of a retryable write is labelled for the user.
             error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
         if can_retry_write and _no_retryable_writes(error):
@@ -305,6 +305,7 @@ class _Run:
         """Sleep and return to retry, or raise the error saying why retrying stopped."""
         from .backpressure import (NO_WRITES_PERFORMED, RETRY_COST, SYSTEM_OVERLOADED, annotate,
                                    decide, labels_of)
+        from ..reply_errors import is_retryable
         labels = labels_of(error)
         if self.state.attempts > 1 and SYSTEM_OVERLOADED not in labels:
             self.t.token_bucket.deposit(RETRY_COST)
@@ -379,10 +380,16 @@ def _drop_wtimeout(cmd):
             del cmd["writeConcern"]
 
 
+def _network(error):
+    from ..reply_errors import from_server
+    return not from_server(error)
+
+
 def _beyond_retries(error, attempts):
     """A first attempt's server error that no retry of any kind could fix (no label, not a
     retryable code): its message needs no note about retries."""
     from .backpressure import labels_of
+    from ..reply_errors import from_server, is_retryable
     return attempts == 1 and from_server(error) and not labels_of(error) and not any(
         is_retryable(error, kind, 0) for kind in ("read", "write"))
 

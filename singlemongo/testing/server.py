@@ -18,7 +18,7 @@ from typing import Any
 
 from bson.codec_options import CodecOptions, DatetimeConversion
 
-from ..wire import messages as wire
+from ..wire import compression, messages as wire
 from .failpoints import (Fault, add_write_concern_error, canonical, from_command,
                          is_retryable_write)
 from .query.codes import error_reply
@@ -281,8 +281,8 @@ class SimServer:
         allowed?)."""
         compressor = None
         if op_code == wire.OP_COMPRESSED:
-            compressor = {v: k for k, v in wire.COMPRESSOR_IDS.items()}[body[8]]
-            op_code, body = wire.decompress_body(body)  # the server accepts what it offered
+            compressor = {v: k for k, v in compression.COMPRESSOR_IDS.items()}[body[8]]
+            op_code, body = compression.decompress_body(body)  # the server accepts what it offered
             self.compressed_requests += 1
         if op_code == wire.OP_QUERY:
             _, namespace, cmd = wire.decode_op_query(body, SERVER_CODEC)
@@ -372,7 +372,7 @@ class SimServer:
         streams = conn.state.get("exhaust") and cursor_open(reply)
         data = self._encode(request_id, reply, legacy, streams)
         if compressor is not None:  # compression spec: the reply uses the request's
-            data = wire.compress_message(data, compressor)
+            data = compression.compress_message(data, compressor)
             self.compressed_replies += 1
         if streams:  # exhaust: the next batch goes out unasked, when the socket can take it
             conn.stream = (request_id + 1, cmd, compressor)

@@ -10,7 +10,7 @@ every ``POLL_S`` and holds its connection (``conn.paused``) until it is answered
 import selectors
 import time
 
-from ..wire import messages as wire
+from ..wire import compression
 
 POLL_S = 0.05
 HELLOS = frozenset({"hello", "ismaster", "isMaster"})
@@ -104,7 +104,7 @@ def await_data(server, sel, conn, request_id, name, cmd, compressor):
 def _send(server, sel, conn, request_id, reply, compressor, more_to_come):
     data = server._op_msg_reply(request_id, reply, more_to_come)
     if compressor is not None:
-        data = wire.compress_message(data, compressor)
+        data = compression.compress_message(data, compressor)
     try:
         conn.sock.sendall(data)
     except OSError:

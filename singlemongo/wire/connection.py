@@ -378,8 +378,11 @@ class Connection:
                                      flags=wire.EXHAUST_ALLOWED if exhaust_allowed else 0)
         if any(isinstance(v, SecretBytes) for v in body.values()):
             message = SecretBytes(message)  # a SCRAM proof: the frames below can raise
-        if self.compressor and next(iter(cmd), "").lower() not in wire.UNCOMPRESSIBLE:
-            message = wire.compress_message(message, self.compressor, self.zlib_level)
+        if self.compressor:
+            from . import compression
+            if next(iter(cmd), "").lower() not in compression.UNCOMPRESSIBLE:
+                message = compression.compress_message(message, self.compressor,
+                                                       self.zlib_level)
         return self.round_trip(request_id, message, timeout, codec, user_fields)
 
     def dispatch(self, db, cmd, timeout=None, sequences=(), codec=None, user_fields=None,
