@@ -113,11 +113,13 @@ def _import_paused(module: str) -> Any:
     tables); a collection in the middle of it traverses them all and finds no garbage (over
     1 ms of a one-off query). The collector is restored as it was, even if the import fails."""
     import gc
-    import importlib
+    import sys
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return importlib.import_module(f".{module}", __name__)
+        name = f"{__name__}.{module}"
+        __import__(name)  # not importlib.import_module: a one-off need not load importlib
+        return sys.modules[name]
     finally:
         if enabled:
             gc.enable()

@@ -32,10 +32,12 @@ ENGINE = {
 # Standard-library modules singlemongo itself adds to what bson and the floor load.
 NEVER_ON_A_ONE_OFF = {"json", "tempfile", "shutil", "random", "ipaddress", "logging",
                       "hashlib", "hmac", "ssl", "zlib", "dns", "heapq", "urllib.parse",
-                      "encodings.idna"}  # an IP literal is connected to without a resolver
+                      "encodings.idna",  # an IP literal is connected to without a resolver
+                      "importlib"}
 
 PROBE = """
 import sys
+assert "importlib" not in sys.modules, "the probe starts without importlib"
 import bson, socket, struct  # what the raw-socket floor loads
 baseline = set(sys.modules)
 from singlemongo import MongoClient
@@ -51,10 +53,17 @@ print(sorted(set(sys.modules) - baseline))
 
 @pytest.fixture(scope="module")
 def loaded():
+    # -S: no site hooks (an editable install's finder loads importlib at startup, which a
+    # regular install does not); the checkout and the site-packages are on the path instead.
+    import os
+    import pathlib
+    import site
+    path = [str(pathlib.Path(__file__).resolve().parents[1])] + site.getsitepackages()
     with Standalone() as sa:
-        out = subprocess.run([sys.executable, "-c", PROBE, sa.uri], capture_output=True,
-                             text=True, check=True).stdout.splitlines()
-    return [eval(line) for line in out]  # the lists printed above
+        out = subprocess.run([sys.executable, "-S", "-c", PROBE, sa.uri], capture_output=True,
+                             text=True, check=True,
+                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(path)))
+    return [eval(line) for line in out.stdout.splitlines()]  # the lists printed above
 
 
 def test_a_one_off_loads_exactly_the_allowed_modules(loaded):
