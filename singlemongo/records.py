@@ -59,22 +59,26 @@ def _make_init(specs, frozen):
     factories = tuple((s.name, s.default_factory) for s in specs if s.default_factory is not None)
     required = tuple(s.name for s in specs
                      if s.default_factory is None and s.default is _MISSING)
+    required_set = frozenset(required)
 
     def __init__(self, *args, **kwargs):
         if args:
             if len(args) > len(names):
                 raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments")
-            for name, value in zip(names, args):
-                if name in kwargs:
+            positional = dict(zip(names, args))
+            if kwargs:
+                twice = positional.keys() & kwargs.keys()
+                if twice:
                     raise TypeError(f"{type(self).__name__}() got multiple values for "
-                                    f"argument {name!r}")
-                kwargs[name] = value
+                                    f"argument {min(twice)!r}")
+                positional.update(kwargs)
+            kwargs = positional
         if not known.issuperset(kwargs):
             raise TypeError(f"{type(self).__name__}() got unexpected "
                             f"{sorted(set(kwargs) - known)}")
-        for name in required:
-            if name not in kwargs:
-                raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
+        if not required_set.issubset(kwargs):
+            missing = next(name for name in required if name not in kwargs)
+            raise TypeError(f"{type(self).__name__}() missing argument {missing!r}")
         values = self.__dict__
         values.update(plain)
         for name, factory in factories:
