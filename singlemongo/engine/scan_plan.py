@@ -58,10 +58,14 @@ class ScanPlan:
         """After a check: push the servers its reply made appear (new hosts, a possible primary)."""
         if sd is None:
             return
-        fresh = [td.servers[a] for a in (*sd.all_hosts, sd.primary)
-                 if a is not None and a not in self.seen and a in td.servers]
-        if len(td.servers) > len(self.seen) and not fresh:
-            fresh = [s for a, s in td.servers.items() if a not in self.seen]
+        seen = self.position
+        if td.servers.keys() <= seen.keys():  # nothing new (one set test, not one per host)
+            fresh = []
+        else:
+            fresh = [td.servers[a] for a in (*sd.all_hosts, sd.primary)
+                     if a is not None and a not in seen and a in td.servers]
+            if not fresh:
+                fresh = [s for a, s in td.servers.items() if a not in seen]
         self.add(fresh)
         if sd.primary is not None and sd.primary in td.servers:
             self.add([td.servers[sd.primary]])  # it may just have become a PossiblePrimary
