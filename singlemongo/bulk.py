@@ -9,7 +9,9 @@ write error or write concern error raises BulkWriteError with the whole result.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
+import itertools
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import bson
 from bson import ObjectId
@@ -39,16 +41,43 @@ def too_large(size: int, max_size: int, what: str = "BSON document") -> Document
                             f"maxBsonObjectSize).")
 
 
+_COUNTER = 1 << 24  # an ObjectId's counter is 3 bytes (ObjectId spec)
+
+
+def object_ids(block: int = 1024) -> Iterator[ObjectId]:
+    """New ObjectIds, as ``ObjectId()`` makes them (ObjectId spec: the time, the process's
+    random value, the counter), at a quarter of the cost: a block of counters is taken at
+    once, for ids that share the first one's time and random value (bson's counter is
+    advanced past them, so no other ObjectId repeats one). One by one if another ObjectId
+    was made between (a thread), or bson keeps its counter elsewhere."""
+    lock = getattr(ObjectId, "_inc_lock", None)
+    while True:
+        first = ObjectId()
+        yield first
+        binary = first.binary
+        prefix, start = binary[:9], int.from_bytes(binary[9:], "big") + 1
+        if lock is None or not isinstance(getattr(ObjectId, "_inc", None), int):
+            continue
+        with lock:
+            taken = ObjectId._inc == start % _COUNTER  # type: ignore[attr-defined]
+            if taken:
+                ObjectId._inc = (start + block) % _COUNTER  # type: ignore[attr-defined]
+        if taken:
+            for counter in range(start, start + block):
+                yield ObjectId(prefix + (counter % _COUNTER).to_bytes(3, "big"))
+
+
 class _Run:
     """Consecutive operations of one kind, with the request index of each."""
 
-    def __init__(self, kind: int) -> None:
+    def __init__(self, kind: int, ops: Optional[list[Mapping[str, Any]]] = None,
+                 indexes: Optional[Sequence[int]] = None) -> None:
         self.kind = kind
-        self.ops: list[Mapping[str, Any]] = []
-        self.indexes: list[int] = []
+        self.ops: list[Mapping[str, Any]] = [] if ops is None else ops
+        self.indexes: Sequence[int] = [] if indexes is None else indexes
 
     def add(self, index: int, op: Mapping[str, Any]) -> None:
-        self.indexes.append(index)
+        self.indexes.append(index)  # type: ignore[attr-defined]  # an unordered run's list
         self.ops.append(op)
 
 
@@ -73,6 +102,24 @@ class _Bulk:
         if "_id" not in document:
             document["_id"] = ObjectId()
         self.ops.append((INSERT, document))
+
+    def add_inserts(self, documents: Iterable[Any]) -> list[Any]:
+        """``add_insert`` for each document; their ``_id``s, raw documents left out (as
+        PyMongo's ``inserted_ids``). Plain dicts take a path of their own (insert_many speed)."""
+        ids: list[Any] = []
+        append, add_id, add = self.ops.append, ids.append, self.add_insert
+        new_id = object_ids().__next__
+        for document in documents:
+            if type(document) is dict:
+                if "_id" not in document:
+                    document["_id"] = new_id()
+                append((INSERT, document))
+            else:
+                add(document)
+                if isinstance(document, RawBSONDocument):
+                    continue
+            add_id(document["_id"])
+        return ids
 
     def add_update(self, selector: Mapping[str, Any], update: Any, multi: bool,
                    upsert: Optional[bool], collation: Any = None, array_filters: Any = None,
@@ -102,16 +149,12 @@ class _Bulk:
         op.update((k, v) for k, v in options.items() if v is not None)
 
     def runs(self) -> Iterator[_Run]:
-        if self.ordered:
-            run: Optional[_Run] = None
-            for index, (kind, op) in enumerate(self.ops):
-                if run is None or run.kind != kind:
-                    if run is not None:
-                        yield run
-                    run = _Run(kind)
-                run.add(index, op)
-            if run is not None:
-                yield run
+        if self.ordered:  # runs of consecutive kinds; their indexes are ranges
+            start = 0
+            for kind, group in itertools.groupby(self.ops, key=itemgetter(0)):
+                ops = [op for _, op in group]
+                yield _Run(kind, ops, range(start, start + len(ops)))
+                start += len(ops)
             return
         runs = [_Run(INSERT), _Run(UPDATE), _Run(DELETE)]
         for index, (kind, op) in enumerate(self.ops):
@@ -137,6 +180,9 @@ def retryable(kind: int, ops: list[Mapping[str, Any]]) -> bool:
     return kind == INSERT or not any(op.get("multi") or op.get("limit") == 0 for op in ops)
 
 
+_CHUNK = 512  # operations encoded and measured together (at most one chunk encoded in vain)
+
+
 def next_batch(run: _Run, start: int, limits: tuple[int, int, int], codec: Any
                ) -> list[Mapping[str, Any]]:
     """The operations of the command that starts at ``start``: at most maxWriteBatchSize of
@@ -144,18 +190,30 @@ def next_batch(run: _Run, start: int, limits: tuple[int, int, int], codec: Any
     when it would be first; otherwise it starts the next command (the ones before it are
     sent, as PyMongo sends them)."""
     max_bson, max_message, max_count = limits
-    size, batch, encoded = 0, EncodedBatch(), []
-    for op in run.ops[start:start + max_count]:
-        data = op.raw if isinstance(op, RawBSONDocument) else bson.encode(op, codec_options=codec)
-        op_size = len(data)
-        too_big = op_size > max_bson + (0 if run.kind == INSERT else COMMAND_OVERHEAD)
-        if batch and (too_big or size + op_size > max_message - COMMAND_OVERHEAD):
-            break
-        if too_big:
-            raise too_large(op_size, max_bson)
-        batch.append(op)
-        encoded.append(data)
-        size += op_size
+    max_op = max_bson + (0 if run.kind == INSERT else COMMAND_OVERHEAD)
+    room = max_message - COMMAND_OVERHEAD
+    ops, end, encode = run.ops, min(len(run.ops), start + max_count), bson.encode
+    batch, encoded, size = EncodedBatch(), [], 0
+    for at in range(start, end, _CHUNK):
+        chunk = ops[at:min(at + _CHUNK, end)]
+        # type() first: isinstance against RawBSONDocument (a Mapping) is an ABC check
+        data = [op.raw if type(op) is not dict and isinstance(op, RawBSONDocument)
+                else encode(op, codec_options=codec) for op in chunk]
+        sizes = list(map(len, data))
+        if max(sizes) <= max_op and size + sum(sizes) <= room:  # the whole chunk fits
+            batch.extend(chunk)
+            encoded.extend(data)
+            size += sum(sizes)
+            continue
+        for op, op_data, op_size in zip(chunk, data, sizes):
+            if batch and (op_size > max_op or size + op_size > room):
+                break
+            if op_size > max_op:
+                raise too_large(op_size, max_bson)
+            batch.append(op)
+            encoded.append(op_data)
+            size += op_size
+        break
     batch.encoded = b"".join(encoded)  # measured once, sent as measured: never encoded twice
     return batch
 

@@ -118,11 +118,7 @@ class WriteMethods(Generic[_DocumentType]):
             raise TypeError("documents must be a non-empty list")
         from . import bulk as _bulk
         bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment)
-        inserted_ids = []
-        for document in documents:
-            bulk.add_insert(document)
-            if type(document) is dict or not is_raw(document):  # PyMongo leaves raw ones out
-                inserted_ids.append(document["_id"])
+        inserted_ids = bulk.add_inserts(documents)
         if not bulk.ops:
             raise TypeError("documents must be a non-empty list")
         result = _bulk.execute(bulk, session)

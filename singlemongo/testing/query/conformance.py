@@ -1,4 +1,5 @@
-"""Where mongomock-ng 7.11 (the pinned query engine) departs from MongoDB, put right.
+"""Where mongomock-ng 7.11 (the pinned query engine) departs from MongoDB, put right (and one
+place where it was quadratic).
 
 Each fix names the MongoDB rule it restores and has a case in ``tests/query_battery.py`` or
 ``tests/test_simulator_*.py``. They touch the engine's operator tables, which is why the
@@ -297,6 +298,18 @@ def _project_stage(engine_stage):
     return project
 
 
+def cursor_next(self):
+    """The next document, found by its index: the engine re-sliced all its results for each one
+    (quadratic; a find of 100,000 took minutes, so a bulk benchmark timed the simulator)."""
+    index = self._skip + self._emitted
+    results = self._compute_results()
+    if index >= len(results) or (self._limit and self._emitted >= abs(self._limit)):
+        raise StopIteration
+    self._emitted += 1
+    document_class = self.collection.codec_options.document_class
+    return mm_collection._cast_document_class(results[index], document_class)
+
+
 def apply():
     """Install the fixes (idempotent)."""
     if getattr(filtering, "_singlemongo_fixed", False):
@@ -316,6 +329,7 @@ def apply():
     mm_collection._updaters["$pop"] = pop_updater
     mm_collection.Collection._ensure_uniques = ensure_uniques
     mm_collection.validate_against_validator = validate_against_validator
+    mm_collection.Cursor.__next__ = mm_collection.Cursor.next = cursor_next
     for name in ("__contains__", "__getitem__", "__setitem__", "__delitem__"):
         setattr(mm_store.CollectionStore, name, _keyed(getattr(mm_store.CollectionStore, name)))
     filtering._singlemongo_fixed = True
