@@ -123,3 +123,60 @@ def test_errors_only_a_reply_raises_are_still_the_errors_modules(name):
     error = pickle.loads(pickle.dumps(cls({"writeErrors": []}) if name == "BulkWriteError"
                                       else cls("message")))
     assert type(error) is cls
+
+
+def _import_time_graph():
+    """Each driver module (the simulator aside) and the driver modules its body imports when
+    it runs: imports in functions, and under ``if TYPE_CHECKING``, are not followed."""
+    import ast
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[1] / "singlemongo"
+    files = {".".join(p.relative_to(root.parent).with_suffix("").parts).removesuffix(
+        ".__init__"): p for p in root.rglob("*.py") if "testing" not in p.parts}
+
+    def imports(body):
+        for node in body:
+            if isinstance(node, ast.If):
+                if "TYPE_CHECKING" not in ast.unparse(node.test):
+                    yield from imports(node.body)
+                yield from imports(node.orelse)
+            elif isinstance(node, ast.Try):
+                yield from imports(node.body + node.finalbody)
+                for handler in node.handlers:
+                    yield from imports(handler.body)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                yield node
+
+    def targets(module, path, node):
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names]
+        package = module.split(".")[:None if path.name == "__init__.py" else -1]
+        base = ".".join(package[:len(package) - node.level + 1] if node.level else [])
+        base = ".".join(filter(None, (base, node.module)))
+        return [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
+    return {module: {t for node in imports(ast.parse(path.read_text()).body)
+                     for t in targets(module, path, node) if t in files and t != module}
+            for module, path in files.items()}
+
+
+def test_the_driver_imports_in_one_direction():
+    """Rule (issue 20): at import time the modules form no circle (client -> database ->
+    collection -> cursor; what points back is imported in a function, or for annotations
+    under TYPE_CHECKING), so any module can be read, and imported, on its own."""
+    graph = _import_time_graph()
+    assert {"singlemongo.client", "singlemongo.cursor"} <= graph.keys()
+    assert "singlemongo.database" in graph["singlemongo.client"]  # the walk sees imports
+    done, path = set(), []
+
+    def walk(module):
+        if module in path:
+            return path[path.index(module):] + [module]
+        if module in done:
+            return None
+        path.append(module)
+        circle = next(filter(None, map(walk, sorted(graph[module]))), None)
+        path.pop()
+        done.add(module)
+        return circle
+    circles = [c for c in map(walk, sorted(graph)) if c]
+    assert not circles, "import-time circle: " + " -> ".join(circles[0])
