@@ -51,6 +51,49 @@ def test_an_exception_during_a_read_closes_the_connection(mongo_standalone, make
     assert server.connections == 2
 
 
+@pytest.mark.parametrize("exc", [Interrupted, KeyboardInterrupt])
+@pytest.mark.parametrize("where", ["a check's hello", "a find's reply"])
+def test_a_signal_during_the_decoding_of_a_reply_raises_its_own_exception(
+        mongo_replica_set, make_client, monkeypatch, exc, where):
+    """Rule (a signal handler's exception propagates as raised, and the connection is not
+    reused): bson runs Python code while it decodes a reply (a Timestamp in $clusterTime),
+    and turns whatever is raised there into InvalidBSON. A SIGALRM during decoding came out
+    as ProtocolError ("invalid BSON": a hello's, with the server marked Unknown) or as a
+    bare InvalidBSON (a find's, decoded with the user's codec: the soak test's failure).
+    Here the signal is sent from inside the decoding itself."""
+    import sys
+    import threading
+
+    from bson.timestamp import Timestamp
+    coll = make_client(mongo_replica_set).test.c
+    if where == "a find's reply":
+        coll.insert_one({"x": 0})
+    else:
+        mongo_replica_set.store.seed("test", "c", [{"x": 0}])
+    previous = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(exc("alarm")))
+    real, sent = Timestamp.__init__, []
+
+    def init(self, *args):
+        if not sent and threading.current_thread() is threading.main_thread():
+            frame, frames = sys._getframe(1), []
+            while frame is not None:
+                frames.append(frame.f_code.co_name)
+                frame = frame.f_back
+            sent.append("run_wave" in frames or "check_server" in frames)  # a check's
+            signal.raise_signal(signal.SIGALRM)  # arrives while bson decodes
+        real(self, *args)
+    monkeypatch.setattr(Timestamp, "__init__", init)
+    try:
+        with pytest.raises(exc, match="alarm"):
+            coll.find_one()
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert sent == [where == "a check's hello"], sent
+    monkeypatch.undo()
+    assert coll.find_one()["x"] == 0
+    assert coll.database.client.topology_description.has_writable_server()
+
+
 def test_wrong_typed_limits_in_a_hello_mark_the_server_unknown(mongo_standalone, fake_clock):
     """A hello whose size limits have the wrong type (maxMessageSizeBytes: "x") marks the server
     Unknown with a clear error. Before, the limit was used as-is and every later reply raised

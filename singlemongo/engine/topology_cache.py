@@ -24,6 +24,7 @@ from ..records import replace
 from ..sdam.address import format_address, parse_announced
 from ..sdam.server_description import MAX_MEMBERS, ServerDescription, ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
+from ..wire.messages import signals_held
 from .private_files import UntrustedFile, read_private, resolve, write_private
 
 VERSION = 2  # 1 was JSON
@@ -142,7 +143,7 @@ def _server(doc, options, now_mono, now_wall):
 def _read(path):
     """The cache's document; raises for absent, unsafe, unreadable or non-BSON files."""
     try:
-        return bson.decode(read_private(path))
+        return signals_held(bson.decode, read_private(path))  # a signal keeps its exception
     except bson.errors.BSONError as exc:
         raise ValueError(f"it is not one BSON document: {exc}") from None
 

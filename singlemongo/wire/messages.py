@@ -117,10 +117,48 @@ class UndecodableDocument(Exception):
         self.error, self.flags = error, flags
 
 
+_ASYNC_SIGNALS: Any = False  # not looked up yet
+
+
+def _signals_held():
+    """The asynchronous signals (all but those a fault raises), for ``pthread_sigmask``; None
+    where signals cannot be held (no ``pthread_sigmask``: Windows)."""
+    global _ASYNC_SIGNALS
+    if _ASYNC_SIGNALS is False:
+        _signal = __import__("_signal")  # the C one: `signal` builds enums, a one-off's cost
+        faults = {getattr(_signal, name, None) for name in (
+            "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS", "SIGABRT")}
+        _ASYNC_SIGNALS = (_signal, set(_signal.valid_signals()) - faults) \
+            if hasattr(_signal, "pthread_sigmask") else None
+    return _ASYNC_SIGNALS
+
+
+def signals_held(fn, *args):
+    """``fn(*args)`` with asynchronous signals held. bson runs Python code while it decodes
+    (Timestamp, ObjectId) and turns whatever is raised there into InvalidBSON: a signal
+    handler's exception (a CGI's SIGALRM) would lose its type and read as malformed bytes.
+    A held signal's handler runs as soon as ``fn`` is done, here, and what it raises
+    propagates as raised."""
+    held = _signals_held()
+    if held is None:
+        return fn(*args)
+    sig, signals = held
+    previous = sig.pthread_sigmask(sig.SIG_BLOCK, signals)
+    try:
+        return fn(*args)
+    finally:
+        sig.pthread_sigmask(sig.SIG_SETMASK, previous)
+
+
 def _decode_doc(data, where, codec=CODEC, user_fields=None):
-    """One document. With a codec of the user's, ``user_fields`` names where the user's
-    documents are ({"cursor": {"firstBatch": 1}}): a type registry's decoders apply there
-    only, as in PyMongo (bson's selective decoding); everything else is decoded whole."""
+    """One document, decoded with signals held (``signals_held``)."""
+    return signals_held(_decode_checked, data, where, codec, user_fields)
+
+
+def _decode_checked(data, where, codec, user_fields):
+    """With a codec of the user's, ``user_fields`` names where the user's documents are
+    ({"cursor": {"firstBatch": 1}}): a type registry's decoders apply there only, as in
+    PyMongo (bson's selective decoding); everything else is decoded whole."""
     try:
         if codec is CODEC or not codec.type_registry._decoder_map:
             return bson.decode(data, codec_options=codec)
