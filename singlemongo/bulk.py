@@ -200,10 +200,11 @@ def next_batch(run: _Run, start: int, limits: tuple[int, int, int], codec: Any
         data = [op.raw if type(op) is not dict and isinstance(op, RawBSONDocument)
                 else encode(op, codec_options=codec) for op in chunk]
         sizes = list(map(len, data))
-        if max(sizes) <= max_op and size + sum(sizes) <= room:  # the whole chunk fits
+        total = sum(sizes)
+        if max(sizes) <= max_op and size + total <= room:  # the whole chunk fits
             batch.extend(chunk)
             encoded.extend(data)
-            size += sum(sizes)
+            size += total
             continue
         for op, op_data, op_size in zip(chunk, data, sizes):
             if batch and (op_size > max_op or size + op_size > room):

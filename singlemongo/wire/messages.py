@@ -151,14 +151,9 @@ def signals_held(fn, *args):
 
 
 def _decode_doc(data, where, codec=CODEC, user_fields=None):
-    """One document, decoded with signals held (``signals_held``)."""
-    return signals_held(_decode_checked, data, where, codec, user_fields)
-
-
-def _decode_checked(data, where, codec, user_fields):
-    """With a codec of the user's, ``user_fields`` names where the user's documents are
-    ({"cursor": {"firstBatch": 1}}): a type registry's decoders apply there only, as in
-    PyMongo (bson's selective decoding); everything else is decoded whole."""
+    """One document. With a codec of the user's, ``user_fields`` names where the user's
+    documents are ({"cursor": {"firstBatch": 1}}): a type registry's decoders apply there
+    only, as in PyMongo (bson's selective decoding); everything else is decoded whole."""
     try:
         if codec is CODEC or not codec.type_registry._decoder_map:
             return bson.decode(data, codec_options=codec)
@@ -270,7 +265,13 @@ def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compre
 
 def decode_reply_flags(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE,
                        compressed=False, codec=CODEC, user_fields=None):
-    """(OP_MSG flags, reply document): moreToCome says another reply follows (exhaust)."""
+    """(OP_MSG flags, reply document): moreToCome says another reply follows (exhaust).
+    Decoded with signals held (``signals_held``), once for the whole reply."""
+    return signals_held(_decode_reply_flags, header, body, max_message_size, compressed, codec,
+                        user_fields)
+
+
+def _decode_reply_flags(header, body, max_message_size, compressed, codec, user_fields):
     if header.op_code == OP_COMPRESSED:
         if not compressed:
             raise ProtocolError("the server sent a compressed reply, but compression was not "
