@@ -39,6 +39,11 @@ def field(default=_MISSING, default_factory=None, repr=True):
 def _collect(cls):
     specs = {}
     for klass in reversed(cls.__mro__):
+        if klass is not cls and "__record_fields__" in klass.__dict__:
+            # A record base: its fields as it collected them (its Field defaults are gone
+            # from its namespace).
+            specs.update((spec.name, spec) for spec in klass.__record_fields__)
+            continue
         for name in klass.__dict__.get("__annotations__", {}):
             value = klass.__dict__.get(name, _MISSING)
             spec = value if isinstance(value, Field) else Field(value)
@@ -49,46 +54,67 @@ def _collect(cls):
     return tuple(specs.values())
 
 
-def _make_init(specs, frozen):
-    # One generic __init__ per class, filled by dict updates (a scan builds hundreds of
-    # records: a per-field Python loop cost most of applying a 50-member scan's replies).
+def _spec(specs):
+    """What the shared ``__init__`` needs of a record class, computed once per class."""
     names = tuple(s.name for s in specs)
-    known = frozenset(names)
     plain = {s.name: s.default for s in specs
              if s.default_factory is None and s.default is not _MISSING}
     factories = tuple((s.name, s.default_factory) for s in specs if s.default_factory is not None)
     required = tuple(s.name for s in specs
                      if s.default_factory is None and s.default is _MISSING)
-    required_set = frozenset(required)
+    return names, frozenset(names), plain, factories, required, frozenset(required)
 
-    def __init__(self, *args, **kwargs):
-        if args:
-            if len(args) > len(names):
-                raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments")
-            positional = dict(zip(names, args))
-            if kwargs:
-                twice = positional.keys() & kwargs.keys()
-                if twice:
-                    raise TypeError(f"{type(self).__name__}() got multiple values for "
-                                    f"argument {min(twice)!r}")
-                positional.update(kwargs)
-            kwargs = positional
-        if not known.issuperset(kwargs):
-            raise TypeError(f"{type(self).__name__}() got unexpected "
-                            f"{sorted(set(kwargs) - known)}")
-        if not required_set.issubset(kwargs):
-            missing = next(name for name in required if name not in kwargs)
-            raise TypeError(f"{type(self).__name__}() missing argument {missing!r}")
-        values = self.__dict__
-        values.update(plain)
-        for name, factory in factories:
-            if name not in kwargs:
-                values[name] = factory()
-        values.update(kwargs)
-        post = getattr(self, "__post_init__", None)
-        if post is not None:
-            post()
-    return __init__
+
+# The methods every record class shares: each reads its class's spec, so a class costs a
+# tuple, not a closure per method (a one-off makes 16 record classes at import).
+def _record_init(self, *args, **kwargs):
+    # Filled by dict updates (a scan builds hundreds of records: a per-field Python loop cost
+    # most of applying a 50-member scan's replies).
+    names, known, plain, factories, required, required_set = type(self).__record_spec__
+    if args:
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments")
+        positional = dict(zip(names, args))
+        if kwargs:
+            twice = positional.keys() & kwargs.keys()
+            if twice:
+                raise TypeError(f"{type(self).__name__}() got multiple values for "
+                                f"argument {min(twice)!r}")
+            positional.update(kwargs)
+        kwargs = positional
+    if not known.issuperset(kwargs):
+        raise TypeError(f"{type(self).__name__}() got unexpected "
+                        f"{sorted(set(kwargs) - known)}")
+    if not required_set.issubset(kwargs):
+        missing = next(name for name in required if name not in kwargs)
+        raise TypeError(f"{type(self).__name__}() missing argument {missing!r}")
+    values = self.__dict__
+    values.update(plain)
+    for name, factory in factories:
+        if name not in kwargs:
+            values[name] = factory()
+    values.update(kwargs)
+    post = getattr(self, "__post_init__", None)
+    if post is not None:
+        post()
+
+
+def _record_repr(self):
+    return f"{type(self).__name__}(" + ", ".join(
+        f"{n}={getattr(self, n)!r}" for n in type(self).__record_shown__) + ")"
+
+
+def _record_values(self):
+    return tuple(getattr(self, n) for n in type(self).__record_spec__[0])
+
+
+def _record_eq(self, other):
+    return _record_values(self) == _record_values(other) if type(other) is type(self) \
+        else NotImplemented
+
+
+def _record_hash(self):
+    return hash(_record_values(self))
 
 
 def _frozen_setattr(self, name, value):
@@ -105,17 +131,14 @@ def dataclass(cls: Any = None, *, frozen: bool = False, eq: bool = True,
         for spec in specs:
             if isinstance(cls.__dict__.get(spec.name), Field):
                 delattr(cls, spec.name)
-        cls.__init__ = _make_init(specs, frozen)
-        shown = tuple(s.name for s in specs if s.repr)
+        cls.__record_spec__ = _spec(specs)
+        cls.__init__ = _record_init
         if "__repr__" not in cls.__dict__:
-            cls.__repr__ = lambda self: f"{type(self).__name__}(" + ", ".join(
-                f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+            cls.__record_shown__ = tuple(s.name for s in specs if s.repr)
+            cls.__repr__ = _record_repr
         if eq and "__eq__" not in cls.__dict__:
-            names = tuple(s.name for s in specs)
-            values = lambda self: tuple(getattr(self, n) for n in names)
-            cls.__eq__ = lambda self, other: values(self) == values(other) \
-                if type(other) is type(self) else NotImplemented
-            cls.__hash__ = (lambda self: hash(values(self))) if frozen else None
+            cls.__eq__ = _record_eq
+            cls.__hash__ = _record_hash if frozen else None
         if frozen:
             cls.__setattr__ = _frozen_setattr
             cls.__delattr__ = _frozen_setattr

@@ -51,19 +51,24 @@ print(sorted(set(sys.modules) - baseline))
 """
 
 
-@pytest.fixture(scope="module")
-def loaded():
+def _probe(uri):
+    """The PROBE's three lists for a one-off against ``uri``, in a fresh interpreter."""
     # -S: no site hooks (an editable install's finder loads importlib at startup, which a
     # regular install does not); the checkout and the site-packages are on the path instead.
     import os
     import pathlib
     import site
     path = [str(pathlib.Path(__file__).resolve().parents[1])] + site.getsitepackages()
-    with Standalone() as sa:
-        out = subprocess.run([sys.executable, "-S", "-c", PROBE, sa.uri], capture_output=True,
-                             text=True, check=True,
-                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(path)))
+    out = subprocess.run([sys.executable, "-S", "-c", PROBE, uri], capture_output=True,
+                         text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(path)))
     return [eval(line) for line in out.stdout.splitlines()]  # the lists printed above
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    with Standalone() as sa:
+        return _probe(sa.uri)
 
 
 def test_a_one_off_loads_exactly_the_allowed_modules(loaded):
@@ -90,6 +95,17 @@ def test_a_one_off_loads_no_optional_standard_library(loaded):
     that only some programs need (before: random, ipaddress and, with a topology cache,
     json and tempfile)."""
     assert NEVER_ON_A_ONE_OFF.isdisjoint(loaded[2]), NEVER_ON_A_ONE_OFF & set(loaded[2])
+
+
+def test_a_replica_set_one_off_adds_the_wave_and_not_the_heap_planner():
+    """Rule: a one-off on a small replica set adds only the concurrent checks (wave.py) to a
+    standalone's modules; the spec's O(n) scanning order serves a few servers, and the heap
+    planner (scan_plan.py, heapq: 0.4 ms) loads only for a large topology."""
+    from singlemongo.testing import ReplicaSet
+    with ReplicaSet(3) as rs:
+        loaded = _probe(rs.uri)
+    assert set(loaded[1]) == ONE_OFF | {"singlemongo.engine.wave"}
+    assert "heapq" not in loaded[2]
 
 
 @pytest.mark.parametrize("module,mixin", [("collection_writes", "WriteMethods"),

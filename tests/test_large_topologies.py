@@ -78,3 +78,30 @@ def test_the_heap_plan_checks_in_the_pure_planners_order(seed):
         if expected is None:
             break
         checked.add(expected)
+
+
+def test_a_scan_that_grows_past_a_few_servers_goes_on_with_the_heap_plan(monkeypatch):
+    """Rule (scanning order: servers discovered during a scan are checked before it
+    completes): a scan planned by the spec's pseudocode from two seeds, whose primary announces
+    20 members, hands over to ScanPlan (more than SMALL_SCAN servers) and checks every member
+    exactly once, in the same scan."""
+    from singlemongo.engine.scanner import SMALL_SCAN
+    from singlemongo.testing import ReplicaSet
+    plans = []
+    monkeypatch.setattr(ScanPlan, "add", lambda self, servers, add=ScanPlan.add: (
+        plans.append(self), add(self, servers))[1])
+    with ReplicaSet(20) as rs:
+        assert len(rs.servers) > SMALL_SCAN
+        seeds = ",".join(s.address_text for s in rs.servers[:2])
+        checks = []
+        client = MongoClient(f"mongodb://{seeds}/?replicaSet={rs.name}", clock=FakeClock(),
+                             event_listeners=[lambda e: checks.append(e.connection_id) if
+                                              type(e).__name__ == "ServerHeartbeatStartedEvent"
+                                              else None])
+        client.admin.command("ping")
+        servers = client.topology_description.servers
+        assert len(servers) == 20 and client._topology.scan_count == 1
+        assert len(set(map(id, plans))) == 1  # one handover, in the middle of the scan
+        assert sorted(checks) == sorted(servers) and len(set(checks)) == 20
+        assert all(sd.server_type is not ServerType.UNKNOWN for sd in servers.values())
+        client.close()
