@@ -243,3 +243,42 @@ def test_a_date_outside_pythons_range_is_the_users_error_not_the_servers(mongo_r
     auto = client.db.get_collection("c", codec_options=bson.CodecOptions(
         datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO))
     assert auto.find_one()["d"] == bson.DatetimeMS(2 ** 62)
+
+
+@pytest.mark.parametrize("uri,problem", [
+    ("mongodb://localhost:\u00b2", "invalid port"),  # a superscript two: isdigit, not int
+    ("mongodb://localhost:\u0662\u0667", "invalid port"),  # Arabic-Indic digits
+    ("mongodb://1.2.3.4\n", "no spaces, control characters"),  # `$` matched before "\n"
+])
+def test_a_host_or_port_that_only_looks_numeric_is_an_invalid_uri(uri, problem):
+    """Rule: bad input gets an error that names the problem. Before, a port of Unicode digits
+    raised int()'s bare ValueError from deep inside, and an IPv4 address followed by a
+    newline was accepted as a host (and failed at connect time)."""
+    with pytest.raises(errors.InvalidURI, match=problem):
+        MongoClient(uri)
+
+
+def test_an_ipv4_address_is_ascii_digits_only():
+    """Rule: only ASCII dotted quads are IPv4 literals; digits of another script are a host
+    name, checked by the host-name rules (and resolved), not connected to as an address."""
+    from singlemongo.options.uri import parse_uri
+    assert parse_uri("mongodb://10.0.0.255").hosts[0].kind == "ipv4"
+    assert parse_uri("mongodb://10.0.0.256").hosts[0].kind == "hostname"
+    assert parse_uri("mongodb://\u0661.\u0662.\u0663.\u0664").hosts[0].kind == "hostname"
+
+
+@pytest.mark.parametrize("text,ok", [
+    ("127.0.0.1:27017", True), ("a-b_c.example.com.:1", True), ("x" * 63 + ".y", True),
+    ("x" * 64 + ".y", False), ("a..b", False), (".", False), ("a b", False),
+    ("a.-", True), ("h\u00e9.example", True), ("bad host!:x", False), ("1.2.3.4\n", False),
+])
+def test_announced_host_names_follow_the_host_name_rules(text, ok):
+    """Rule (RFC 1035 lengths, no spaces or control characters): announced hosts are checked
+    as connection-string hosts; the everyday ASCII name is accepted without the slower
+    character-by-character rules, and the same names as before pass and fail."""
+    from singlemongo.sdam.address import _parse_announced
+    if ok:
+        assert _parse_announced(text)
+    else:
+        with pytest.raises(ValueError):
+            _parse_announced(text)

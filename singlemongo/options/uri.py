@@ -13,7 +13,7 @@ from typing import Optional, Tuple
 
 from ..errors import InvalidURI
 from ..records import dataclass, field
-from ..sdam.address import DEFAULT_PORT, host_name_problem, is_ipv6
+from ..sdam.address import DEFAULT_PORT, host_name_problem, is_ipv4, is_ipv6
 
 # ----- redaction ------------------------------------------------------------------------------
 
@@ -133,7 +133,6 @@ SRV_SCHEME = "mongodb+srv://"
 # compiles only those it needs.
 _ESCAPE = r"(?:%[0-9A-Fa-f]{2})+"
 _BAD_PERCENT = r"%(?![0-9A-Fa-f]{2})"
-_IPV4 = r"^\d{1,3}(\.\d{1,3}){3}$"
 # "Auth Database": characters that MUST NOT appear once decoded.
 _BAD_DB_CHARS = frozenset('/\\ "$')
 
@@ -293,8 +292,7 @@ def _parse_host(text, uri):
         raise InvalidURI(f"invalid host {_shown_host(text)}: expected host or host:port (if "
                          f"that is a username and password, end them with '@')")
     host = decoded.partition(":")[0].lower()
-    is_ipv4 = re.match(_IPV4, host) and all(int(octet) <= 255 for octet in host.split("."))
-    kind = "ipv4" if is_ipv4 else "hostname"
+    kind = "ipv4" if is_ipv4(host) else "hostname"
     problem = host_name_problem(host) if kind == "hostname" else None
     if problem:
         raise InvalidURI(f"invalid host {_shown_host(text)}: {problem}")
@@ -302,8 +300,9 @@ def _parse_host(text, uri):
 
 
 def _parse_port(port, text):
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
-        shown = f"{port!r}" if port.isdigit() else "not shown: it is not a number"
+    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
+        shown = f"{port!r}" if port.isascii() and port.isdigit() else \
+            "not shown: it is not a number"
         raise InvalidURI(f"invalid port in host {_shown_host(text)} ({shown}): a port is an "
                          f"integer from 1 to 65535 (if that is a username and password, end "
                          f"them with '@')")
