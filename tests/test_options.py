@@ -175,3 +175,20 @@ def test_tls_conflict_table(pair, conflict):
             client_options(uri)
     else:
         client_options(uri)
+
+
+@pytest.mark.parametrize("text,ok", [("1", True), ("+1", True), ("-12", True), ("007", True),
+                                     ("1\n", False), (" 1", False), ("\u0661", False),
+                                     ("\u00b2", False), ("", False), ("+", False),
+                                     ("1.0", False)])
+def test_an_integer_option_is_an_optional_sign_and_ascii_digits(text, ok):
+    """Rule (URI options spec: integers in the connection string): a value is an integer when
+    it is a sign and ASCII digits only. Before, a regular expression also took a value ending
+    in a newline, and digits of other scripts."""
+    from singlemongo.options.table import integer
+    check = integer(minimum=-100)
+    if ok:
+        assert check(text) == int(text)
+    else:
+        with pytest.raises(ValueError, match="expected an integer"):
+            check(text)

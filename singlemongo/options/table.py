@@ -7,7 +7,6 @@ expected (TypeError for a keyword value of the wrong Python type, as PyMongo's v
 """
 from __future__ import annotations
 
-import re
 from operator import itemgetter
 from typing import Any, Callable
 
@@ -26,7 +25,6 @@ MAX_ADAPTIVE_RETRIES = 5  # client backpressure (seed document)
 # ----- value types (uri-options spec, "List of specified options") ------------------------
 # Patterns are compiled on first use (re's cache), not at import: a one-off query
 # compiles only those it needs.
-_INT = r"^[+-]?\d+$"
 _INT32_MAX = 2 ** 31 - 1
 _INT64_MAX = 2 ** 63 - 1
 
@@ -41,13 +39,20 @@ def boolean(value):
     raise ValueError("expected true or false")
 
 
+def _is_integer_text(value):
+    """An optional sign and ASCII digits, nothing else (no spaces, no other scripts' digits).
+    String methods, not a regular expression: a one-off would compile it for one option."""
+    digits = value[1:] if value.startswith(("+", "-")) else value
+    return digits.isascii() and digits.isdigit()
+
+
 def integer(minimum=None, maximum=_INT32_MAX, allowed=()):
     """An integer in [minimum, maximum], or one of ``allowed``."""
     def check(value):
         if isinstance(value, bool):
             raise ValueError("expected an integer")
         if isinstance(value, str):
-            if not re.match(_INT, value):
+            if not _is_integer_text(value):
                 raise ValueError("expected an integer")
             value = int(value)
         elif isinstance(value, float) and value.is_integer():
@@ -101,7 +106,7 @@ def appname(value):
 
 
 def write_concern_w(value):
-    if isinstance(value, str) and re.match(_INT, value):
+    if isinstance(value, str) and _is_integer_text(value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError("expected a non-negative integer or a string")

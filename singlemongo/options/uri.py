@@ -242,7 +242,8 @@ def _parse(uri):
 
 
 def _parse_userinfo(userinfo):
-    if "@" in userinfo or userinfo.count(":") > 1 or re.search(_BAD_PERCENT, userinfo):
+    if "@" in userinfo or userinfo.count(":") > 1 or (
+            "%" in userinfo and re.search(_BAD_PERCENT, userinfo)):
         raise InvalidURI(
             "invalid user information in the connection string (not shown): a username or "
             "password containing '@', ':' or '%' must be percent-encoded "
