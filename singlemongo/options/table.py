@@ -23,8 +23,6 @@ CONNECT_TIMEOUT_MS = 10_000
 MAX_ADAPTIVE_RETRIES = 5  # client backpressure (seed document)
 
 # ----- value types (uri-options spec, "List of specified options") ------------------------
-# Patterns are compiled on first use (re's cache), not at import: a one-off query
-# compiles only those it needs.
 _INT32_MAX = 2 ** 31 - 1
 _INT64_MAX = 2 ** 63 - 1
 
