@@ -19,8 +19,8 @@ from bson.raw_bson import RawBSONDocument
 
 from .common import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
 from .monitoring import next_operation_id
-from .errors import (BulkWriteError, ConfigurationError, DocumentTooLarge, InvalidOperation,
-                     OperationFailure)
+from . import errors
+from .errors import BulkWriteError, ConfigurationError, InvalidOperation, OperationFailure
 from .results import BulkWriteResult
 from .wire.messages import EncodedBatch
 from .write_concern import WriteConcern
@@ -34,11 +34,12 @@ COMMANDS = (("insert", "documents"), ("update", "updates"), ("delete", "deletes"
 COMMAND_OVERHEAD = 16 * 1024
 
 
-def too_large(size: int, max_size: int, what: str = "BSON document") -> DocumentTooLarge:
+def too_large(size: int, max_size: int, what: str = "BSON document") -> errors.DocumentTooLarge:
     """DocumentTooLarge for a document (or batch) over the server's limit, PyMongo's message."""
-    return DocumentTooLarge(f"{what} too large ({size} bytes) - the connected server supports "
-                            f"BSON document sizes up to {max_size} bytes (its "
-                            f"maxBsonObjectSize).")
+    return errors.DocumentTooLarge(
+        f"{what} too large ({size} bytes) - the connected server supports "
+        f"BSON document sizes up to {max_size} bytes (its "
+        f"maxBsonObjectSize).")
 
 
 _COUNTER = 1 << 24  # an ObjectId's counter is 3 bytes (ObjectId spec)
@@ -345,9 +346,9 @@ def _execute_ordered_unacknowledged(bulk: _Bulk, session: Any) -> None:
 
 
 def _summary(result: dict[str, Any]) -> str:
-    errors = result["writeErrors"]
-    first = errors[0] if errors else result["writeConcernErrors"][0]
-    return (f"batch op errors occurred: {len(errors)} write error(s), "
+    write_errors = result["writeErrors"]
+    first = write_errors[0] if write_errors else result["writeConcernErrors"][0]
+    return (f"batch op errors occurred: {len(write_errors)} write error(s), "
             f"{len(result['writeConcernErrors'])} write concern error(s); first: "
             f"{first.get('errmsg')} (code {first.get('code')}, operation "
             f"{first.get('index', '?')}); {result['nInserted']} inserted, "

@@ -21,8 +21,8 @@ from .database import Database
 from .engine.check import api_fields
 from .engine.operation import Request, execute, flush_kill_queue
 from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
-from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
-                     WaitQueueTimeoutError)
+from . import errors
+from .errors import ConfigurationError, ConnectionFailure, InvalidOperation
 from .options.client_options import ClientOptions, client_options
 from .options.uri import SecretText
 from .sdam.server_description import ServerType, TopologyType
@@ -465,7 +465,7 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
             with self._topology.operation():  # after another thread's operation, if any
                 flush_kill_queue(self._topology)  # cursors dropped since the last operation
                 self._end_sessions()
-        except WaitQueueTimeoutError:
+        except errors.WaitQueueTimeoutError:
             pass  # that thread's operation fails on the closed sockets
         finally:
             self._topology.close()

@@ -14,7 +14,7 @@ from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                      core_read_preference, deferred_mixin, not_callable, validate_collation,
                      validate_collection_name)
 from .engine.operation import Request, execute
-from .errors import InvalidName, WriteConcernError
+from . import errors
 from .selection.selector import READ, WRITE, Criteria
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
                 unacknowledged=not self._acknowledged(session),
                 codec=self._codec_options, user_fields=user_fields, explicit_session=session,
                 prepare=prepare, operation_id=operation_id))
-        except WriteConcernError as exc:
+        except errors.WriteConcernError as exc:
             reply = exc.reply or {}
             if not check:
                 return reply
@@ -230,8 +230,8 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
             raise TypeError(f"new_name must be an instance of str, not {type(new_name).__name__}")
         try:
             validate_collection_name(new_name)
-        except InvalidName as exc:
-            raise InvalidName(f"invalid collection name {new_name!r}: {exc}") from None
+        except errors.InvalidName as exc:
+            raise errors.InvalidName(f"invalid collection name {new_name!r}: {exc}") from None
         cmd: dict[str, Any] = {"renameCollection": self._full_name,
                                "to": f"{self._database.name}.{new_name}"}
         cmd.update(kwargs)

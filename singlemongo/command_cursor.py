@@ -21,8 +21,8 @@ from .clock import Deadline
 from .common import Generic, _DocumentType
 from .engine.checkout import checkout_pinned
 from .engine.operation import Outcome, Request, execute, kill_cursor
-from .errors import (ConnectionFailure, CursorNotFound, InvalidOperation, OperationFailure,
-                     PyMongoError)
+from . import errors
+from .errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError
 from .sdam.address import format_address
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ class _ServerCursor(Generic[_DocumentType]):
         if conn is None or conn.closed:
             self._id = 0
             self._release_session()
-            raise CursorNotFound(
+            raise errors.CursorNotFound(
                 f"the connection to {format_address(self._address)} that opened this cursor "
                 f"was closed, and a cursor cannot move to another connection; run the query "
                 f"again", 43, {}, self._address)

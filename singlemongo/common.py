@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, TypeVar
 
 from bson.codec_options import CodecOptions
 
-from .errors import InvalidName
+from . import errors
 from .selection.selector import ReadPreference as _CoreReadPreference
 
 if TYPE_CHECKING:
@@ -230,11 +230,11 @@ def validate_database_name(name: Any) -> str:
     if name == "$external":
         return name
     if not name:
-        raise InvalidName("database name cannot be the empty string")
+        raise errors.InvalidName("database name cannot be the empty string")
     for char in (" ", ".", "$", "/", "\\", "\x00", '"'):
         if char in name:
-            raise InvalidName(f"database names cannot contain the character {char!r} "
-                              f"(got {name!r})")
+            raise errors.InvalidName(f"database names cannot contain the character {char!r} "
+                                     f"(got {name!r})")
     return name
 
 
@@ -242,13 +242,14 @@ def validate_collection_name(name: Any) -> str:
     if not isinstance(name, str):
         raise TypeError(f"name must be an instance of str, not {type(name).__name__}")
     if not name or ".." in name:
-        raise InvalidName(f"collection names cannot be empty or contain '..' (got {name!r})")
+        raise errors.InvalidName(
+            f"collection names cannot be empty or contain '..' (got {name!r})")
     if "$" in name and not (name.startswith("oplog.$main") or name.startswith("$cmd")):
-        raise InvalidName(f"collection names must not contain '$' (got {name!r})")
+        raise errors.InvalidName(f"collection names must not contain '$' (got {name!r})")
     if name[0] == "." or name[-1] == ".":
-        raise InvalidName(f"collection names must not start or end with '.' (got {name!r})")
+        raise errors.InvalidName(f"collection names must not start or end with '.' (got {name!r})")
     if "\x00" in name:
-        raise InvalidName("collection names must not contain the null character")
+        raise errors.InvalidName("collection names must not contain the null character")
     return name
 
 

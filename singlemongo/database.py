@@ -13,7 +13,8 @@ from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTyp
                      core_read_preference, not_callable, validate_collation,
                      validate_database_name)
 from .engine.operation import Outcome, Request, execute
-from .errors import CollectionInvalid, InvalidOperation, OperationFailure
+from . import errors
+from .errors import InvalidOperation, OperationFailure
 from .selection.selector import READ, Criteria, ReadPreference as _Core
 
 if TYPE_CHECKING:
@@ -261,7 +262,7 @@ class Database(BaseObject, Watchable, Generic[_DocumentType]):
         # then says whether the collection exists.
         if check_exists and not in_transaction and name in self.list_collection_names(
                 session, filter={"name": name}):
-            raise CollectionInvalid(f"collection {name} already exists")
+            raise errors.CollectionInvalid(f"collection {name} already exists")
         if "collation" in kwargs:
             kwargs["collation"] = validate_collation(kwargs["collation"])
         return Collection(self, name, True, codec_options, read_preference, write_concern,

@@ -18,37 +18,70 @@ so that existing ``except`` clauses keep working:
 Every message names what was tried and the offending value; passwords are redacted by the
 code that builds the message (see ``options/uri.py``), never here.
 
-The end of the module says whether a reply failed. The errors only a server's failure reply
-raises (NotPrimaryError, WriteError, DuplicateKeyError, WTimeoutError, BulkWriteError,
-ExecutionTimeout), the typed error a reply stands for and the retry rules are in
-``reply_errors.py``, loaded with the first failure; they are served from here too.
+This module holds the trunk every layer raises or catches by name. The other classes load
+with their first use and are served from here too (``from singlemongo.errors import
+InvalidURI`` works as before): the errors a server's failure reply raises (NotPrimaryError,
+WriteError, DuplicateKeyError, WriteConcernError, WTimeoutError, BulkWriteError,
+CursorNotFound, ExecutionTimeout), with the typed error a reply stands for and the retry
+rules, are in ``reply_errors.py``; the errors that refuse a program's input (InvalidURI,
+ConfigurationTypeError, DNSError, IncompatibleWireVersionError, WaitQueueTimeoutError,
+InvalidName, CollectionInvalid, InvalidDocument, DocumentTooLarge, SingleMongoWarning) are in
+``usage_errors.py``. A one-off that succeeds creates neither (an exception class costs about
+130,000 instructions, some 40 us). The end of the module says whether a reply failed.
 """
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
-
-from bson.errors import InvalidDocument as _BSONInvalidDocument
 
 _Address = Any
 
+# Where each class that loads with its first use lives.
+_LOADED_AT_FIRST_USE = {
+    **dict.fromkeys(("NotPrimaryError", "WriteError", "DuplicateKeyError", "WriteConcernError",
+                     "WTimeoutError", "BulkWriteError", "CursorNotFound", "ExecutionTimeout"),
+                    "reply_errors"),
+    **dict.fromkeys(("SingleMongoWarning", "ConfigurationTypeError", "InvalidURI", "DNSError",
+                     "IncompatibleWireVersionError", "WaitQueueTimeoutError", "InvalidName",
+                     "CollectionInvalid", "InvalidDocument", "DocumentTooLarge"),
+                    "usage_errors"),
+}
+
 if TYPE_CHECKING:
     from .reply_errors import BulkWriteError as BulkWriteError
+    from .reply_errors import CursorNotFound as CursorNotFound
     from .reply_errors import DuplicateKeyError as DuplicateKeyError
     from .reply_errors import ExecutionTimeout as ExecutionTimeout
     from .reply_errors import NotPrimaryError as NotPrimaryError
+    from .reply_errors import WriteConcernError as WriteConcernError
     from .reply_errors import WriteError as WriteError
     from .reply_errors import WTimeoutError as WTimeoutError
+    from .usage_errors import CollectionInvalid as CollectionInvalid
+    from .usage_errors import ConfigurationTypeError as ConfigurationTypeError
+    from .usage_errors import DNSError as DNSError
+    from .usage_errors import DocumentTooLarge as DocumentTooLarge
+    from .usage_errors import IncompatibleWireVersionError as IncompatibleWireVersionError
+    from .usage_errors import InvalidDocument as InvalidDocument
+    from .usage_errors import InvalidName as InvalidName
+    from .usage_errors import InvalidURI as InvalidURI
+    from .usage_errors import SingleMongoWarning as SingleMongoWarning
+    from .usage_errors import WaitQueueTimeoutError as WaitQueueTimeoutError
 
-_IN_REPLY_ERRORS = frozenset({"NotPrimaryError", "WriteError", "DuplicateKeyError",
-                              "WTimeoutError", "BulkWriteError", "ExecutionTimeout"})
+
+def serve(*classes: type) -> None:
+    """Make ``classes``, defined in a module that loads at first use, this module's for
+    tracebacks, pickles and code written against ``pymongo.errors``."""
+    for cls in classes:
+        cls.__module__ = __name__
 
 
 def __getattr__(name: str) -> Any:
-    if name in _IN_REPLY_ERRORS:  # pymongo.errors.DuplicateKeyError and the rest
-        from . import reply_errors
-        value = globals()[name] = getattr(reply_errors, name)
-        return value
-    raise AttributeError(f"module 'singlemongo.errors' has no attribute {name!r}")
+    module = _LOADED_AT_FIRST_USE.get(name)  # pymongo.errors.DuplicateKeyError and the rest
+    if module is None:
+        raise AttributeError(f"module 'singlemongo.errors' has no attribute {name!r}")
+    __import__(f"{__package__}.{module}")  # not importlib: a one-off need not load it
+    value = globals()[name] = getattr(sys.modules[f"{__package__}.{module}"], name)
+    return value
 
 
 class PyMongoError(Exception):
@@ -71,30 +104,8 @@ class PyMongoError(Exception):
 SingleMongoError = PyMongoError
 
 
-class SingleMongoWarning(UserWarning):
-    """Something in the configuration was ignored; the message says what and why."""
-
-
 class ConfigurationError(PyMongoError, ValueError):
     """A connection string, option or read preference is invalid."""
-
-
-class ConfigurationTypeError(ConfigurationError, TypeError):
-    """An option given a value of the wrong Python type (also a TypeError, as PyMongo raises
-    for one)."""
-
-
-class InvalidURI(ConfigurationError):
-    """The connection string cannot be parsed."""
-
-
-class DNSError(ConfigurationError):
-    """A mongodb+srv lookup failed or returned records the rules forbid."""
-
-
-class IncompatibleWireVersionError(ConfigurationError):
-    """A server's wire version range does not overlap the driver's (PyMongo raises a
-    ConfigurationError for this too)."""
 
 
 class ConnectionFailure(PyMongoError):
@@ -136,11 +147,6 @@ class ProtocolError(ConnectionFailure):
     """A reply did not follow the wire protocol; the connection that carried it is closed."""
 
 
-class WaitQueueTimeoutError(ConnectionFailure):
-    """A thread waited too long for another thread's operation on the same client to finish
-    (a client runs one operation at a time: PyMongo's wait for a pooled connection)."""
-
-
 class OperationFailure(PyMongoError):
     """The server answered a command with an error: ``code``, ``code_name``, ``details`` (the
     reply) and ``error_labels``."""
@@ -167,45 +173,8 @@ class OperationFailure(PyMongoError):
         return self.code == 50
 
 
-class WriteConcernError(OperationFailure):
-    """The write happened but its write concern was not satisfied. ``details`` is the
-    server's ``writeConcernError`` document (with the reply's ``errorLabels``), as PyMongo's."""
-
-    reply: Optional[Mapping[str, Any]] = None  # the whole reply it came in, when known
-
-
-class CursorNotFound(OperationFailure):
-    """The cursor is gone on the server, or the connection that opened it was lost."""
-
-
 class InvalidOperation(PyMongoError):
     """The operation cannot be performed in this state (a closed client, a used cursor)."""
-
-
-class InvalidName(PyMongoError):
-    """A database or collection name is not valid."""
-
-
-class CollectionInvalid(PyMongoError):
-    """A collection cannot be created (it exists) or validated."""
-
-
-class InvalidDocument(_BSONInvalidDocument, PyMongoError):
-    """A document cannot be sent: too large, a bad key, or not a mapping. It is also a
-    ``bson.errors.InvalidDocument``, as PyMongo's are."""
-
-    def __init__(self, message: str, document: Any = None) -> None:
-        PyMongoError.__init__(self, message)
-        self._document = document
-
-    @property
-    def document(self) -> Any:
-        """The document that could not be sent, if known."""
-        return self._document
-
-
-class DocumentTooLarge(InvalidDocument):
-    """A document (or a command) is larger than the server accepts (maxBsonObjectSize)."""
 
 
 # The exceptions (pymongo.errors); the reply reading below is the driver's own.

@@ -37,18 +37,25 @@ def field(default=_MISSING, default_factory=None, repr=True):
 
 
 def _collect(cls):
+    # One pass, plain loops: a one-off makes 16 record classes at import, and comprehensions
+    # and mapping proxies per field cost more than the class itself.
     specs = {}
     for klass in reversed(cls.__mro__):
-        if klass is not cls and "__record_fields__" in klass.__dict__:
+        namespace = vars(klass)
+        if klass is not cls and "__record_fields__" in namespace:
             # A record base: its fields as it collected them (its Field defaults are gone
             # from its namespace).
-            specs.update((spec.name, spec) for spec in klass.__record_fields__)
+            for spec in namespace["__record_fields__"]:
+                specs[spec.name] = spec
             continue
-        for name in klass.__dict__.get("__annotations__", {}):
-            value = klass.__dict__.get(name, _MISSING)
-            spec = value if isinstance(value, Field) else Field(value)
-            if not isinstance(value, Field) and name in specs and value is _MISSING:
+        for name in namespace.get("__annotations__", ()):
+            value = namespace.get(name, _MISSING)
+            if isinstance(value, Field):
+                spec = value
+            elif value is _MISSING and name in specs:
                 spec = specs[name]
+            else:
+                spec = Field(value)
             spec.name = name
             specs[name] = spec
     return tuple(specs.values())
@@ -56,13 +63,17 @@ def _collect(cls):
 
 def _spec(specs):
     """What the shared ``__init__`` needs of a record class, computed once per class."""
-    names = tuple(s.name for s in specs)
-    plain = {s.name: s.default for s in specs
-             if s.default_factory is None and s.default is not _MISSING}
-    factories = tuple((s.name, s.default_factory) for s in specs if s.default_factory is not None)
-    required = tuple(s.name for s in specs
-                     if s.default_factory is None and s.default is _MISSING)
-    return names, frozenset(names), plain, factories, required, frozenset(required)
+    names, plain, factories, required = [], {}, [], []
+    for s in specs:
+        names.append(s.name)
+        if s.default_factory is not None:
+            factories.append((s.name, s.default_factory))
+        elif s.default is _MISSING:
+            required.append(s.name)
+        else:
+            plain[s.name] = s.default
+    return (tuple(names), frozenset(names), plain, tuple(factories), tuple(required),
+            frozenset(required))
 
 
 # The methods every record class shares: each reads its class's spec, so a class costs a

@@ -2,22 +2,30 @@
 failed reply stands for, and whether the retryable reads and writes specs allow the one retry
 after an error. Loaded with the first failure (a one-off that succeeds never loads it); the
 classes are also ``singlemongo.errors``' (PyMongo's ``pymongo.errors``), where ``__module__``
-says they live.
+says they live. CursorNotFound is also raised for a cursor whose connection was lost.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from .errors import (_Address, AutoReconnect, ConnectionFailure, OperationFailure,
-                     WriteConcernError, CursorNotFound)
+from .errors import _Address, AutoReconnect, ConnectionFailure, OperationFailure, serve
 from .sdam.address import format_address
+
+
+class WriteConcernError(OperationFailure):
+    """The write happened but its write concern was not satisfied. ``details`` is the
+    server's ``writeConcernError`` document (with the reply's ``errorLabels``), as PyMongo's."""
+
+    reply: Optional[Mapping[str, Any]] = None  # the whole reply it came in, when known
+
+
+class CursorNotFound(OperationFailure):
+    """The cursor is gone on the server, or the connection that opened it was lost."""
 
 
 class NotPrimaryError(AutoReconnect):
     """The server is not (or no longer) the primary, or is recovering or shutting down
     (10107, 13435, 10058, 11600, 11602, 13436, 189, 91). ``details`` is its reply."""
-
-    __module__ = "singlemongo.errors"  # where PyMongo code looks for it
 
     def __init__(self, message: str = "", errors: Optional[Mapping[str, Any]] = None,
                  address: _Address = None) -> None:
@@ -35,26 +43,18 @@ class NotPrimaryError(AutoReconnect):
 class WriteError(OperationFailure):
     """A single write failed (the server's writeErrors entry is in ``details``)."""
 
-    __module__ = "singlemongo.errors"  # where PyMongo code looks for it
-
 
 class DuplicateKeyError(WriteError):
     """A write violated a unique index (code 11000)."""
-
-    __module__ = "singlemongo.errors"  # where PyMongo code looks for it
 
 
 class WTimeoutError(WriteConcernError):
     """The write concern timed out (wtimeout)."""
 
-    __module__ = "singlemongo.errors"  # where PyMongo code looks for it
-
 
 class BulkWriteError(OperationFailure):
     """A bulk write (or insert_many) failed; ``details`` has writeErrors, writeConcernErrors,
     nInserted, nUpserted, nMatched, nModified, nRemoved and upserted, as in PyMongo."""
-
-    __module__ = "singlemongo.errors"  # where PyMongo code looks for it
 
     details: Mapping[str, Any]  # never None (PyMongo types it so too)
 
@@ -66,7 +66,9 @@ class BulkWriteError(OperationFailure):
 class ExecutionTimeout(OperationFailure):
     """The server stopped the operation at its time limit (code 50, MaxTimeMSExpired)."""
 
-    __module__ = "singlemongo.errors"  # where PyMongo code looks for it
+
+serve(WriteConcernError, CursorNotFound, NotPrimaryError, WriteError, DuplicateKeyError,
+      WTimeoutError, BulkWriteError, ExecutionTimeout)
 
 
 # Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.

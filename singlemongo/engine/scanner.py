@@ -17,7 +17,8 @@ import weakref
 from collections import deque
 
 from ..clock import Budget
-from ..errors import IncompatibleWireVersionError, ServerSelectionError
+from .. import errors
+from ..errors import ServerSelectionError
 from ..monitoring import DEBUG, INFO, SERVER_SELECTION, logging_enabled
 from ..options.table import COOLDOWN_MS, MIN_HEARTBEAT_FREQUENCY_MS
 from ..sdam.address import format_address
@@ -247,7 +248,7 @@ def _select(topo, criteria, deprioritized, log_waiting):
         td = topo.description
         if not td.compatible:
             topo.stale = True
-            raise IncompatibleWireVersionError(td.compatibility_error)
+            raise errors.IncompatibleWireVersionError(td.compatibility_error)
         result = select(td, criteria, settings, deprioritized)
         if result.in_window:
             return topo.clock.choice(list(result.in_window))

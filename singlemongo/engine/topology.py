@@ -12,8 +12,8 @@ from collections import defaultdict
 from . import check
 from ..clock import DEFAULT_CLOCK, Deadline
 from ..wire.connection import Connection, open_socket
-from ..errors import (ConfigurationError, ConnectionFailure, InvalidOperation,
-                      WaitQueueTimeoutError)
+from .. import errors
+from ..errors import ConfigurationError, ConnectionFailure, InvalidOperation
 from ..monitoring import EventBus
 from .check import handshake_command
 from .scanner import MIN_INTERVAL_S, Scanner, select_server
@@ -271,7 +271,7 @@ class Topology:
         if not self._in_use.acquire(False):
             wait_s = self._wait_queue_timeout_s()
             if not self._in_use.acquire(True, wait_s):
-                raise WaitQueueTimeoutError(
+                raise errors.WaitQueueTimeoutError(
                     f"waited {wait_s * 1000:.0f} ms for another thread's operation on this "
                     f"MongoClient to finish: a singlemongo client runs one operation at a "
                     f"time (one socket per server). Give each thread its own client "

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 from ..records import dataclass, replace
 from types import MappingProxyType
 
-from ..errors import (ConfigurationError, ConfigurationTypeError, InvalidURI,
-                      SingleMongoWarning)
+from .. import errors
+from ..errors import ConfigurationError
 from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
 from .uri import REDACTED, SecretText, mention, redact_value, parse_uri
@@ -112,7 +112,7 @@ def client_options(uri, **kwargs):
         srv_host=parsed.hosts[0].host if parsed.is_srv else None,
         database=parsed.database)
     for message in found.warnings:
-        warnings.warn(message, SingleMongoWarning, stacklevel=2)
+        warnings.warn(message, errors.SingleMongoWarning, stacklevel=2)
     username = values["username"] if "username" in specified else parsed.username
     password = values["password"] if "password" in specified else parsed.password
     return _finish(options, username, password, found.tls_values,
@@ -130,7 +130,7 @@ def validate_keyword(key, value):
     try:
         return OPTIONS[name].validate(value) if value is not None else None
     except (ValueError, TypeError) as exc:
-        kind = ConfigurationTypeError if isinstance(exc, TypeError) else ConfigurationError
+        kind = errors.ConfigurationTypeError if isinstance(exc, TypeError) else ConfigurationError
         raise kind(f"invalid value for option {key}: {redact_value(name, value)!r} "
                    f"({exc})") from None
 
@@ -291,7 +291,7 @@ def _check_conflicts(options, tls_values):
     v, given = options.values, options.specified
     seeds = len(options.seeds)
     if len({value for _, value in tls_values}) > 1:
-        raise InvalidURI(
+        raise errors.InvalidURI(
             "conflicting tls and ssl values: " + ", ".join(f"{k}={str(x).lower()}" for k, x in tls_values))
     for first, second in TLS_CONFLICTS:
         if first in given and second in given:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Tuple
 
-from ..errors import InvalidURI
+from .. import errors
 from ..records import dataclass, field
 from ..sdam.address import DEFAULT_PORT, host_name_problem, is_ipv4, is_ipv6
 
@@ -184,17 +184,17 @@ def parse_uri(uri):
     password) no fragment of the string is quoted at all. The error is raised here, outside
     the parser's frames, whose locals hold pieces of the string."""
     if not isinstance(uri, str):
-        raise InvalidURI(f"connection string must be a str, not {type(uri).__name__}")
+        raise errors.InvalidURI(f"connection string must be a str, not {type(uri).__name__}")
     uri = SecretText(uri)
     problem = None
     try:
         return _parse(uri)
-    except InvalidURI as exc:
+    except errors.InvalidURI as exc:
         problem = str(exc) if _unambiguous(uri) else (
             "invalid connection string: it cannot be parsed (not shown: an '@' comes after a "
             "'/' or '?', so a password may be anywhere in it). If the username or password "
             "contains '@', ':', '/', '?' or '%', percent-encode it (urllib.parse.quote_plus)")
-    raise InvalidURI(problem)
+    raise errors.InvalidURI(problem)
 
 
 def _unambiguous(uri):
@@ -214,7 +214,7 @@ def _parse(uri):
         scheme = uri.partition("://")[0] if "://" in uri else ""
         if scheme and not hint:
             hint = f" (its scheme is {scheme[:20]!r})"
-        raise InvalidURI(
+        raise errors.InvalidURI(
             f"invalid connection string {redact_uri(uri)!r}: it must begin with "
             f"'mongodb://' or 'mongodb+srv://'{hint}")
     rest = uri[len(scheme):]
@@ -225,7 +225,7 @@ def _parse(uri):
         userinfo, _, authority = authority.rpartition("@")
         username, password = _parse_userinfo(userinfo)
     if not authority:
-        raise InvalidURI(f"connection string {redact_uri(uri)!r} names no host")
+        raise errors.InvalidURI(f"connection string {redact_uri(uri)!r} names no host")
     hosts = tuple(_parse_host(h, uri) for h in authority.split(","))
     if scheme == SRV_SCHEME:
         _check_srv_hosts(hosts, uri, authority)
@@ -244,14 +244,14 @@ def _parse(uri):
 def _parse_userinfo(userinfo):
     if "@" in userinfo or userinfo.count(":") > 1 or (
             "%" in userinfo and re.search(_BAD_PERCENT, userinfo)):
-        raise InvalidURI(
+        raise errors.InvalidURI(
             "invalid user information in the connection string (not shown): a username or "
             "password containing '@', ':' or '%' must be percent-encoded "
             "(urllib.parse.quote_plus)")
     user, colon, pwd = userinfo.partition(":")
     if not user:
-        raise InvalidURI("invalid user information in the connection string: the username "
-                         "is empty")
+        raise errors.InvalidURI("invalid user information in the connection string: the username "
+                                "is empty")
     return unquote(user), (SecretText(unquote(SecretText(pwd))) if colon else None)
 
 
@@ -264,39 +264,42 @@ def _shown_host(text):
 
 def _parse_host(text, uri):
     if not text:
-        raise InvalidURI(f"connection string {redact_uri(uri)!r} has an empty host")
+        raise errors.InvalidURI(f"connection string {redact_uri(uri)!r} has an empty host")
     if text.startswith("["):
         end = text.find("]")
         if end < 0:
-            raise InvalidURI("unterminated IPv6 literal in connection string (expected "
-                             "'[address]' or '[address]:port')")
+            raise errors.InvalidURI("unterminated IPv6 literal in connection string (expected "
+                                    "'[address]' or '[address]:port')")
         host, rest = text[1:end], text[end + 1:]
         if not is_ipv6(host):
-            raise InvalidURI("invalid IPv6 literal in connection string (not shown: it may "
-                             "be a password written without '@')")
+            raise errors.InvalidURI("invalid IPv6 literal in connection string (not shown: it may "
+                                    "be a password written without '@')")
         if rest and not rest.startswith(":"):
-            raise InvalidURI("unexpected text after an IPv6 literal in connection string "
-                             "(expected ':port' or nothing)")
+            raise errors.InvalidURI("unexpected text after an IPv6 literal in connection string "
+                                    "(expected ':port' or nothing)")
         return Host(host.lower(), _parse_port(rest[1:], text) if rest else DEFAULT_PORT,
                     "ip_literal")
     decoded = unquote(text)
     if "/" in decoded:
         if not decoded.endswith(".sock"):
-            raise InvalidURI(f"unsupported host {decoded!r}: a UNIX domain socket path must "
-                             f"end in '.sock' and be percent-encoded")
+            raise errors.InvalidURI(
+                f"unsupported host {decoded!r}: a UNIX domain socket path must "
+                f"end in '.sock' and be percent-encoded")
         if "/" in text:
-            raise InvalidURI(f"unsupported host {decoded!r}: UNIX domain socket paths must be "
-                             f"percent-encoded")
+            raise errors.InvalidURI(
+                f"unsupported host {decoded!r}: UNIX domain socket paths must be "
+                f"percent-encoded")
         return Host(decoded, None, "unix")
     host, colon, port = text.partition(":")
     if not host or ":" in port:
-        raise InvalidURI(f"invalid host {_shown_host(text)}: expected host or host:port (if "
-                         f"that is a username and password, end them with '@')")
+        raise errors.InvalidURI(
+            f"invalid host {_shown_host(text)}: expected host or host:port (if "
+            f"that is a username and password, end them with '@')")
     host = decoded.partition(":")[0].lower()
     kind = "ipv4" if is_ipv4(host) else "hostname"
     problem = host_name_problem(host) if kind == "hostname" else None
     if problem:
-        raise InvalidURI(f"invalid host {_shown_host(text)}: {problem}")
+        raise errors.InvalidURI(f"invalid host {_shown_host(text)}: {problem}")
     return Host(host, _parse_port(port, text) if colon else DEFAULT_PORT, kind)
 
 
@@ -304,18 +307,20 @@ def _parse_port(port, text):
     if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
         shown = f"{port!r}" if port.isascii() and port.isdigit() else \
             "not shown: it is not a number"
-        raise InvalidURI(f"invalid port in host {_shown_host(text)} ({shown}): a port is an "
-                         f"integer from 1 to 65535 (if that is a username and password, end "
-                         f"them with '@')")
+        raise errors.InvalidURI(
+            f"invalid port in host {_shown_host(text)} ({shown}): a port is an "
+            f"integer from 1 to 65535 (if that is a username and password, end "
+            f"them with '@')")
     return int(port)
 
 
 def _check_srv_hosts(hosts, uri, authority):
     if len(hosts) != 1:
-        raise InvalidURI(f"a mongodb+srv:// connection string names exactly one host, "
-                         f"not {len(hosts)} ({redact_uri(uri)!r})")
+        raise errors.InvalidURI(f"a mongodb+srv:// connection string names exactly one host, "
+                                f"not {len(hosts)} ({redact_uri(uri)!r})")
     if hosts[0].kind == "unix" or ":" in authority:
-        raise InvalidURI(f"a mongodb+srv:// host must not include a port ({redact_uri(uri)!r})")
+        raise errors.InvalidURI(
+            f"a mongodb+srv:// host must not include a port ({redact_uri(uri)!r})")
 
 
 def _parse_database(path, uri):
@@ -324,8 +329,8 @@ def _parse_database(path, uri):
     if bad:
         # With an '@' in it, the "database" is likely the end of a password with a '/'.
         shown = "(not shown: it contains '@')" if "@" in name else repr(name)
-        raise InvalidURI(f"invalid database name {shown} in connection string: it must not "
-                         f"contain {' '.join(repr(c) for c in bad)}")
+        raise errors.InvalidURI(f"invalid database name {shown} in connection string: it must not "
+                                f"contain {' '.join(repr(c) for c in bad)}")
     database, _, collection = name.partition(".")
     return database, (collection or None)
 
@@ -340,7 +345,7 @@ def _parse_query(query):
             continue
         key, eq, value = item.partition("=")
         if not eq:  # not quoted: "proxyPassword" and its value may be run together
-            raise InvalidURI(f"invalid connection option #{len(pairs) + 1} (not shown): "
-                             f"options must be written key=value")
+            raise errors.InvalidURI(f"invalid connection option #{len(pairs) + 1} (not shown): "
+                                    f"options must be written key=value")
         pairs.append((unquote(key), unquote(value)))
     return tuple(pairs)

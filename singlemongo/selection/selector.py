@@ -10,7 +10,8 @@ from ..records import dataclass, field
 from typing import Callable, Optional, Tuple
 
 from ..options.table import HEARTBEAT_FREQUENCY_MS, LOCAL_THRESHOLD_MS, READ_PREFERENCE_MODES
-from ..errors import ConfigurationError, IncompatibleWireVersionError
+from .. import errors
+from ..errors import ConfigurationError
 from ..sdam.server_description import ServerType as S, TopologyType as T
 
 # Max staleness: the smallest value a user may set, and the idle write period of a primary.
@@ -149,7 +150,7 @@ class Selection:
 
 def check_compatible(td):
     if not td.compatible:
-        raise IncompatibleWireVersionError(td.compatibility_error)
+        raise errors.IncompatibleWireVersionError(td.compatibility_error)
 
 
 def validate_max_staleness(td, read_preference, heartbeat_frequency_ms):

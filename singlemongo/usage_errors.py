@@ -1,0 +1,75 @@
+"""The errors that refuse what a program asked for, rather than report what a server did:
+a connection string or option (InvalidURI, ConfigurationTypeError; DNSError for a
+mongodb+srv lookup; SingleMongoWarning for an option ignored), a deployment the driver cannot
+talk to (IncompatibleWireVersionError), a name or a document (InvalidName, CollectionInvalid,
+InvalidDocument, DocumentTooLarge), a second thread (WaitQueueTimeoutError).
+
+Loaded with the first one raised (a one-off that succeeds never creates them: an exception
+class costs about 130,000 instructions to create, some 40 us). They are
+``singlemongo.errors``' (PyMongo's ``pymongo.errors``), served from there and named so by
+``__module__`` (``errors.serve``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from bson.errors import InvalidDocument as _BSONInvalidDocument
+
+from .errors import ConfigurationError, ConnectionFailure, PyMongoError, serve
+
+
+class SingleMongoWarning(UserWarning):
+    """Something in the configuration was ignored; the message says what and why."""
+
+
+class ConfigurationTypeError(ConfigurationError, TypeError):
+    """An option given a value of the wrong Python type (also a TypeError, as PyMongo raises
+    for one)."""
+
+
+class InvalidURI(ConfigurationError):
+    """The connection string cannot be parsed."""
+
+
+class DNSError(ConfigurationError):
+    """A mongodb+srv lookup failed or returned records the rules forbid."""
+
+
+class IncompatibleWireVersionError(ConfigurationError):
+    """A server's wire version range does not overlap the driver's (PyMongo raises a
+    ConfigurationError for this too)."""
+
+
+class WaitQueueTimeoutError(ConnectionFailure):
+    """A thread waited too long for another thread's operation on the same client to finish
+    (a client runs one operation at a time: PyMongo's wait for a pooled connection)."""
+
+
+class InvalidName(PyMongoError):
+    """A database or collection name is not valid."""
+
+
+class CollectionInvalid(PyMongoError):
+    """A collection cannot be created (it exists) or validated."""
+
+
+class InvalidDocument(_BSONInvalidDocument, PyMongoError):
+    """A document cannot be sent: too large, a bad key, or not a mapping. It is also a
+    ``bson.errors.InvalidDocument``, as PyMongo's are."""
+
+    def __init__(self, message: str, document: Any = None) -> None:
+        PyMongoError.__init__(self, message)
+        self._document = document
+
+    @property
+    def document(self) -> Any:
+        """The document that could not be sent, if known."""
+        return self._document
+
+
+class DocumentTooLarge(InvalidDocument):
+    """A document (or a command) is larger than the server accepts (maxBsonObjectSize)."""
+
+
+serve(SingleMongoWarning, ConfigurationTypeError, InvalidURI, DNSError,
+      IncompatibleWireVersionError, WaitQueueTimeoutError, InvalidName, CollectionInvalid, InvalidDocument, DocumentTooLarge)
