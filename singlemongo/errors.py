@@ -84,6 +84,11 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def __dir__() -> list[str]:
+    """The module's names, with those that load at first use (completion in a shell)."""
+    return sorted({*globals(), *_LOADED_AT_FIRST_USE})
+
+
 class PyMongoError(Exception):
     """Base class of every error singlemongo raises. ``timeout`` is True when a timeout caused
     it (client-side operations timeout: timeoutMS, a socket or selection timeout,

@@ -207,6 +207,16 @@ def test_errors_loaded_at_first_use_are_still_the_errors_modules(module, name):
     assert type(error) is cls
 
 
+def test_dir_of_the_errors_module_names_the_classes_not_loaded_yet():
+    """Rule: a shell's completion of ``singlemongo.errors.`` (``pymongo.errors.``) offers
+    every error class, those that load at first use included, before any is used."""
+    code = ("import singlemongo.errors as e, sys; "
+            "print(sorted(set(e.__all__) - set(dir(e))), 'singlemongo.usage_errors' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["[]", "False"]
+
+
 def _import_time_graph():
     """Each driver module (the simulator aside) and the driver modules its body imports when
     it runs: imports in functions, and under ``if TYPE_CHECKING``, are not followed."""
