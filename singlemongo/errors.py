@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from .usage_errors import WaitQueueTimeoutError as WaitQueueTimeoutError
 
 
-def serve(*classes: type) -> None:
+def _serve(*classes: type) -> None:
     """Make ``classes``, defined in a module that loads at first use, this module's for
     tracebacks, pickles and code written against ``pymongo.errors``."""
     for cls in classes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from .errors import _Address, AutoReconnect, ConnectionFailure, OperationFailure, serve
+from .errors import _Address, AutoReconnect, ConnectionFailure, OperationFailure, _serve
 from .sdam.address import format_address
 
 
@@ -67,8 +67,8 @@ class ExecutionTimeout(OperationFailure):
     """The server stopped the operation at its time limit (code 50, MaxTimeMSExpired)."""
 
 
-serve(WriteConcernError, CursorNotFound, NotPrimaryError, WriteError, DuplicateKeyError,
-      WTimeoutError, BulkWriteError, ExecutionTimeout)
+_serve(WriteConcernError, CursorNotFound, NotPrimaryError, WriteError, DuplicateKeyError,
+       WTimeoutError, BulkWriteError, ExecutionTimeout)
 
 
 # Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.

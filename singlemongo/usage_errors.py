@@ -7,7 +7,7 @@ InvalidDocument, DocumentTooLarge), a second thread (WaitQueueTimeoutError).
 Loaded with the first one raised (a one-off that succeeds never creates them: an exception
 class costs about 130,000 instructions to create, some 40 us). They are
 ``singlemongo.errors``' (PyMongo's ``pymongo.errors``), served from there and named so by
-``__module__`` (``errors.serve``).
+``__module__`` (``errors._serve``).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from bson.errors import InvalidDocument as _BSONInvalidDocument
 
-from .errors import ConfigurationError, ConnectionFailure, PyMongoError, serve
+from .errors import ConfigurationError, ConnectionFailure, PyMongoError, _serve
 
 
 class SingleMongoWarning(UserWarning):
@@ -71,5 +71,6 @@ class DocumentTooLarge(InvalidDocument):
     """A document (or a command) is larger than the server accepts (maxBsonObjectSize)."""
 
 
-serve(SingleMongoWarning, ConfigurationTypeError, InvalidURI, DNSError,
-      IncompatibleWireVersionError, WaitQueueTimeoutError, InvalidName, CollectionInvalid, InvalidDocument, DocumentTooLarge)
+_serve(SingleMongoWarning, ConfigurationTypeError, InvalidURI, DNSError,
+       IncompatibleWireVersionError, WaitQueueTimeoutError, InvalidName, CollectionInvalid,
+       InvalidDocument, DocumentTooLarge)
