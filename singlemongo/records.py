@@ -72,8 +72,7 @@ def _spec(specs):
             required.append(s.name)
         else:
             plain[s.name] = s.default
-    return (tuple(names), frozenset(names), plain, tuple(factories), tuple(required),
-            frozenset(required))
+    return tuple(names), frozenset(names), plain, tuple(factories), tuple(required)
 
 
 # The methods every record class shares: each reads its class's spec, so a class costs a
@@ -81,7 +80,7 @@ def _spec(specs):
 def _record_init(self, *args, **kwargs):
     # Filled by dict updates (a scan builds hundreds of records: a per-field Python loop cost
     # most of applying a 50-member scan's replies).
-    names, known, plain, factories, required, required_set = type(self).__record_spec__
+    names, known, plain, factories, required = type(self).__record_spec__
     if args:
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments")
@@ -96,9 +95,9 @@ def _record_init(self, *args, **kwargs):
     if not known.issuperset(kwargs):
         raise TypeError(f"{type(self).__name__}() got unexpected "
                         f"{sorted(set(kwargs) - known)}")
-    if not required_set.issubset(kwargs):
-        missing = next(name for name in required if name not in kwargs)
-        raise TypeError(f"{type(self).__name__}() missing argument {missing!r}")
+    for name in required:  # a loop: issubset() would build a set of the keyword names
+        if name not in kwargs:
+            raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
     values = self.__dict__
     values.update(plain)
     for name, factory in factories:

@@ -69,6 +69,8 @@ class SessionPool:
         """Gossip the newest $clusterTime (sessions spec, "Gossipping the cluster time"); one
         that is not {clusterTime: Timestamp, ...} is ignored, never sent back to a server."""
         new = reply.get("$clusterTime")
+        if new is self.cluster_time:  # the same reply again (a handshake is also a check)
+            return
         if not isinstance(new, dict) or not isinstance(new.get("clusterTime"), Timestamp):
             return
         if self.cluster_time is None or new["clusterTime"] > self.cluster_time["clusterTime"]:

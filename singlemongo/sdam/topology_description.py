@@ -217,7 +217,8 @@ class Working:
 
     @classmethod
     def of(cls, td):
-        return cls(td.topology_type, dict(td.servers), td.set_name, td.max_set_version,
+        # copy() is the dict's own (a table copy); dict() of the proxy would look up each key.
+        return cls(td.topology_type, td.servers.copy(), td.set_name, td.max_set_version,
                    td.max_election_id, td.seeds)
 
 
