@@ -69,6 +69,7 @@ def integer(minimum=None, maximum=_INT32_MAX, allowed=()):
 
 
 INT64 = integer(0, _INT64_MAX)
+NON_NEGATIVE = integer(0)  # one closure for the table's many non-negative options
 
 
 def string(value):
@@ -232,20 +233,20 @@ _TABLE = (
     Option("authMechanismProperties", "auth_mechanism_properties", key_value_pairs),
     Option("authSource", "auth_source", string),
     Option("compressors", "compressors", string_list, ()),
-    Option("connectTimeoutMS", "connect_timeout_ms", integer(0), CONNECT_TIMEOUT_MS),
+    Option("connectTimeoutMS", "connect_timeout_ms", NON_NEGATIVE, CONNECT_TIMEOUT_MS),
     Option("directConnection", "direct_connection", boolean),
     Option("enableOverloadRetargeting", "enable_overload_retargeting", boolean, True),
     Option("heartbeatFrequencyMS", "heartbeat_frequency_ms", integer(MIN_HEARTBEAT_FREQUENCY_MS),
            HEARTBEAT_FREQUENCY_MS),
     Option("journal", "journal", boolean),
     Option("loadBalanced", "load_balanced", boolean, False),
-    Option("localThresholdMS", "local_threshold_ms", integer(0), LOCAL_THRESHOLD_MS),
-    Option("maxAdaptiveRetries", "max_adaptive_retries", integer(0), MAX_ADAPTIVE_RETRIES),
+    Option("localThresholdMS", "local_threshold_ms", NON_NEGATIVE, LOCAL_THRESHOLD_MS),
+    Option("maxAdaptiveRetries", "max_adaptive_retries", NON_NEGATIVE, MAX_ADAPTIVE_RETRIES),
     Option("maxConnecting", "max_connecting", integer(1)),
-    Option("maxIdleTimeMS", "max_idle_time_ms", integer(0)),
-    Option("maxPoolSize", "max_pool_size", integer(0)),
+    Option("maxIdleTimeMS", "max_idle_time_ms", NON_NEGATIVE),
+    Option("maxPoolSize", "max_pool_size", NON_NEGATIVE),
     Option("maxStalenessSeconds", "max_staleness_seconds", integer(1, allowed=(-1,))),
-    Option("minPoolSize", "min_pool_size", integer(0)),
+    Option("minPoolSize", "min_pool_size", NON_NEGATIVE),
     Option("proxyHost", "proxy_host", string),
     Option("proxyPort", "proxy_port", integer(0, 65535)),
     Option("proxyUsername", "proxy_username", non_empty_string),
@@ -258,15 +259,15 @@ _TABLE = (
     Option("retryWrites", "retry_writes", boolean, True),
     Option("serverMonitoringMode", "server_monitoring_mode", one_of("stream", "poll", "auto"),
            "auto"),
-    Option("serverSelectionTimeoutMS", "server_selection_timeout_ms", integer(0),
+    Option("serverSelectionTimeoutMS", "server_selection_timeout_ms", NON_NEGATIVE,
            SERVER_SELECTION_TIMEOUT_MS),
     Option("serverSelectionTryOnce", "server_selection_try_once", boolean, True),
-    Option("socketCheckIntervalMS", "socket_check_interval_ms", integer(0),
+    Option("socketCheckIntervalMS", "socket_check_interval_ms", NON_NEGATIVE,
            SOCKET_CHECK_INTERVAL_MS),
-    Option("socketTimeoutMS", "socket_timeout_ms", integer(0), 0),
-    Option("srvMaxHosts", "srv_max_hosts", integer(0), 0),
+    Option("socketTimeoutMS", "socket_timeout_ms", NON_NEGATIVE, 0),
+    Option("srvMaxHosts", "srv_max_hosts", NON_NEGATIVE, 0),
     Option("srvServiceName", "srv_service_name", non_empty_string, "mongodb"),
-    Option("timeoutMS", "timeout_ms", integer(0)),
+    Option("timeoutMS", "timeout_ms", NON_NEGATIVE),
     # singlemongo's own: a file shared by processes to skip the first scan (topology_cache.py).
     Option("topologyCacheFile", "topology_cache_file", non_empty_string),
     Option("tls", "tls", boolean, False),
