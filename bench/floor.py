@@ -6,9 +6,14 @@ import sys
 import bson
 
 
-def command(sock, request_id, doc):
+def message(request_id, doc):
+    """An OP_MSG holding ``doc`` (flags 0, one body section)."""
     body = b"\x00\x00\x00\x00\x00" + bson.encode(doc)
-    sock.sendall(struct.pack("<iiii", 16 + len(body), request_id, 0, 2013) + body)
+    return struct.pack("<iiii", 16 + len(body), request_id, 0, 2013) + body
+
+
+def command(sock, request_id, doc):
+    sock.sendall(message(request_id, doc))
     header = b""
     while len(header) < 16:
         header += sock.recv(16 - len(header))

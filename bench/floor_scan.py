@@ -9,12 +9,7 @@ import sys
 
 import bson
 
-from floor import command
-
-
-def hello(request_id):
-    body = b"\x00\x00\x00\x00\x00" + bson.encode({"hello": 1, "$db": "admin"})
-    return struct.pack("<iiii", 16 + len(body), request_id, 0, 2013) + body
+from floor import command, message
 
 
 def read_reply(sock, buffer):
@@ -33,7 +28,8 @@ def wave(hosts):
         sock = socket.socket()
         sock.setblocking(False)
         sock.connect_ex((host, int(port)))
-        sel.register(sock, selectors.EVENT_WRITE, (address, hello(i), bytearray()))
+        request = message(i, {"hello": 1, "$db": "admin"})
+        sel.register(sock, selectors.EVENT_WRITE, (address, request, bytearray()))
         socks[address] = sock
     while len(replies) < len(hosts):
         for key, mask in sel.select(5):

@@ -304,9 +304,9 @@ def _parse_host(text, uri):
 
 
 def _parse_port(port, text):
-    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
-        shown = f"{port!r}" if port.isascii() and port.isdigit() else \
-            "not shown: it is not a number"
+    numeric = port.isascii() and port.isdigit()
+    if not numeric or not 1 <= int(port) <= 65535:
+        shown = f"{port!r}" if numeric else "not shown: it is not a number"
         raise errors.InvalidURI(
             f"invalid port in host {_shown_host(text)} ({shown}): a port is an "
             f"integer from 1 to 65535 (if that is a username and password, end "
