@@ -166,6 +166,9 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
         kwargs.pop("auto_encryption_opts", None)
         uri = SecretText(connection_string(host, port))
         self._settings = client_options(uri, **kwargs)
+        if self._settings.credentials is not None:
+            from .options.credentials import check_authenticates
+            check_authenticates(self._settings.credentials)
         _warn_if_insecure(self._settings)
         # The engine loads with the first client.
         engine = _import_paused("engine.topology")

@@ -35,7 +35,7 @@ else:
         "_find_and_modify", "find_one_and_delete", "find_one_and_replace",
         "find_one_and_update"))
     IndexMethods = deferred_mixin(".collection_indexes", "IndexMethods", (
-        "_indexes", "create_index", "create_indexes", "list_indexes", "index_information",
+        "create_index", "create_indexes", "list_indexes", "index_information",
         "drop_index", "drop_indexes", "create_search_index", "create_search_indexes",
         "drop_search_index", "update_search_index", "list_search_indexes"))
 
@@ -157,7 +157,10 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
 
     @property
     def _topology(self) -> Topology:
-        return self._database.client._topology
+        # From the client's own attributes: a client of another kind (Ming's in-memory double
+        # answers every attribute with a database) has no topology, and gets None; only a
+        # cursor's constructor and GridFS's deadlines look, as its subclasses run no command.
+        return vars(self._database.client).get("_topology")  # type: ignore[return-value]
 
     def _read_criteria(self, read_preference: Any = None) -> Criteria:
         core = core_read_preference(read_preference)

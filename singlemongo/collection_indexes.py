@@ -12,45 +12,48 @@ if TYPE_CHECKING:
     from .operations import IndexModel
 
 
+def _work() -> Any:
+    """``indexes.py``, loaded by the first index call, not by import (a module function, not
+    an attribute: subclasses written for PyMongo keep their own ``_indexes``, as Ming's
+    in-memory Collection does)."""
+    from . import indexes
+    return indexes
+
+
 class IndexMethods(Generic[_DocumentType]):
     """The index half of Collection (a mixin: Collection is the class users see)."""
 
     if TYPE_CHECKING:  # what Collection gives the methods below
         _name: str
 
-    @property
-    def _indexes(self) -> Any:
-        from . import indexes  # loaded by the first index call, not by import
-        return indexes
-
     def create_index(self, keys: _IndexKeyHint, session: Any = None, comment: Any = None,
                      **kwargs: Any) -> str:
         """Create an index (``"a"``, ``[("a", 1), ("b", -1)]``) with PyMongo's options
         (``unique``, ``sparse``, ``name``, ``expireAfterSeconds``, ...); its name."""
-        return self._indexes.create_index(self, keys, comment, kwargs, session)
+        return _work().create_index(self, keys, comment, kwargs, session)
 
     def create_indexes(self, indexes: Sequence[IndexModel], session: Any = None,
                        comment: Any = None, **kwargs: Any) -> list[str]:
         """Create several indexes (IndexModel) in one command; their names."""
-        return self._indexes.create_indexes(self, indexes, comment, kwargs, session)
+        return _work().create_indexes(self, indexes, comment, kwargs, session)
 
     def list_indexes(self, session: Any = None,
                      comment: Any = None) -> CommandCursor[dict[str, Any]]:
         """A cursor over the index documents (empty for a missing collection)."""
-        return self._indexes.list_indexes(self, comment, session)
+        return _work().list_indexes(self, comment, session)
 
     def index_information(self, session: Any = None, comment: Any = None) -> dict[str, Any]:
         """{index name: {"key": [(field, direction), ...], other options}}."""
-        return self._indexes.index_information(self, comment, session)
+        return _work().index_information(self, comment, session)
 
     def drop_index(self, index_or_name: _IndexKeyHint, session: Any = None,
                    comment: Any = None, **kwargs: Any) -> None:
         """Drop an index by name or by its key specification."""
-        self._indexes.drop_index(self, index_or_name, comment, kwargs, session)
+        _work().drop_index(self, index_or_name, comment, kwargs, session)
 
     def drop_indexes(self, session: Any = None, comment: Any = None, **kwargs: Any) -> None:
         """Drop every index but ``_id_``."""
-        self._indexes.drop_index(self, "*", comment, kwargs, session)
+        _work().drop_index(self, "*", comment, kwargs, session)
 
     def create_search_index(self, model: Any, session: Any = None, comment: Any = None,
                             **kwargs: Any) -> str:
@@ -59,25 +62,25 @@ class IndexMethods(Generic[_DocumentType]):
         from .operations import SearchIndexModel
         if not isinstance(model, SearchIndexModel):
             model = SearchIndexModel(**model)
-        return self._indexes.create_search_indexes(  # type: ignore[no-any-return]
+        return _work().create_search_indexes(  # type: ignore[no-any-return]
             self, [model], comment, kwargs, session)[0]
 
     def create_search_indexes(self, models: list[Any], session: Any = None,
                               comment: Any = None, **kwargs: Any) -> list[str]:
         """Create several Atlas Search indexes (SearchIndexModel); their names."""
-        return self._indexes.create_search_indexes(  # type: ignore[no-any-return]
+        return _work().create_search_indexes(  # type: ignore[no-any-return]
             self, models, comment, kwargs, session)
 
     def drop_search_index(self, name: str, session: Any = None, comment: Any = None,
                           **kwargs: Any) -> None:
         """Drop an Atlas Search index by name."""
-        self._indexes.search_index_command(self, {"dropSearchIndex": self._name, "name": name},
+        _work().search_index_command(self, {"dropSearchIndex": self._name, "name": name},
                                            comment, kwargs, session)
 
     def update_search_index(self, name: str, definition: Mapping[str, Any],
                             session: Any = None, comment: Any = None, **kwargs: Any) -> None:
         """Replace an Atlas Search index's definition."""
-        self._indexes.search_index_command(
+        _work().search_index_command(
             self, {"updateSearchIndex": self._name, "name": name, "definition": definition},
             comment, kwargs, session)
 
@@ -85,5 +88,5 @@ class IndexMethods(Generic[_DocumentType]):
                             comment: Any = None, **kwargs: Any
                             ) -> CommandCursor[Mapping[str, Any]]:
         """A cursor over the collection's Atlas Search indexes (all, or the one named)."""
-        return self._indexes.list_search_indexes(  # type: ignore[no-any-return]
+        return _work().list_search_indexes(  # type: ignore[no-any-return]
             self, name, session, comment, kwargs)

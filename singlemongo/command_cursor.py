@@ -71,7 +71,11 @@ class _ServerCursor(Generic[_DocumentType]):
         """CSOT, "Cursors" (timeoutMode CURSOR_LIFETIME): the timeoutMS in force when the
         cursor was made bounds its first command and every getMore together (``deadline``:
         the one its command already ran within); close() refreshes that timeoutMS."""
-        in_force = deadline or self._topology.deadline or self._topology.new_deadline()
+        topology = self._topology
+        if topology is None:  # a collection of a client of another kind: made, never run
+            in_force = None
+        else:
+            in_force = deadline or topology.deadline or topology.new_deadline()
         self._timeout_s = in_force.seconds if in_force is not None else None
         self._deadline = deadline
 

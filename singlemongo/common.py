@@ -136,6 +136,9 @@ class _Inherited:
         return value
 
 
+_SETTINGS = ("codec_options", "read_preference", "write_concern", "read_concern")
+
+
 class BaseObject:
     """The four settings every level has, validated and inherited."""
 
@@ -155,6 +158,14 @@ class BaseObject:
         if read_concern is not None and not _instance_of(read_concern, f"{face}.read_concern",
                                                          "ReadConcern"):
             raise TypeError(f"read_concern must be a ReadConcern, not {read_concern!r}")
+        if parent is not None and not isinstance(parent, BaseObject):
+            # A client of another kind (Ming's in-memory double): its public settings, as
+            # PyMongo's Database reads them.
+            given = (codec_options, read_preference, write_concern, read_concern)
+            codec_options, read_preference, write_concern, read_concern = (
+                getattr(parent, name, None) if value is None else value
+                for name, value in zip(_SETTINGS, given))
+            parent = None
         self._settings_parent = parent
         self._codec_options: CodecOptions[Any] = codec_options or parent._codec_options  # type: ignore[union-attr]
         core = core_read_preference(read_preference)

@@ -249,6 +249,9 @@ class Cursor(_ServerCursor[_DocumentType]):
 
     def _command(self) -> dict[str, Any]:
         """The find command (CRUD spec, "Find"), as PyMongo builds it."""
+        if (self._min or self._max) and not self._hint:  # the server would choose the index
+            raise InvalidOperation("min() and max() need hint(): name the index whose bounds "
+                                   "they are, as in .hint([('a', 1)]).min([('a', 5)])")
         name = self._collection.name
         cmd: dict[str, Any] = {"find": name}
         if "$query" in self._spec:  # a legacy query with modifiers, unwrapped as PyMongo does

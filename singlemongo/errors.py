@@ -11,8 +11,9 @@ so that existing ``except`` clauses keep working:
         InvalidURI, DNSError, IncompatibleWireVersionError
       OperationFailure
         WriteError > DuplicateKeyError, WriteConcernError > WTimeoutError, BulkWriteError,
-        CursorNotFound, ExecutionTimeout
+        CursorNotFound, ExecutionTimeout, ClientBulkWriteException (never raised)
       InvalidOperation, InvalidName, CollectionInvalid
+      EncryptionError > EncryptedCollectionError (never raised: no encryption here)
     InvalidDocument (a bson.errors.InvalidDocument and a PyMongoError) > DocumentTooLarge
 
 Every message names what was tried and the offending value; passwords are redacted by the
@@ -43,7 +44,8 @@ _LOADED_AT_FIRST_USE = {
                     "reply_errors"),
     **dict.fromkeys(("SingleMongoWarning", "ConfigurationTypeError", "InvalidURI", "DNSError",
                      "IncompatibleWireVersionError", "WaitQueueTimeoutError", "InvalidName",
-                     "CollectionInvalid", "InvalidDocument", "DocumentTooLarge"),
+                     "CollectionInvalid", "InvalidDocument", "DocumentTooLarge",
+                     "EncryptionError", "EncryptedCollectionError", "ClientBulkWriteException"),
                     "usage_errors"),
 }
 
@@ -56,10 +58,13 @@ if TYPE_CHECKING:
     from .reply_errors import WriteConcernError as WriteConcernError
     from .reply_errors import WriteError as WriteError
     from .reply_errors import WTimeoutError as WTimeoutError
+    from .usage_errors import ClientBulkWriteException as ClientBulkWriteException
     from .usage_errors import CollectionInvalid as CollectionInvalid
     from .usage_errors import ConfigurationTypeError as ConfigurationTypeError
     from .usage_errors import DNSError as DNSError
     from .usage_errors import DocumentTooLarge as DocumentTooLarge
+    from .usage_errors import EncryptedCollectionError as EncryptedCollectionError
+    from .usage_errors import EncryptionError as EncryptionError
     from .usage_errors import IncompatibleWireVersionError as IncompatibleWireVersionError
     from .usage_errors import InvalidDocument as InvalidDocument
     from .usage_errors import InvalidName as InvalidName

@@ -2,7 +2,9 @@
 a connection string or option (InvalidURI, ConfigurationTypeError; DNSError for a
 mongodb+srv lookup; SingleMongoWarning for an option ignored), a deployment the driver cannot
 talk to (IncompatibleWireVersionError), a name or a document (InvalidName, CollectionInvalid,
-InvalidDocument, DocumentTooLarge), a second thread (WaitQueueTimeoutError).
+InvalidDocument, DocumentTooLarge), a second thread (WaitQueueTimeoutError); and PyMongo's
+errors of what singlemongo does not offer (EncryptionError, EncryptedCollectionError,
+ClientBulkWriteException), never raised, for code that imports or catches them.
 
 Loaded with the first one raised (a one-off that succeeds never creates them: an exception
 class costs about 130,000 instructions to create, some 40 us). They are
@@ -11,11 +13,11 @@ class costs about 130,000 instructions to create, some 40 us). They are
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from bson.errors import InvalidDocument as _BSONInvalidDocument
 
-from .errors import ConfigurationError, ConnectionFailure, PyMongoError, _serve
+from .errors import ConfigurationError, ConnectionFailure, OperationFailure, PyMongoError, _serve
 
 
 class SingleMongoWarning(UserWarning):
@@ -71,6 +73,73 @@ class DocumentTooLarge(InvalidDocument):
     """A document (or a command) is larger than the server accepts (maxBsonObjectSize)."""
 
 
+# What singlemongo does not offer (client-side encryption, client bulk write) has PyMongo's
+# error classes all the same, never raised here: code that imports or catches them runs.
+
+
+class EncryptionError(PyMongoError):
+    """Client-side encryption failed (PyMongo's; singlemongo offers no encryption and never
+    raises it). ``cause`` is the exception it wraps."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self._cause = cause
+
+    @property
+    def cause(self) -> Exception:
+        """The exception that made encryption or decryption fail."""
+        return self._cause
+
+    @property
+    def timeout(self) -> bool:  # type: ignore[override]
+        return isinstance(self._cause, PyMongoError) and self._cause.timeout
+
+
+class EncryptedCollectionError(EncryptionError):
+    """Creating a collection with ``encrypted_fields`` failed (PyMongo's; never raised
+    here)."""
+
+    def __init__(self, cause: Exception, encrypted_fields: Mapping[str, Any]) -> None:
+        super().__init__(cause)
+        self._encrypted_fields = encrypted_fields
+
+    @property
+    def encrypted_fields(self) -> Mapping[str, Any]:
+        """The encrypted_fields document, with the data keys known to have been created."""
+        return self._encrypted_fields
+
+
+class ClientBulkWriteException(OperationFailure):
+    """A client-level bulk write failed (PyMongo's; ``MongoClient.bulk_write`` is not
+    offered, so never raised here). ``details`` is the server's summary."""
+
+    def __init__(self, results: Mapping[str, Any], verbose: bool) -> None:
+        super().__init__("batch op errors occurred", 65, results)
+        self.verbose = verbose
+
+    def __reduce__(self) -> tuple[Any, Any]:
+        return self.__class__, (self.details, self.verbose)
+
+    def _detail(self, key: str, default: Any) -> Any:
+        return self.details.get(key, default) if self.details is not None else default
+
+    @property
+    def error(self) -> Any:
+        """The top-level error of the operation, if one ended it."""
+        return self._detail("error", None)
+
+    @property
+    def write_concern_errors(self) -> Any:
+        """The write concern errors of the operation's commands."""
+        return self._detail("writeConcernErrors", [])
+
+    @property
+    def write_errors(self) -> Any:
+        """The errors of individual writes."""
+        return self._detail("writeErrors", {})
+
+
 _serve(SingleMongoWarning, ConfigurationTypeError, InvalidURI, DNSError,
        IncompatibleWireVersionError, WaitQueueTimeoutError, InvalidName, CollectionInvalid,
-       InvalidDocument, DocumentTooLarge)
+       InvalidDocument, DocumentTooLarge, EncryptionError, EncryptedCollectionError,
+       ClientBulkWriteException)

@@ -245,3 +245,73 @@ def test_a_thread_sharing_a_client_is_served_in_turn(mongo_replica_set):
         thread.join()
     assert not failures and coll.count_documents({}) == 160
     client.close()
+
+
+def test_every_pymongo_error_class_is_importable_with_its_parents():
+    """Rule (code written against pymongo.errors runs): every exception class PyMongo's
+    ``pymongo.errors`` defines is in singlemongo.errors with the same PyMongo parents, even
+    where singlemongo never raises it, so imports and ``except`` clauses keep working. Before,
+    Ming's datastore module (``from pymongo.errors import ... EncryptionError``) failed at
+    import."""
+    import pymongo.errors as theirs
+    names = [n for n, v in vars(theirs).items() if isinstance(v, type) and n[0] != "_"
+             and issubclass(v, BaseException) and v.__module__ == theirs.__name__]
+    assert "EncryptionError" in names and len(names) >= 20
+    for name in names:
+        ours = getattr(errors, name)
+        parents = {c.__name__ for c in getattr(theirs, name).__mro__}
+        assert parents <= {c.__name__ for c in ours.__mro__}, name
+        assert ours.__module__ == "singlemongo.errors", name
+    cause = ValueError("no key")
+    failure = errors.EncryptionError(cause)
+    assert failure.cause is cause and str(failure) == "no key" and not failure.timeout
+    assert errors.EncryptedCollectionError(cause, {"fields": []}).encrypted_fields == {
+        "fields": []}
+    bulk = errors.ClientBulkWriteException({"writeErrors": [{"index": 0}]}, False)
+    assert bulk.code == 65 and bulk.write_errors == [{"index": 0}]
+    assert bulk.write_concern_errors == [] and bulk.error is None
+
+
+def test_a_database_over_a_client_of_another_kind_takes_its_public_settings():
+    """Rule (PyMongo's Database reads its client's public settings): a Database made over
+    an object that is not a singlemongo client, as Ming's in-memory test double (mim) makes
+    one (``Database.__init__(connection, name)``), inherits the codec options, read
+    preference and concerns that object exposes; a Collection subclass keeps attributes of
+    its own (``_indexes``), and a Cursor is made over it without a topology. Before, the
+    Database looked for singlemongo's private ``_codec_options`` on it (mim's ``__getattr__``,
+    a database per attribute, recursed), ``_indexes`` was a read-only property, and the
+    Cursor's constructor asked the client for its topology."""
+    from singlemongo.collection import Collection
+    from singlemongo.database import Database
+    real = MongoClient("mongodb://h", connect=False, tz_aware=True, w=2,
+                       readPreference="secondary", readConcernLevel="majority")
+
+    class Connection:
+        codec_options, read_preference = real.codec_options, real.read_preference
+        write_concern, read_concern = real.write_concern, real.read_concern
+
+        def __getattr__(self, name):
+            return Database(self, name)
+
+    db = Database(Connection(), "d")
+    for level in (db, Collection(db, "c"), db.get_collection("c", write_concern=None)):
+        assert level.codec_options.tz_aware
+        assert level.read_preference.name == "Secondary"
+        assert level.write_concern.document == {"w": 2}
+        assert level.read_concern.level == "majority"
+
+    class Mim(Collection):  # mim's Collection keeps its indexes in self._indexes
+        def __init__(self, database, name):
+            super().__init__(database, name)
+            self._indexes = {}
+
+    coll = Mim(db, "c")
+    assert coll._indexes == {} and coll.full_name == "d.c"
+    # mim makes a real cursor only to have PyMongo check find()'s keywords: the constructor
+    # checks them and does nothing else, as PyMongo's.
+    from singlemongo.cursor import Cursor
+    assert Cursor(coll, limit=5, sort=[("a", 1)]) is not None
+    with pytest.raises(TypeError):
+        Cursor(coll, bogus=1)
+    with pytest.raises(TypeError):
+        Cursor(coll, limit="5")

@@ -5,6 +5,7 @@ import pytest
 
 from singlemongo import ConfigurationError, InvalidURI, SingleMongoWarning
 from singlemongo.options.client_options import client_options
+from singlemongo.options.table import OPTIONS
 from singlemongo.options.uri import redact_uri
 
 
@@ -192,3 +193,54 @@ def test_an_integer_option_is_an_optional_sign_and_ascii_digits(text, ok):
     else:
         with pytest.raises(ValueError, match="expected an integer"):
             check(text)
+
+
+@pytest.mark.parametrize("uri", ["mongodb://alice@127.0.0.1", "mongodb://%40l%3Ace@h/db"])
+def test_a_username_without_a_password_parses_but_the_client_refuses_it(uri):
+    """Rule (auth spec, "MongoCredential Properties"; connection string spec, "Username
+    without password"): the URI is valid to parse, but the default mechanism negotiates
+    SCRAM, which needs a password, so the client refuses it before connecting (as PyMongo),
+    rather than sending an empty password and reporting a failed authentication."""
+    from singlemongo import MongoClient
+    assert client_options(uri).credentials.password is None
+    with pytest.raises(ConfigurationError, match="without a password.*set authMechanism"):
+        MongoClient(uri)
+    x509 = "mongodb://CN%3Dme@h/?authMechanism=MONGODB-X509&tls=true&tlsCAFile=/nonexistent"
+    assert client_options(x509).credentials.mechanism == "MONGODB-X509"
+
+
+# PyMongo's keywords that take None, and what None means there: no timeout for the two
+# timeouts ("0 or None means no timeout"), the codec's default for document_class and tz_aware.
+NONE_MEANS = {"connectTimeoutMS": 0, "socketTimeoutMS": 0, "document_class": dict,
+              "tz_aware": False}
+
+
+@pytest.mark.parametrize("name", sorted(set(OPTIONS) - {"connect"}))
+def test_a_keyword_set_to_none_means_what_pymongo_says_or_is_refused_by_name(name):
+    """Rule (bad input gets a clear error naming the option and the value): a keyword given
+    as None (kombu passes connectTimeoutMS=None) is the option's default where that is None,
+    what PyMongo makes of None where it takes one, and otherwise a ConfigurationError naming
+    the option, never None put in place of a default for the engine to trip over later
+    (before: connectTimeoutMS=None failed the first operation with a TypeError from deep
+    inside, and uuidRepresentation=None raised KeyError)."""
+    opt = OPTIONS[name]
+    if opt.default is None or name in NONE_MEANS:
+        options = client_options("mongodb://h", **{name: None})
+        assert options.values[name] == NONE_MEANS.get(name, opt.default)
+    else:
+        with pytest.raises(ConfigurationError, match=f"option {name}: None"):
+            client_options("mongodb://h", **{name: None})
+
+
+def test_connect_timeout_none_runs_operations_without_a_connect_timeout():
+    """Rule: connectTimeoutMS=None (as kombu's MongoDB transport passes it) is PyMongo's "no
+    timeout": the client connects and runs a command (before: TypeError at the first one)."""
+    from singlemongo import MongoClient
+    from singlemongo.testing import Standalone
+    with Standalone() as sa:
+        client = MongoClient(sa.uri, connectTimeoutMS=None, socketTimeoutMS=None)
+        try:
+            assert client.admin.command("ping")["ok"] == 1
+            assert client.options.pool_options.connect_timeout is None
+        finally:
+            client.close()

@@ -9,6 +9,7 @@ not interrupted: a slow one can overrun the deadline, which the next command the
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable, TypeVar
 
@@ -16,15 +17,30 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def topology_of(collection: Any) -> Any:
-    """The engine behind a collection's client."""
-    return collection.database.client._topology
+    """The engine behind a collection's client (None for a client of another kind, such as
+    Ming's in-memory double, whose collections answer the commands themselves)."""
+    return collection._topology
+
+
+def clock_of(collection: Any) -> Any:
+    """The clock of a collection's client (the default one for a client of another kind)."""
+    topology = topology_of(collection)
+    if topology is None:
+        from ..clock import DEFAULT_CLOCK
+        return DEFAULT_CLOCK
+    return topology.clock
+
+
+def _scope(collection: Any, deadline: Any = None) -> Any:
+    topology = topology_of(collection)
+    return contextlib.nullcontext() if topology is None else topology.timeout_scope(deadline)
 
 
 def whole_operation(method: _F) -> _F:
     """Run a bucket method's commands within one timeoutMS (the bucket's ``_collection``)."""
     @functools.wraps(method)
     def bounded(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with topology_of(self._collection).timeout_scope():
+        with _scope(self._collection):
             return method(self, *args, **kwargs)
     return bounded  # type: ignore[return-value]
 
@@ -33,7 +49,7 @@ def open_with_lifetime(stream: Any, collection: Any) -> Any:
     """Give a stream the deadline in force now, for its whole life (None: none): the
     operation's that opens it (``upload_from_stream``), else a new one."""
     topology = topology_of(collection)
-    deadline = topology.deadline or topology.new_deadline()
+    deadline = None if topology is None else topology.deadline or topology.new_deadline()
     object.__setattr__(stream, "_deadline", deadline)
     return stream
 
@@ -43,6 +59,6 @@ def within_lifetime(method: _F) -> _F:
     by ``open_with_lifetime``; else the usual per-call timeoutMS)."""
     @functools.wraps(method)
     def bounded(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with topology_of(self._root).timeout_scope(self._deadline):
+        with _scope(self._root, self._deadline):
             return method(self, *args, **kwargs)
     return bounded  # type: ignore[return-value]

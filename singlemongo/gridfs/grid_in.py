@@ -17,7 +17,7 @@ from bson import Int64, ObjectId
 from ..errors import (BulkWriteError, ConfigurationError, DuplicateKeyError, InvalidOperation,
                       OperationFailure)
 from ..collection_writes import _raise_write_error
-from .deadline import topology_of, within_lifetime
+from .deadline import clock_of, within_lifetime
 from .errors import FileExists
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ class GridIn:
         try:
             self._flush_buffer(force=True)
             self._file["length"] = Int64(self._position)  # "length" SHOULD be an Int64
-            wall = topology_of(self._coll).clock.wall()  # only clock.py reads time
+            wall = clock_of(self._coll).wall()  # only clock.py reads time
             self._file["uploadDate"] = datetime.datetime.fromtimestamp(
                 wall, tz=datetime.timezone.utc)
             self._coll.files.insert_one(self._file, session=self._session)

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from .. import errors
 from ..errors import ConfigurationError
-from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS,
+from .table import (ALIASES, COMPRESSORS, KEYWORD_NONE, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
 from .uri import REDACTED, SecretText, mention, redact_value, parse_uri
 from ..selection.selector import ReadPreference
@@ -105,7 +105,10 @@ def client_options(uri, **kwargs):
                 f"serverSelectionTryOnce={str(found.values[name]).lower()} in the connection "
                 f"string conflicts with the keyword argument {key}={value}")
         values[name] = value
-        specified.add(name)
+        if value is None:  # None as a keyword overrides the URI's value and sets nothing
+            specified.discard(name)
+        else:
+            specified.add(name)
     options = ClientOptions(
         seeds=tuple(h.address for h in parsed.hosts) if not parsed.is_srv else (),
         values=values, specified=frozenset(specified),
@@ -125,10 +128,13 @@ def validate_keyword(key, value):
     name = canonical_name(key)
     if name is None:
         raise ConfigurationError(unknown_option_message(key))
+    opt = OPTIONS[name]
+    if value is None and (opt.default is None or name in KEYWORD_NONE):
+        return KEYWORD_NONE.get(name)
     if name == "readPreferenceTags" and value is not None:
         value = value if isinstance(value, (list, tuple)) else [value]
     try:
-        return OPTIONS[name].validate(value) if value is not None else None
+        return opt.validate(value)
     except (ValueError, TypeError) as exc:
         kind = errors.ConfigurationTypeError if isinstance(exc, TypeError) else ConfigurationError
         raise kind(f"invalid value for option {key}: {redact_value(name, value)!r} "

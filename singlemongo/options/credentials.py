@@ -138,3 +138,14 @@ def credentials(values, database, username, password, properties_dropped=False):
     default_source = "$external" if mechanism == "PLAIN" and database is None else (
         database or "admin")
     return Credentials(username, password, source or default_source, mechanism, props)
+
+
+def check_authenticates(creds: Credentials) -> None:
+    """ConfigurationError if a client could not authenticate with ``creds``: the default
+    mechanism negotiates SCRAM, which needs a password ("MongoCredential Properties"). A
+    connection string with a username alone is still valid to parse (connection string spec);
+    like PyMongo, the client refuses it before it connects."""
+    if creds.mechanism is None and creds.password is None:
+        _fail("a username was given without a password: the default authMechanism (SCRAM) "
+              "needs one; for a mechanism without a password (MONGODB-X509, MONGODB-OIDC, "
+              "GSSAPI, MONGODB-AWS) set authMechanism")

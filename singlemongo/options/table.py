@@ -304,6 +304,11 @@ _TABLE = (
 )
 
 OPTIONS = {opt.name: opt for opt in _TABLE}
+# A keyword given as None where the default is not None: what PyMongo's MongoClient makes of
+# it. The two timeouts: "0 or None means no timeout" (0 is no timeout here too); the codec
+# keywords: their default (MongoClient's signature). Any other such None is refused by name.
+KEYWORD_NONE = {"connectTimeoutMS": 0, "socketTimeoutMS": 0, "document_class": dict,
+                "tz_aware": False}
 # Old names still accepted (connection-string spec, "Deprecated Key Value Pairs").
 ALIASES = {"ssl": "tls", "j": "journal", "wtimeout": "wTimeoutMS"}
 

@@ -1,9 +1,12 @@
 """Libraries' own test suites, taken from their source distributions on the package index at
-the versions pinned in the ``test`` extra, cached under ``.ecosystem/`` (never committed)."""
+the versions pinned in the ``test`` extra (or, where the installed package ships them, from
+the installed package), cached under ``.ecosystem/`` (never committed)."""
 import io
 import pathlib
+import shutil
 import tarfile
 from importlib.metadata import version
+from importlib.util import find_spec
 
 from tests.spec_sources import ROOT, download_sdist
 
@@ -33,4 +36,17 @@ def mongoengine_tests():
                 (root / target).write_text((here / source).read_text())
         (root / "pytest.ini").write_text("[pytest]\n")  # its rootdir, not this project's
         (root / ".complete").write_text("extracted by tests/ecosystem/sources.py\n")
+    return root
+
+
+def ming_tests():
+    """The directory holding Ming's ``tests`` package: Ming installs it (``ming/tests``)."""
+    root = CACHE / f"Ming-{version('Ming')}"
+    if not (root / ".complete").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        installed = pathlib.Path(find_spec("ming").origin).parent / "tests"
+        shutil.copytree(installed, root / "tests",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        (root / "pytest.ini").write_text("[pytest]\n")  # its rootdir, not this project's
+        (root / ".complete").write_text("copied by tests/ecosystem/sources.py\n")
     return root

@@ -64,6 +64,9 @@ SCENARIOS = [
     S("cursor negative index", lambda c, m: c.find()[-1], DOCS),
     S("cursor slice with a step", lambda c, m: c.find()[0:4:2], DOCS),
     S("cursor chained after iteration", _chain_after_iteration, DOCS),
+    # PyMongo refuses min/max without hint before sending: the server would pick an index.
+    S("cursor min without a hint", lambda c, m: list(c.find().min([("a", 1)])), DOCS),
+    S("cursor max without a hint", lambda c, m: c.find().max([("a", 1)]).explain(), DOCS),
     S("cursor iterated twice", _exhausted_twice, DOCS),
     S("aggregate a dict pipeline", lambda c, m: c.aggregate({"$match": {}}), DOCS),
     S("aggregate a bad stage", lambda c, m: list(c.aggregate([{"$nope": {}}])), DOCS),
@@ -99,6 +102,8 @@ SCENARIOS = [
     S("MongoClient port a string", lambda c, m: m.client("localhost", "27017"), DOCS),
     S("MongoClient tz_aware not a bool", lambda c, m: m.client(tz_aware="yes"), DOCS),
     S("MongoClient negative maxPoolSize", lambda c, m: m.client(maxPoolSize=-1), DOCS),
+    # Auth spec: the default mechanism negotiates SCRAM, whose credential MUST have a password.
+    S("MongoClient a username and no password", lambda c, m: m.client(username="u"), DOCS),
     S("MongoClient document_class not a class",
       lambda c, m: m.client(document_class=5), DOCS),
     S("WriteConcern j not a bool", lambda c, m: m.WriteConcern(j="true"), DOCS),
