@@ -25,6 +25,7 @@ from . import errors
 from .errors import ConfigurationError, ConnectionFailure, InvalidOperation
 from .options.client_options import ClientOptions, client_options
 from .options.uri import SecretText
+from .sdam.address import DEFAULT_PORT
 from .sdam.server_description import ServerType, TopologyType
 from .selection.selector import READ, WRITE, Criteria, ReadPreference as _Core
 
@@ -82,13 +83,15 @@ def connection_string(host: Union[str, Sequence[str], None], port: Optional[int]
         raise TypeError(f"host must be a string or a list of strings, not {host!r}")
     if isinstance(port, bool) or (port is not None and not isinstance(port, int)):
         raise TypeError(f"port must be an integer, not {port!r}")
+    if port is not None and not 0 < port < 65536:
+        raise ConfigurationError(f"port must be from 1 to 65535, not {port}")
     uris = [h for h in hosts if h.startswith(_SCHEMES) or "://" in h]
     if uris:
         if len(hosts) > 1:
             raise ConfigurationError("give one connection string with every host in it, not a "
                                      "list of several")
         return uris[0]
-    return SecretText("mongodb://" + ",".join(_seed_text(h, port or 27017) for h in hosts))
+    return SecretText("mongodb://" + ",".join(_seed_text(h, port or DEFAULT_PORT) for h in hosts))
 
 
 def _read_preference_keywords(kwargs: dict[str, Any]) -> None:
@@ -165,7 +168,7 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
             not_offered("AutoEncryptionOpts")
         kwargs.pop("auto_encryption_opts", None)
         uri = SecretText(connection_string(host, port))
-        self._settings = client_options(uri, **kwargs)
+        self._settings = client_options(uri, port or DEFAULT_PORT, **kwargs)
         if self._settings.credentials is not None:
             from .options.credentials import check_authenticates
             check_authenticates(self._settings.credentials)

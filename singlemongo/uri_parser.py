@@ -92,8 +92,7 @@ def parse_host(entity: str, default_port: Optional[int] = DEFAULT_PORT) -> tuple
     host = _uri._parse_host(entity, SCHEME)
     if host.kind == "unix":
         return host.host, None
-    explicit_port = ":" in (entity.rpartition("]")[2] if entity.startswith("[") else entity)
-    return host.host, host.port if explicit_port else default_port
+    return host.host, host.port if host.port is not None else default_port
 
 
 def split_hosts(hosts: str, default_port: Optional[int] = DEFAULT_PORT) -> list[tuple[str, Any]]:

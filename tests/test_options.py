@@ -244,3 +244,46 @@ def test_connect_timeout_none_runs_operations_without_a_connect_timeout():
             assert client.options.pool_options.connect_timeout is None
         finally:
             client.close()
+
+
+def test_the_port_argument_is_the_default_port_of_a_connection_strings_hosts():
+    """Rule (PyMongo's MongoClient and parse_uri): ``MongoClient(uri, port)`` connects hosts
+    the connection string gives without a port to ``port``; a host with its own port keeps
+    it. Before, the port was ignored and the client silently went to 27017 (and
+    ``pymongo.uri_parser.parse_uri(uri, default_port)`` ignored its default_port)."""
+    from singlemongo import MongoClient, uri_parser
+    client = MongoClient("mongodb://a,b:2", 5, connect=False)
+    assert client._settings.seeds == (("a", 5), ("b", 2))
+    assert MongoClient("mongodb://a", connect=False)._settings.seeds == (("a", 27017),)
+    assert uri_parser.parse_uri("mongodb://a,[::1],b:2", 7)["nodelist"] == [
+        ("a", 7), ("::1", 7), ("b", 2)]
+
+
+@pytest.mark.parametrize("port", [0, -1, 65536])
+def test_a_port_argument_out_of_range_is_refused_by_name(port):
+    """Rule (bad input gets a clear error naming the value): ``MongoClient("a", 0)`` went to
+    27017 without a word (0 was taken for "no port"); a port is 1 to 65535."""
+    from singlemongo import MongoClient
+    with pytest.raises(ConfigurationError, match=f"port.*{port}"):
+        MongoClient("a", port, connect=False)
+
+
+@pytest.mark.parametrize("keywords", [{"ssl": True, "tls": False}, {"j": True, "journal": False},
+                                      {"wtimeout": 5, "wTimeoutMS": 6}])
+def test_two_keywords_for_one_option_that_disagree_are_refused(keywords):
+    """Rule (connection string spec: conflicting tls and ssl are an error; a keyword is never
+    silently dropped): two spellings of one option given as keywords with different values
+    raise ConfigurationError naming both. Before, the last one won without a word."""
+    with pytest.raises(ConfigurationError, match="conflicting"):
+        client_options("mongodb://h", **keywords)
+    same = dict.fromkeys(keywords, list(keywords.values())[0])
+    client_options("mongodb://h", **same)  # the same value twice is no conflict
+
+
+def test_two_casings_of_one_keyword_the_last_wins_as_in_pymongo():
+    """Rule (PyMongo's options are a case-insensitive dict): mongoengine passes a connection
+    string's ``uuidrepresentation`` and its caller's ``uuidRepresentation`` together, and the
+    caller's (the last) must win, as with PyMongo (mongoengine's own test says so)."""
+    options = client_options("mongodb://h", uuidrepresentation="csharpLegacy",
+                             uuidRepresentation="javaLegacy")
+    assert options.values["uuidRepresentation"] == "javaLegacy"

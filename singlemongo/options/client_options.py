@@ -17,6 +17,7 @@ from .. import errors
 from ..errors import ConfigurationError
 from .table import (ALIASES, COMPRESSORS, KEYWORD_NONE, OPTIONS, PROXY_OPTIONS,
                       canonical_name, defaults)
+from ..sdam.address import DEFAULT_PORT
 from .uri import REDACTED, SecretText, mention, redact_value, parse_uri
 from ..selection.selector import ReadPreference
 
@@ -87,17 +88,29 @@ class ClientOptions:
         return CodecOptions(**kwargs)
 
 
-def client_options(uri, **kwargs):
-    """Parse and validate; no DNS (``mongodb+srv`` seeds come later from ``srv.py``)."""
+def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
+    """Parse and validate; no DNS (``mongodb+srv`` seeds come later from ``srv.py``).
+    ``default_port``: the port of the hosts the connection string gives without one
+    (MongoClient's ``port``, as PyMongo's ``parse_uri``)."""
     uri = SecretText(uri) if isinstance(uri, str) else uri  # frames below can raise
     parsed = parse_uri(uri)
     found = _read_uri_options(parsed.raw_options, parsed.password, parsed.ambiguous)
     values = defaults()
     values.update(found.values)
     specified = set(found.values)
+    given: dict[str, tuple[str, Any]] = {}  # option -> (keyword, value): ssl= and tls=, ...
     for key, value in kwargs.items():
         name = canonical_name(key)
         value = validate_keyword(key, value)
+        # An old name and the new one that disagree are refused (connection string spec:
+        # ssl and tls); two casings of one name are PyMongo's case-insensitive dict: the last
+        # wins (mongoengine passes a URI's uuidrepresentation and the caller's uuidRepresentation).
+        if name in given and given[name][1] != value and (
+                (key.lower() in ALIASES) != (given[name][0].lower() in ALIASES)):
+            raise ConfigurationError(
+                f"conflicting values for option {name}: {given[name][0]}="
+                f"{redact_value(name, given[name][1])!r} and {key}={redact_value(name, value)!r}")
+        given[name] = (key, value)
         if name == "compressors":  # as in a connection string: the usable ones, warned
             value = _known_compressors(list(value), found.warnings)
         if name == "serverSelectionTryOnce" and name in found.values and found.values[name] != value:
@@ -110,7 +123,7 @@ def client_options(uri, **kwargs):
         else:
             specified.add(name)
     options = ClientOptions(
-        seeds=tuple(h.address for h in parsed.hosts) if not parsed.is_srv else (),
+        seeds=tuple(h.address(default_port) for h in parsed.hosts) if not parsed.is_srv else (),
         values=values, specified=frozenset(specified),
         srv_host=parsed.hosts[0].host if parsed.is_srv else None,
         database=parsed.database)

@@ -148,11 +148,13 @@ def unquote(text):
 @dataclass(frozen=True)
 class Host:
     host: str
-    port: Optional[int]
+    port: Optional[int]  # None: the connection string gives none (or a UNIX socket)
     kind: str  # "hostname", "ipv4", "ip_literal" or "unix"
 
-    @property
-    def address(self):
+    def address(self, default_port=DEFAULT_PORT):
+        """(host, port): ``default_port`` where the connection string gives no port."""
+        if self.port is None and self.kind != "unix":
+            return (self.host, default_port)
         return (self.host, self.port)
 
 
@@ -277,8 +279,7 @@ def _parse_host(text, uri):
         if rest and not rest.startswith(":"):
             raise errors.InvalidURI("unexpected text after an IPv6 literal in connection string "
                                     "(expected ':port' or nothing)")
-        return Host(host.lower(), _parse_port(rest[1:], text) if rest else DEFAULT_PORT,
-                    "ip_literal")
+        return Host(host.lower(), _parse_port(rest[1:], text) if rest else None, "ip_literal")
     decoded = unquote(text)
     if "/" in decoded:
         if not decoded.endswith(".sock"):
@@ -300,7 +301,7 @@ def _parse_host(text, uri):
     problem = host_name_problem(host) if kind == "hostname" else None
     if problem:
         raise errors.InvalidURI(f"invalid host {_shown_host(text)}: {problem}")
-    return Host(host, _parse_port(port, text) if colon else DEFAULT_PORT, kind)
+    return Host(host, _parse_port(port, text) if colon else None, kind)
 
 
 def _parse_port(port, text):
