@@ -89,10 +89,7 @@ def parse_ipv6_literal_host(entity: str, default_port: Optional[int]) -> tuple[s
 
 def parse_host(entity: str, default_port: Optional[int] = DEFAULT_PORT) -> tuple[str, Any]:
     """(host, port) from ``host``, ``host:port``, an IPv6 literal or a UNIX socket path."""
-    host = _uri._parse_host(entity, SCHEME)
-    if host.kind == "unix":
-        return host.host, None
-    return host.host, host.port if host.port is not None else default_port
+    return _uri._parse_host(entity, SCHEME).address(default_port)
 
 
 def split_hosts(hosts: str, default_port: Optional[int] = DEFAULT_PORT) -> list[tuple[str, Any]]:
@@ -117,8 +114,7 @@ def parse_uri(uri: str, default_port: Optional[int] = DEFAULT_PORT, validate: bo
     parsed = _uri.parse_uri(uri)
     options: dict[str, Any] = dict(validate_options(dict(_grouped(parsed.raw_options)), warn)
                                    if validate else parsed.raw_options)
-    nodes = [(h.host, h.port if h.port is not None or h.kind == "unix" else default_port)
-             for h in parsed.hosts]
+    nodes = [h.address(default_port) for h in parsed.hosts]
     fqdn = None
     if parsed.is_srv:
         fqdn = parsed.hosts[0].host

@@ -92,6 +92,7 @@ class EncryptionError(PyMongoError):
 
     @property
     def timeout(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped error was a timeout."""
         return isinstance(self._cause, PyMongoError) and self._cause.timeout
 
 

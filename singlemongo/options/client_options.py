@@ -98,19 +98,11 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
     values = defaults()
     values.update(found.values)
     specified = set(found.values)
-    given: dict[str, tuple[str, Any]] = {}  # option -> (keyword, value): ssl= and tls=, ...
+    given = {}  # option -> (first keyword, its value): ssl= and tls=, ...
     for key, value in kwargs.items():
         name = canonical_name(key)
         value = validate_keyword(key, value)
-        # An old name and the new one that disagree are refused (connection string spec:
-        # ssl and tls); two casings of one name are PyMongo's case-insensitive dict: the last
-        # wins (mongoengine passes a URI's uuidrepresentation and the caller's uuidRepresentation).
-        if name in given and given[name][1] != value and (
-                (key.lower() in ALIASES) != (given[name][0].lower() in ALIASES)):
-            raise ConfigurationError(
-                f"conflicting values for option {name}: {given[name][0]}="
-                f"{redact_value(name, given[name][1])!r} and {key}={redact_value(name, value)!r}")
-        given[name] = (key, value)
+        _check_spellings_agree(given.setdefault(name, (key, value)), name, key, value)
         if name == "compressors":  # as in a connection string: the usable ones, warned
             value = _known_compressors(list(value), found.warnings)
         if name == "serverSelectionTryOnce" and name in found.values and found.values[name] != value:
@@ -133,6 +125,18 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
     password = values["password"] if "password" in specified else parsed.password
     return _finish(options, username, password, found.tls_values,
                    "authMechanismProperties" in found.invalid)
+
+
+def _check_spellings_agree(first, name, key, value):
+    """An old name and the new one given as keywords with different values are refused
+    (connection string spec: ssl and tls); two casings of one name are PyMongo's
+    case-insensitive dict, the last wins (mongoengine passes a connection string's
+    uuidrepresentation with its caller's uuidRepresentation)."""
+    first_key, first_value = first
+    if first_value != value and (key.lower() in ALIASES) != (first_key.lower() in ALIASES):
+        raise ConfigurationError(
+            f"conflicting values for option {name}: {first_key}="
+            f"{redact_value(name, first_value)!r} and {key}={redact_value(name, value)!r}")
 
 
 def validate_keyword(key, value):
