@@ -182,9 +182,9 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
     def _init_settings(self) -> None:
         o = self._settings
         write_concern = read_concern = None
-        if (o.w, o.wtimeout_ms, o.journal) != (None, None, None):  # else the default, when read
-            from .write_concern import WriteConcern
-            write_concern = WriteConcern(o.w, o.wtimeout_ms, o.journal)
+        if (o.w, o.wtimeout_ms, o.journal, o.fsync) != (None, None, None, None):
+            from .write_concern import WriteConcern  # else the default, when read
+            write_concern = WriteConcern(o.w, o.wtimeout_ms, o.journal, o.fsync)
         if o.read_concern_level is not None:
             from .read_concern import ReadConcern
             read_concern = ReadConcern(o.read_concern_level)

@@ -11,8 +11,8 @@ from bson.codec_options import CodecOptions
 
 from .collection_reads import ReadMethods
 from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
-                     core_read_preference, deferred_mixin, not_callable, validate_collation,
-                     validate_collection_name)
+                     core_read_preference, deferred_mixin, lazy_attributes, not_callable,
+                     validate_collation, validate_collection_name)
 from .engine.operation import Request, execute
 from . import errors
 from .selection.selector import READ, WRITE, Criteria
@@ -42,11 +42,7 @@ else:
 __all__ = ["Collection"]  # ReturnDocument is served by __getattr__ below
 
 
-def __getattr__(name: str) -> Any:
-    if name == "ReturnDocument":  # pymongo.collection.ReturnDocument, loaded on first use
-        from .find_and_modify import ReturnDocument
-        return ReturnDocument
-    raise AttributeError(f"module 'singlemongo.collection' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, {"ReturnDocument": ".find_and_modify"})
 
 
 class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 from bson import Int64
 
 from .clock import Deadline
-from .common import Generic, _DocumentType
+from .common import Generic, _DocumentType, lazy_attributes
 from .engine.checkout import checkout_pinned
 from .engine.operation import Outcome, Request, execute, kill_cursor
 from . import errors
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from .collection import Collection
     from .typings import _Address
 
+# pymongo.command_cursor.RawBatchCommandCursor, loaded on first use.
+__getattr__ = lazy_attributes(__name__, {"RawBatchCommandCursor": ".raw_batches"})
 BATCH_FIELDS = {"cursor": {"firstBatch": 1, "nextBatch": 1}}  # where the user's documents are
 # Errors after which the server has no cursor any more: no killCursors is sent. On a tailable
 # cursor they end it quietly, as in PyMongo (alive becomes False; 136: the capped collection

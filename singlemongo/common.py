@@ -59,6 +59,18 @@ class _Deferred:
         return function.__get__(obj, owner) if obj is not None else function
 
 
+def lazy_attributes(module: str, names: Mapping[str, str]) -> Any:
+    """A module ``__getattr__`` serving ``names`` (attribute -> the face module defining it,
+    as ``".raw_batches"``), each imported at first use: PyMongo's modules offer classes a
+    one-off read must not load (``pymongo.cursor.RawBatchCursor``)."""
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            import importlib
+            return getattr(importlib.import_module(names[name], __package__), name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    return __getattr__
+
+
 def deferred_mixin(module: str, mixin: str, names: Sequence[str]) -> Any:
     """A generic stand-in for the mixin class ``module.mixin`` whose attributes ``names`` load
     that module on first use (type checkers see the real class: import it under

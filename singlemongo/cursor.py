@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from bson.code import Code
 
 from .command_cursor import BATCH_FIELDS, _ServerCursor
-from .common import (_DocumentType, hint_value, index_document, index_list, validate_boolean,
-                     validate_collation, validate_is_mapping, validate_non_negative_int)
+from .common import (_DocumentType, hint_value, index_document, index_list, lazy_attributes,
+                     validate_boolean, validate_collation, validate_is_mapping,
+                     validate_non_negative_int)
 from .engine.operation import Request, execute
 from .errors import InvalidOperation
 from .sdam.server_description import ServerType
@@ -19,6 +20,9 @@ from .selection.selector import Criteria
 
 if TYPE_CHECKING:
     from .collection import Collection
+
+# pymongo.cursor.RawBatchCursor (find_raw_batches' cursor), loaded on first use.
+__getattr__ = lazy_attributes(__name__, {"RawBatchCursor": ".raw_batches"})
 
 
 class CursorType:

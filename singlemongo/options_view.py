@@ -181,7 +181,7 @@ class ClientOptions:
     def write_concern(self) -> WriteConcern:
         """The client's write concern."""
         o = self.__options
-        return WriteConcern(o.w, o.wtimeout_ms, o.journal)
+        return WriteConcern(o.w, o.wtimeout_ms, o.journal, o.fsync)
 
     @property
     def read_concern(self) -> ReadConcern:

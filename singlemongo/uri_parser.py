@@ -12,12 +12,12 @@ repr shows ``<redacted>``.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Mapping, MutableMapping, Optional
+from typing import Any, Callable, Iterator, Mapping, MutableMapping, Optional
 
 from .errors import ConfigurationError, InvalidURI
 from .options import uri as _uri
 from .options.client_options import unknown_option_message
-from .options.table import OPTIONS, canonical_name
+from .options.table import KEYWORD_NONE, OPTIONS, canonical_name
 from .sdam.address import DEFAULT_PORT
 
 SCHEME = _uri.SCHEME
@@ -28,6 +28,10 @@ _SECONDS = frozenset({"connectTimeoutMS", "socketTimeoutMS", "serverSelectionTim
                       "timeoutMS"})
 _UUID_CODES = {"unspecified": 0, "standard": 4, "pythonLegacy": 3, "javaLegacy": 5,
                "csharpLegacy": 6}
+
+# MongoClient keywords PyMongo's validate_options knows too (its "non-spec" options); the
+# other keyword-only ones (document_class, username, ...) are unknown to it.
+_VALIDATED_KEYWORDS = frozenset({"driver", "server_api"})
 
 __all__ = ["parse_host", "parse_ipv6_literal_host", "parse_uri", "parse_userinfo",
            "split_hosts", "split_options", "validate_options"]
@@ -43,16 +47,61 @@ def _pymongo_value(name: str, value: Any) -> Any:
     return value
 
 
+class _CaseInsensitiveDictionary(MutableMapping[str, Any]):
+    """Options as PyMongo's validate_options and split_options return them: a key is found
+    whatever its casing (``options["replicaset"]``); iterating gives each key as it was
+    set."""
+
+    def __init__(self, items: Any = ()) -> None:
+        self._items: dict[str, tuple[str, Any]] = {}  # lower-case key -> (key, value)
+        self.update(items)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key.lower()][1]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._items[key.lower()] = (key, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._items[key.lower()]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.lower() in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key, _ in self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return len(self) == len(other) and all(k in self and self[k] == other[k] for k in other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def cased_key(self, key: str) -> str:
+        """The key as it was set (``"replicaSet"`` for ``"REPLICASET"``)."""
+        return self._items[key.lower()][0]
+
+
 def validate_options(opts: Mapping[str, Any], warn: bool = False) -> MutableMapping[str, Any]:
-    """Each option validated (``{canonical name: value}``); an unknown or invalid one raises
-    ConfigurationError, or with ``warn`` is dropped with a warning."""
-    valid: dict[str, Any] = {}
+    """Each option validated (``{canonical name: value}``, found whatever the casing); an
+    unknown or invalid one raises ConfigurationError, or with ``warn`` is dropped with a
+    warning. A None means what it means as a MongoClient keyword."""
+    valid = _CaseInsensitiveDictionary()
     for key, raw in opts.items():
         name = canonical_name(key)
         try:
-            if name is None or OPTIONS[name].keyword_only:
+            if name is None or (OPTIONS[name].keyword_only and name not in _VALIDATED_KEYWORDS):
                 raise ConfigurationError(unknown_option_message(key))
-            value = OPTIONS[name].validate(raw)
+            opt = OPTIONS[name]
+            value: Any = (KEYWORD_NONE.get(name) if raw is None and (
+                opt.default is None or name in KEYWORD_NONE) else opt.validate(raw))
         except (ValueError, TypeError) as exc:  # ConfigurationError is a ValueError too
             # Connection string spec, "Credential disclosure": the value is not quoted.
             reason = str(exc) if str(raw).lower() not in str(exc).lower() else "not valid"
@@ -61,7 +110,7 @@ def validate_options(opts: Mapping[str, Any], warn: bool = False) -> MutableMapp
                                          f"invalid value for {key} ({reason})") from None
             warnings.warn(f"{reason} The option {key} is ignored.", stacklevel=2)
             continue
-        if OPTIONS[name].is_list and name in valid:
+        if opt.is_list and name in valid:
             value = list(valid[name]) + list(value)
         valid[name] = _pymongo_value(name, value)
     return valid
@@ -112,6 +161,7 @@ def parse_uri(uri: str, default_port: Optional[int] = DEFAULT_PORT, validate: bo
     for bad syntax, ConfigurationError for a bad option (``warn=True``: dropped with a
     warning)."""
     parsed = _uri.parse_uri(uri)
+    # PyMongo 4.3+: a plain dict, by the canonical names.
     options: dict[str, Any] = dict(validate_options(dict(_grouped(parsed.raw_options)), warn)
                                    if validate else parsed.raw_options)
     nodes = [h.address(default_port) for h in parsed.hosts]

@@ -158,3 +158,53 @@ def test_authentication_is_bounded_by_connect_timeout(rs):
         client.test.c.insert_one({"x": 1})
     rs.servers[0].clear_faults()
     client.close()
+
+
+def _crl(certs, tmp_path, revoke):
+    """A CRL signed by the test CA (``openssl ca``), revoking the server certificate or
+    nothing."""
+    import shutil
+    import subprocess
+    for name in ("ca.pem", "ca.key", "server.pem"):
+        shutil.copy(certs / name, tmp_path / name)
+    (tmp_path / "index.txt").write_text("")
+    (tmp_path / "crlnumber").write_text("01\n")
+    (tmp_path / "ca.cnf").write_text(
+        "[ca]\ndefault_ca = test\n[test]\ndatabase = index.txt\ncrlnumber = crlnumber\n"
+        "default_md = sha256\ndefault_crl_days = 2\n")
+    run = lambda *a: subprocess.run(["openssl", "ca", "-config", "ca.cnf", "-keyfile", "ca.key",
+                                     "-cert", "ca.pem", *a], cwd=tmp_path, check=True,
+                                    capture_output=True)
+    if revoke:
+        run("-revoke", "server.pem")
+    run("-gencrl", "-out", "ca.crl")
+    return tmp_path / "ca.crl"
+
+
+@pytest.mark.parametrize("revoked", [False, True], ids=["clean CRL", "server revoked"])
+def test_tls_crl_file_revokes_certificates_as_in_pymongo(certs, tmp_path, revoked):
+    """Rule (PyMongo's tlsCRLFile: the CRL is loaded and the server's certificate checked
+    against it): a revoked server certificate fails the handshake, naming the revocation;
+    one the CRL does not list connects. Before, tlsCRLFile was an unknown option."""
+    crl = _crl(certs, tmp_path, revoked)
+    with Standalone(tls_context=_server_context(certs)) as s:
+        uri = (f"mongodb://{s.servers[0].address_text}/?tls=true&tlsCAFile={certs / 'ca.pem'}"
+               f"&serverSelectionTimeoutMS=200")
+        client = MongoClient(uri, tlsCRLFile=str(crl), clock=FakeClock())
+        if revoked:
+            with pytest.raises(errors.ServerSelectionError, match="revoked"):
+                client.admin.command("ping")
+        else:
+            assert client.admin.command("ping")["ok"] == 1
+        client.close()
+
+
+def test_tls_crl_file_that_cannot_be_read_is_named(tmp_path):
+    """Rule (bad input gets a clear error naming the value): a tlsCRLFile that does not
+    exist or is no CRL is a ConfigurationError naming the file, at the first operation (no
+    I/O in the constructor)."""
+    missing = tmp_path / "missing.crl"
+    client = MongoClient(f"mongodb://127.0.0.1:1/?tls=true&tlsCRLFile={missing}",
+                         clock=FakeClock())
+    with pytest.raises(errors.ConfigurationError, match="tlsCRLFile.*missing.crl"):
+        client.admin.command("ping")

@@ -315,3 +315,113 @@ def test_a_database_over_a_client_of_another_kind_takes_its_public_settings():
         Cursor(coll, bogus=1)
     with pytest.raises(TypeError):
         Cursor(coll, limit="5")
+
+
+# (key, value) as libraries pass them to pymongo.uri_parser.validate_options: Eve checks its
+# MongoClient keywords with it, connect and tz_aware among them.
+VALIDATE_CASES = [
+    ("connect", True), ("connect", "false"), ("tz_aware", True), ("appname", "app"),
+    ("fsync", True), ("minPoolSize", 1), ("waitQueueMultiple", 2), ("tlsCRLFile", __file__),
+    ("unicode_decode_error_handler", "ignore"), ("uuidRepresentation", "standard"),
+    ("driver", None), ("server_api", None), ("replicaset", "rs"), ("w", 1), ("w", "majority"),
+    ("maxPoolSize", None), ("connectTimeoutMS", None), ("connectTimeoutMS", 5000),
+    ("heartbeatFrequencyMS", 1000), ("journal", "true"), ("readPreference", "secondary"),
+    ("document_class", dict), ("username", "u"), ("password", "p"), ("tzinfo", None),
+    ("type_registry", None), ("read_preference", None), ("event_listeners", []),
+    ("bogus", 1), ("maxPoolSize", -1), ("connect", "sometimes"), ("fsync", "maybe")]
+
+
+def _validated(module, key, value):
+    """The value ``module.validate_options`` gives ``key``, or "refused" (PyMongo's errors
+    are not ValueErrors: its ConfigurationError is a PyMongoError)."""
+    try:
+        valid = module.validate_options({key: value})
+    except Exception as exc:  # noqa: BLE001 (either driver's ConfigurationError, or a type error)
+        assert type(exc).__name__ in ("ConfigurationError", "ValueError", "TypeError"), exc
+        return "refused"
+    return valid.get(key.lower(), valid.get(key, "<missing>"))
+
+
+@pytest.mark.parametrize("key, value", VALIDATE_CASES, ids=lambda x: repr(x)[:30])
+def test_validate_options_accepts_and_refuses_what_pymongos_does(key, value):
+    """Rule (PyMongo's uri_parser.validate_options, the oracle): the connection-string
+    options and PyMongo's own (connect, tz_aware, fsync, driver, server_api,
+    waitQueueMultiple, tlsCRLFile) are valid, the MongoClient-only keywords (document_class,
+    username, event_listeners, ...) are unknown, and a None is what MongoClient makes of it.
+    Before, connect and tz_aware were refused as unknown and Eve could not start."""
+    from pymongo import uri_parser as theirs
+    from singlemongo import uri_parser as ours
+    assert _validated(ours, key, value) == _validated(theirs, key, value)
+
+
+def test_validated_options_are_found_whatever_their_casing_as_in_pymongo():
+    """Rule (PyMongo's validate_options returns the keys lower-cased, its split_options a
+    case-insensitive dict; parse_uri a plain dict by the canonical names): a library reading
+    ``validate_options(...)["replicaset"]`` finds the option. Before, only the canonical
+    casing was found."""
+    from pymongo import uri_parser as theirs
+    from singlemongo import uri_parser as ours
+    for module in (ours, theirs):
+        valid = module.validate_options({"minPoolSize": 2, "replicaSet": "rs"})
+        assert valid["minpoolsize"] == 2 and valid["replicaset"] == "rs"
+        split = module.split_options("replicaSet=rs&maxPoolSize=5")
+        assert split["REPLICASET"] == "rs" and split.get("maxpoolsize") == 5
+        assert "MAXPOOLSIZE" in split and split == {"replicaSet": "rs", "maxPoolSize": 5}
+        assert split.pop("maxpoolsize") == 5 and "maxPoolSize" not in split
+        options = module.parse_uri("mongodb://a/?replicaset=rs&authsource=admin")["options"]
+        assert options == {"replicaSet": "rs", "authSource": "admin"}
+        assert type(options) is dict
+    valid = ours.validate_options({"minPoolSize": 2, "replicaset": "rs"})
+    assert list(valid) == ["minPoolSize", "replicaSet"]  # canonical names, in given order
+
+
+# Classes and functions PyMongo defines in the modules install_as_pymongo() serves that
+# singlemongo does not have, each for a reason: PyMongo's own helpers (validators, internals),
+# the connection pool's events (one socket per server: only PoolClearedEvent has a
+# counterpart), client bulk write (not offered), and the topology events' common base class.
+NOT_SERVED = {
+    "common": "*", "helpers_shared": "*", "read_preferences": {"MovingAverage"},
+    "write_concern": {"validate_boolean"}, "collation": {"validate_collation_or_none"},
+    "typings": {"strip_optional"}, "topology_description": {"updated_topology_description"},
+    "results": {"ClientBulkWriteResult"}, "encryption_options": {"check_min_pymongocrypt"},
+    "monitoring": {"ConnectionCheckOutFailedEvent", "ConnectionCheckOutFailedReason",
+                   "ConnectionCheckOutStartedEvent", "ConnectionCheckedInEvent",
+                   "ConnectionCheckedOutEvent", "ConnectionClosedEvent",
+                   "ConnectionClosedReason", "ConnectionCreatedEvent", "ConnectionReadyEvent",
+                   "PoolClosedEvent", "PoolCreatedEvent", "PoolReadyEvent", "TopologyEvent"}}
+
+
+def test_every_class_pymongo_defines_in_a_served_module_is_there():
+    """Rule (PyMongo, the oracle: the classes and functions its public modules define):
+    ``from pymongo.cursor import RawBatchCursor`` (and RawBatchCommandCursor from
+    command_cursor) and ``from pymongo.monitoring import
+    TopologyOpenedEvent`` (PyMongo's name for the spec's TopologyOpeningEvent, which its
+    TopologyListener.opened receives) import, as every such name does but those NOT_SERVED
+    gives a reason for. Before, all three were ImportErrors."""
+    import inspect
+    import importlib
+    defined = {}
+    for name in PUBLIC_MODULES:
+        if name.startswith(("synchronous", "asynchronous")) or NOT_SERVED.get(name) == "*":
+            continue
+        module = importlib.import_module(f"pymongo.{name}")
+        family = {module.__name__, f"pymongo.synchronous.{name}", f"pymongo.{name}_shared"}
+        defined[name] = sorted(
+            n for n, obj in vars(module).items() if not n.startswith("_")
+            and (inspect.isclass(obj) or inspect.isfunction(obj))
+            and obj.__module__ in family and n not in NOT_SERVED.get(name, ()))
+    missing = _child(f"""
+import importlib
+defined = {defined!r}
+print(json.dumps({{m: [n for n in names if not hasattr(importlib.import_module("pymongo." + m), n)]
+                  for m, names in defined.items()}}))""")
+    assert {m: names for m, names in missing.items() if names} == {}
+    same = _child("""
+from pymongo.monitoring import TopologyOpenedEvent, TopologyOpeningEvent
+from pymongo.cursor import RawBatchCursor
+from pymongo.command_cursor import RawBatchCommandCursor
+from singlemongo import raw_batches
+print(json.dumps([TopologyOpenedEvent is TopologyOpeningEvent,
+                  RawBatchCursor is raw_batches.RawBatchCursor,
+                  RawBatchCommandCursor is raw_batches.RawBatchCommandCursor]))""")
+    assert same == [True, True, True]

@@ -287,3 +287,35 @@ def test_two_casings_of_one_keyword_the_last_wins_as_in_pymongo():
     options = client_options("mongodb://h", uuidrepresentation="csharpLegacy",
                              uuidRepresentation="javaLegacy")
     assert options.values["uuidRepresentation"] == "javaLegacy"
+
+
+@pytest.mark.parametrize("uri, keywords", [
+    ("mongodb://h/?tz_aware=true&connect=false", {}),
+    ("mongodb://h/?fsync=true&waitQueueMultiple=4", {}),
+    ("mongodb://h", {"fsync": True, "w": 2, "waitQueueMultiple": 4}),
+    ("mongodb://h/?w=majority", {"fsync": False})])
+def test_pymongos_own_options_mean_what_they_mean_in_pymongo(uri, keywords):
+    """Rule (PyMongo, the oracle: its MongoClient reads connect, tz_aware, fsync and
+    waitQueueMultiple from a connection string and as keywords): ``tz_aware=true`` in a
+    connection string gives timezone-aware datetimes, ``fsync`` goes in the write concern,
+    waitQueueMultiple is accepted and has no effect (PyMongo 4 ignores it too). Before,
+    tz_aware in a connection string was ignored with a warning (naive datetimes), and fsync
+    and waitQueueMultiple were unknown options."""
+    import pymongo
+    from singlemongo import MongoClient
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = MongoClient(uri, **keywords)
+    theirs = pymongo.MongoClient(uri, connect=False, **keywords)
+    assert ours.codec_options.tz_aware == theirs.codec_options.tz_aware
+    assert ours.write_concern.document == theirs.write_concern.document
+    assert ours.options.write_concern.document == theirs.options.write_concern.document
+    theirs.close()
+
+
+def test_fsync_and_journal_together_are_refused_as_in_pymongo():
+    """Rule (read/write concern spec, "FSync": fsync is treated like journal; PyMongo: "Can't
+    set both j and fsync"): the client refuses both when it is made, not at the first write."""
+    from singlemongo import MongoClient
+    with pytest.raises(ConfigurationError, match="j and fsync"):
+        MongoClient("mongodb://h/?journal=true", fsync=True)

@@ -150,6 +150,57 @@ def test_set_field_unset_field_and_rand(db):
         list(db.x.aggregate([{"$project": {"y": {"$setField": {"field": "a"}}}}]))
 
 
+def test_get_field_evaluates_its_input_expression(db):
+    """$getField's ``input`` is any expression resolving to an object (MongoDB 5.0+); the
+    engine took an expression object literally and gave null. Django's MongoDB backend counts
+    with ``{$getField: {input: {$arrayElemAt: ["$group", 0]}, field: "__count"}}`` after a
+    $facet: ``Model.objects.count()`` was 0 against the simulator."""
+    db.x.insert_many([{"_id": i, "pages": i} for i in range(4)])
+    out = list(db.x.aggregate([
+        {"$facet": {"group": [{"$group": {"_id": None, "total": {"$sum": "$pages"}}}]}},
+        {"$addFields": {"total": {"$getField": {"input": {"$arrayElemAt": ["$group", 0]},
+                                                "field": "total"}}}},
+        {"$project": {"total": 1, "_id": 0}}]))
+    assert out == [{"total": 6}]
+    doc = next(db.x.aggregate([{"$match": {"_id": 2}}, {"$project": {
+        "a": {"$getField": {"input": {"x": "$pages"}, "field": "x"}},
+        "b": {"$getField": {"input": "$$ROOT", "field": "pages"}},
+        "c": {"$getField": {"input": None, "field": "x"}},
+        "d": {"$getField": "pages"}}}]))
+    assert doc == {"_id": 2, "a": 2, "b": 2, "c": None, "d": 2}
+    with pytest.raises(OperationFailure) as caught:
+        list(db.x.aggregate([{"$project": {"y": {"$getField": {"input": 5, "field": "x"}}}}]))
+    assert caught.value.code == 3041705
+
+
+def test_type_and_is_number_expressions_know_every_bson_type(db):
+    """The aggregation $type names every BSON type ("objectId", "decimal", "timestamp", ...;
+    "missing" for an absent field) and $isNumber is true for Decimal128 and Int64, as in
+    MongoDB; the engine failed with "Type ObjectId is not supported yet" (code 238). Django's
+    MongoDB backend tests ``$type`` of a joined document's _id to count a relation:
+    ``Author.objects.annotate(Count("books"))`` failed against the simulator."""
+    from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+    values = {"oid": ObjectId(), "dec": Decimal128("1.5"), "ts": Timestamp(1, 2),
+              "long": Int64(5), "int": 5, "big": 2 ** 40, "dbl": 1.5, "bin": Binary(b"x", 0),
+              "re": Regex("a"), "js": Code("f"), "min": MinKey(), "max": MaxKey(), "t": True,
+              "none": None, "s": "x", "arr": [1], "obj": {"a": 1},
+              "date": datetime.datetime(2024, 1, 1)}
+    db.x.insert_one({"_id": 1, **values})
+    names = ["oid", "dec", "ts", "long", "int", "big", "dbl", "bin", "re", "js", "min", "max", "t",
+             "none", "s", "arr", "obj", "date", "absent"]
+    doc = next(db.x.aggregate([{"$project": {
+        **{f"{n}_type": {"$type": f"${n}"} for n in names},
+        **{f"{n}_num": {"$isNumber": f"${n}"} for n in ("dec", "long", "int", "s", "absent")},
+        "listed": {"$type": ["$oid"]}}}]))
+    assert [doc[f"{n}_type"] for n in names] == [
+        "objectId", "decimal", "timestamp", "long", "int", "long", "double", "binData", "regex",
+        "javascript", "minKey", "maxKey", "bool", "null", "string", "array", "object", "date",
+        "missing"]
+    assert [doc[f"{n}_num"] for n in ("dec", "long", "int", "s", "absent")] == [
+        True, True, True, False, False]
+    assert doc["listed"] == "objectId"
+
+
 def test_document_validation_reports_the_failing_document(db):
     """A validator's refusal is 121 with errInfo (failingDocumentId, details) as 5.0+ gives
     it, to findAndModify and to each insert statement; bypassDocumentValidation skips it."""

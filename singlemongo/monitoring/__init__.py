@@ -29,7 +29,10 @@ _SDAM = ("ServerHeartbeatStartedEvent", "ServerHeartbeatSucceededEvent",
          "ServerDescriptionChangedEvent", "TopologyOpeningEvent", "TopologyClosedEvent",
          "TopologyDescriptionChangedEvent")
 
-__all__ = [*_NAMES, *_SDAM, "register"]
+# PyMongo's names for the spec's events.
+_PYMONGO_NAMES = {"TopologyOpenedEvent": "TopologyOpeningEvent"}
+
+__all__ = [*_NAMES, *_SDAM, *_PYMONGO_NAMES, "register"]
 # Listeners every client made after register() gets, before its own (PyMongo's global list).
 _GLOBAL_LISTENERS: list = []
 
@@ -109,8 +112,9 @@ class EventBus:
 
 def __getattr__(name):
     import importlib
-    if name in _SDAM:
-        value = getattr(importlib.import_module("..sdam.monitoring", __name__), name)
+    if name in _SDAM or name in _PYMONGO_NAMES:
+        value = getattr(importlib.import_module("..sdam.monitoring", __name__),
+                        _PYMONGO_NAMES.get(name, name))
     elif name in _NAMES:
         value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
     else:

@@ -239,6 +239,11 @@ _TABLE = (
     Option("heartbeatFrequencyMS", "heartbeat_frequency_ms", integer(MIN_HEARTBEAT_FREQUENCY_MS),
            HEARTBEAT_FREQUENCY_MS),
     Option("journal", "journal", boolean),
+    # PyMongo's own (its "non-spec" options, in a connection string too): fsync is a write
+    # concern field (read/write concern spec, "FSync"); waitQueueMultiple is accepted and,
+    # as in PyMongo 4, has no effect.
+    Option("fsync", "fsync", boolean),
+    Option("waitQueueMultiple", "wait_queue_multiple", NON_NEGATIVE),
     Option("loadBalanced", "load_balanced", boolean, False),
     Option("localThresholdMS", "local_threshold_ms", NON_NEGATIVE, LOCAL_THRESHOLD_MS),
     Option("maxAdaptiveRetries", "max_adaptive_retries", NON_NEGATIVE, MAX_ADAPTIVE_RETRIES),
@@ -275,6 +280,8 @@ _TABLE = (
     Option("tlsAllowInvalidHostnames", "tls_allow_invalid_hostnames", boolean, False),
     Option("tlsCAFile", "tls_ca_file", string),
     Option("tlsCertificateKeyFile", "tls_certificate_key_file", string),
+    # PyMongo's: a certificate revocation list the server's certificate is checked against.
+    Option("tlsCRLFile", "tls_crl_file", string),
     Option("tlsCertificateKeyFilePassword", "tls_certificate_key_file_password",
            secret(string)),
     Option("tlsDisableCertificateRevocationCheck", "tls_disable_certificate_revocation_check",
@@ -287,16 +294,17 @@ _TABLE = (
     Option("uuidRepresentation", "uuid_representation",
            one_of(*UUID_REPRESENTATIONS), "unspecified"),
     Option("zlibCompressionLevel", "zlib_compression_level", integer(-1, 9), -1),
-    # The face's keywords (PyMongo's MongoClient): codecs, identity, the Stable API.
+    # The face's options (PyMongo's MongoClient): codecs, identity, the Stable API. The
+    # keyword-only ones are not read from a connection string; the rest are, as in PyMongo.
     Option("document_class", "document_class", document_class, dict, keyword_only=True),
-    Option("tz_aware", "tz_aware", boolean, False, keyword_only=True),
+    Option("tz_aware", "tz_aware", boolean, False),  # in a connection string too, as in PyMongo
     Option("tzinfo", "tzinfo", tzinfo, keyword_only=True),
     Option("type_registry", "type_registry", type_registry, keyword_only=True),
     Option("unicode_decode_error_handler", "unicode_decode_error_handler",
            one_of("strict", "replace", "backslashreplace", "surrogateescape", "ignore"),
            "strict"),
     Option("datetime_conversion", "datetime_conversion", datetime_conversion),
-    Option("connect", "connect", boolean, keyword_only=True),
+    Option("connect", "connect", boolean),
     Option("username", "username", non_empty_string, keyword_only=True),
     Option("password", "password", secret(string), keyword_only=True),
     Option("server_api", "server_api", server_api, keyword_only=True),

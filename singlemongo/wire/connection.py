@@ -45,11 +45,10 @@ def tls_context(options):
     import ssl  # only TLS users pay for importing ssl
     ctx = ssl.create_default_context()
     if options.tls_ca_file:
-        try:
-            ctx.load_verify_locations(cafile=options.tls_ca_file)
-        except (OSError, ssl.SSLError) as exc:
-            raise ConfigurationError(f"tlsCAFile {options.tls_ca_file!r} cannot be used: "
-                                     f"{getattr(exc, 'strerror', None) or exc}") from None
+        _load_verify_locations(ctx, "tlsCAFile", options.tls_ca_file)
+    if options.tls_crl_file:  # PyMongo's tlsCRLFile: the server's certificate is checked
+        _load_verify_locations(ctx, "tlsCRLFile", options.tls_crl_file)
+        ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
     insecure = options.tls_insecure
     if insecure or options.tls_allow_invalid_hostnames:
         ctx.check_hostname = False
@@ -59,6 +58,16 @@ def tls_context(options):
     if options.tls_certificate_key_file:
         _load_certificate_key_file(ctx, options)
     return ctx
+
+
+def _load_verify_locations(ctx, name, path):
+    """A PEM file of CA certificates or CRLs into ``ctx``; ConfigurationError naming it."""
+    import ssl
+    try:
+        ctx.load_verify_locations(cafile=path)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigurationError(f"{name} {path!r} cannot be used: "
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _load_certificate_key_file(ctx, options):

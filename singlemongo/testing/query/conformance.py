@@ -71,6 +71,34 @@ def type_op(value, aliases):
     return any(test(v) for test in tests for v in candidates)
 
 
+def type_name(value):
+    """The aggregation $type of a value: its type's alias ("missing" for an absent field)."""
+    if value is NOTHING:
+        return "missing"
+    if isinstance(value, Code):  # a str subclass: before "string"
+        return "javascript" if value.scope is None else "javascriptWithScope"
+    for alias, (_, test) in _TYPES.items():
+        if test(value):
+            return alias
+    raise WriteFailure(238, f"$type of a {type(value).__name__} is not simulated")
+
+
+_ENGINE_TYPE_OPERATOR = mm_aggregate._Parser._handle_type_operator
+
+
+def handle_type_operator(parser, operator, values):
+    """$type for every BSON type and $isNumber for Decimal128 (the engine knew six types)."""
+    if operator not in ("$type", "$isNumber"):
+        return _ENGINE_TYPE_OPERATOR(parser, operator, values)
+    if isinstance(values, list):  # the argument list form: exactly one argument
+        if len(values) != 1:
+            raise WriteFailure(16020, f"Expression {operator} takes exactly 1 arguments. "
+                                      f"{len(values)} were passed in.")
+        values = values[0]
+    value = parser.parse(values)
+    return type_name(value) if operator == "$type" else _is_number(value)
+
+
 def mod_op(value, arg):
     """$mod: [divisor, remainder]; arrays match on any element; non-numbers never match."""
     if not isinstance(arg, list) or len(arg) != 2:
@@ -325,6 +353,7 @@ def apply():
     handlers = mm_aggregate._PIPELINE_HANDLERS
     handlers["$project"] = _project_stage(handlers["$project"])
     expressions.apply()
+    mm_aggregate._Parser._handle_type_operator = handle_type_operator
     mm_collection._updaters["$mul"] = mul_updater
     mm_collection._updaters["$pop"] = pop_updater
     mm_collection.Collection._ensure_uniques = ensure_uniques

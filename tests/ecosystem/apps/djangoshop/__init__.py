@@ -1,0 +1,1 @@
+"""A Django application for django_app.py: its models, on the official MongoDB backend."""
