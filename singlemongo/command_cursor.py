@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 # pymongo.command_cursor.RawBatchCommandCursor, loaded on first use.
 __getattr__ = lazy_attributes(__name__, {"RawBatchCommandCursor": ".raw_batches"})
+
 BATCH_FIELDS = {"cursor": {"firstBatch": 1, "nextBatch": 1}}  # where the user's documents are
 # Errors after which the server has no cursor any more: no killCursors is sent. On a tailable
 # cursor they end it quietly, as in PyMongo (alive becomes False; 136: the capped collection

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Mapping, MutableMapping, Optional
 from .errors import ConfigurationError, InvalidURI
 from .options import uri as _uri
 from .options.client_options import unknown_option_message
-from .options.table import KEYWORD_NONE, OPTIONS, canonical_name
+from .options.table import OPTIONS, canonical_name, keyword_value
 from .sdam.address import DEFAULT_PORT
 
 SCHEME = _uri.SCHEME
@@ -99,9 +99,7 @@ def validate_options(opts: Mapping[str, Any], warn: bool = False) -> MutableMapp
         try:
             if name is None or (OPTIONS[name].keyword_only and name not in _VALIDATED_KEYWORDS):
                 raise ConfigurationError(unknown_option_message(key))
-            opt = OPTIONS[name]
-            value: Any = (KEYWORD_NONE.get(name) if raw is None and (
-                opt.default is None or name in KEYWORD_NONE) else opt.validate(raw))
+            value: Any = keyword_value(name, raw)
         except (ValueError, TypeError) as exc:  # ConfigurationError is a ValueError too
             # Connection string spec, "Credential disclosure": the value is not quoted.
             reason = str(exc) if str(raw).lower() not in str(exc).lower() else "not valid"
@@ -110,7 +108,7 @@ def validate_options(opts: Mapping[str, Any], warn: bool = False) -> MutableMapp
                                          f"invalid value for {key} ({reason})") from None
             warnings.warn(f"{reason} The option {key} is ignored.", stacklevel=2)
             continue
-        if opt.is_list and name in valid:
+        if OPTIONS[name].is_list and name in valid:
             value = list(valid[name]) + list(value)
         valid[name] = _pymongo_value(name, value)
     return valid
@@ -161,7 +159,7 @@ def parse_uri(uri: str, default_port: Optional[int] = DEFAULT_PORT, validate: bo
     for bad syntax, ConfigurationError for a bad option (``warn=True``: dropped with a
     warning)."""
     parsed = _uri.parse_uri(uri)
-    # PyMongo 4.3+: a plain dict, by the canonical names.
+    # PyMongo 4.14+: a plain dict, by the canonical names.
     options: dict[str, Any] = dict(validate_options(dict(_grouped(parsed.raw_options)), warn)
                                    if validate else parsed.raw_options)
     nodes = [h.address(default_port) for h in parsed.hosts]

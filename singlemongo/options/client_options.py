@@ -15,8 +15,8 @@ from types import MappingProxyType
 
 from .. import errors
 from ..errors import ConfigurationError
-from .table import (ALIASES, COMPRESSORS, KEYWORD_NONE, OPTIONS, PROXY_OPTIONS,
-                      canonical_name, defaults)
+from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS, canonical_name, defaults,
+                    keyword_value)
 from ..sdam.address import DEFAULT_PORT
 from .uri import REDACTED, SecretText, mention, redact_value, parse_uri
 from ..selection.selector import ReadPreference
@@ -145,13 +145,10 @@ def validate_keyword(key, value):
     name = canonical_name(key)
     if name is None:
         raise ConfigurationError(unknown_option_message(key))
-    opt = OPTIONS[name]
-    if value is None and (opt.default is None or name in KEYWORD_NONE):
-        return KEYWORD_NONE.get(name)
     if name == "readPreferenceTags" and value is not None:
         value = value if isinstance(value, (list, tuple)) else [value]
     try:
-        return opt.validate(value)
+        return keyword_value(name, value)
     except (ValueError, TypeError) as exc:
         kind = errors.ConfigurationTypeError if isinstance(exc, TypeError) else ConfigurationError
         raise kind(f"invalid value for option {key}: {redact_value(name, value)!r} "

@@ -317,6 +317,18 @@ OPTIONS = {opt.name: opt for opt in _TABLE}
 # keywords: their default (MongoClient's signature). Any other such None is refused by name.
 KEYWORD_NONE = {"connectTimeoutMS": 0, "socketTimeoutMS": 0, "document_class": dict,
                 "tz_aware": False}
+
+
+def keyword_value(name, value):
+    """The value of option ``name`` given as a keyword (or to validate_options): a None that
+    means something is that (KEYWORD_NONE; None where the default is none); anything else is
+    validated (ValueError or TypeError)."""
+    opt = OPTIONS[name]
+    if value is None and (opt.default is None or name in KEYWORD_NONE):
+        return KEYWORD_NONE.get(name)
+    return opt.validate(value)
+
+
 # Old names still accepted (connection-string spec, "Deprecated Key Value Pairs").
 ALIASES = {"ssl": "tls", "j": "journal", "wtimeout": "wTimeoutMS"}
 
