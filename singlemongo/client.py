@@ -24,7 +24,7 @@ from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
 from . import errors
 from .errors import ConfigurationError, ConnectionFailure, InvalidOperation
 from .options.client_options import ClientOptions, client_options
-from .options.uri import SecretText
+from .options.uri import SecretText, connection_string
 from .sdam.address import DEFAULT_PORT
 from .sdam.server_description import ServerType, TopologyType
 from .selection.selector import READ, WRITE, Criteria, ReadPreference as _Core
@@ -45,7 +45,6 @@ _INSECURE = (("tls_insecure", "tlsInsecure"),
              ("tls_allow_invalid_hostnames", "tlsAllowInvalidHostnames"),
              ("tls_disable_ocsp_endpoint_check", "tlsDisableOCSPEndpointCheck"),
              ("tls_disable_certificate_revocation_check", "tlsDisableCertificateRevocationCheck"))
-_SCHEMES = ("mongodb://", "mongodb+srv://")
 
 
 def _warn_if_insecure(options: ClientOptions) -> None:
@@ -58,40 +57,6 @@ def _warn_if_insecure(options: ClientOptions) -> None:
         warnings.warn(f"TLS is weakened by {', '.join(relaxed)}: certificates or host names are "
                       f"not fully verified, so a man in the middle can read and change traffic",
                       SingleMongoWarning, stacklevel=3)
-
-
-def _seed_text(host: str, port: int) -> str:
-    """``host`` as it goes in a connection string's host list (``host`` gets ``port``). A
-    host name is no secret: it is unwrapped (formatting a SecretText gives ``<redacted>``)."""
-    host = str.__str__(host)
-    if host.endswith(".sock"):
-        from urllib.parse import quote_plus
-        return quote_plus(host)
-    if host.startswith("["):
-        return host if "]:" in host else f"{host}:{port}"
-    if host.count(":") > 1:  # a bare IPv6 address
-        return f"[{host}]:{port}"
-    return host if ":" in host else f"{host}:{port}"
-
-
-def connection_string(host: Union[str, Sequence[str], None], port: Optional[int]) -> str:
-    """One connection string for PyMongo's ``host`` and ``port`` arguments: a connection
-    string, a ``host[:port]``, or a list of either."""
-    host = "localhost" if host is None else host
-    hosts = [host] if isinstance(host, str) else list(host)
-    if not hosts or not all(isinstance(h, str) for h in hosts):
-        raise TypeError(f"host must be a string or a list of strings, not {host!r}")
-    if isinstance(port, bool) or (port is not None and not isinstance(port, int)):
-        raise TypeError(f"port must be an integer, not {port!r}")
-    if port is not None and not 0 < port < 65536:
-        raise ConfigurationError(f"port must be from 1 to 65535, not {port}")
-    uris = [h for h in hosts if h.startswith(_SCHEMES) or "://" in h]
-    if uris:
-        if len(hosts) > 1:
-            raise ConfigurationError("give one connection string with every host in it, not a "
-                                     "list of several")
-        return uris[0]
-    return SecretText("mongodb://" + ",".join(_seed_text(h, port or DEFAULT_PORT) for h in hosts))
 
 
 def _read_preference_keywords(kwargs: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 before the change; its docstring says what broke. The install runs in a child process: this
 one imports PyMongo itself for the side-by-side tests."""
 import json
+from pathlib import Path
 import subprocess
 import sys
 import threading
@@ -425,3 +426,90 @@ print(json.dumps([TopologyOpenedEvent is TopologyOpeningEvent,
                   RawBatchCursor is raw_batches.RawBatchCursor,
                   RawBatchCommandCursor is raw_batches.RawBatchCommandCursor]))""")
     assert same == [True, True, True]
+
+
+HOST_CASES = [
+    (None, None), ("a", None), ("a", 2), ("a:3", 2), ("a,b:2", None), (["a", "b:2"], None),
+    (["a,b", "c"], 5), ("[::1]", None), ("[::1]:27018", 5), ("mongodb://a", 27018),
+    ("mongodb://a:1,b", 27018), ("mongodb://a,a", None), (["a", "a"], None),
+    (["mongodb://a:1", "b"], 5), (["b", "mongodb://a:1"], None),
+    (["mongodb://u:p@a/db?replicaSet=x", "b,c:3"], None),
+    (["mongodb://a", "mongodb://b"], None), ("a/b", None), ("localhost:27017/mydb", None),
+    ("::1", None), ("::1:27018", None), ("fe80::1", None), ("", None), ("a,", None),
+    (",a", None), ("a:x", None), ("localhost:", None), ("a:65536", None), ([], None),
+    ("u:p@a", None), (["a", "u:p@b"], None),
+]
+# Where singlemongo decides otherwise, on purpose (README, "Differences from PyMongo").
+HOST_DIFFERENCES = {
+    "a b": "refused here (a host name has no spaces); PyMongo fails when it connects",
+    "/tmp/m.sock": "a bare UNIX socket path is accepted here; PyMongo wants it percent-encoded "
+                   "in a connection string",
+}
+
+
+def _seeds(module, host, port):
+    """The client's seeds as a set with its replica set name, or the family of the error
+    (PyMongo's port errors are ValueErrors, ours InvalidURI, a ValueError too)."""
+    try:
+        client = module.MongoClient(host, port, connect=False)
+    except Exception as exc:  # noqa: BLE001 (either driver's errors, compared by family)
+        families = ("ConfigurationError", "ValueError", "TypeError")
+        return {f for f in families if any(c.__name__ == f for c in type(exc).__mro__)}
+    seeds = (client._topology_settings.seeds if module.__name__ == "pymongo"
+             else client._settings.seeds)
+    return set(seeds), client.options.replica_set_name
+
+
+@pytest.mark.parametrize("host, port", HOST_CASES, ids=lambda x: repr(x)[:40])
+def test_host_and_port_give_the_seeds_pymongo_gives(host, port):
+    """Rule (PyMongo's MongoClient(host, port), the oracle): an entry of ``host`` with a '/'
+    is a connection string (at most one), the others ``host[:port]`` lists, and the seeds
+    are all of them, without repeats; ``port`` is the default port of every host. Before,
+    ``["mongodb://a:1", "b"]`` was refused, ``"localhost:27017/mydb"`` silently connected to
+    localhost and dropped the database, and a bare ``"::1"`` was taken for an address
+    (``"::1:27018"`` could not be read either way)."""
+    import pymongo
+    ours = _seeds(singlemongo, host, port)
+    theirs = _seeds(pymongo, host, port)
+    if isinstance(theirs, set):  # refused: ours is refused with at least PyMongo's families
+        assert isinstance(ours, set) and theirs <= ours, (ours, theirs)
+    else:
+        assert ours == theirs
+
+
+def test_a_host_with_a_slash_and_no_scheme_is_refused_with_what_to_write():
+    """Rule (bad input gets an error naming the value and a hint): ``"localhost/mydb"`` is
+    refused naming the entry and the connection string it probably means."""
+    with pytest.raises(errors.InvalidURI, match=r"'localhost/mydb'.*mongodb://localhost/mydb"):
+        MongoClient("localhost/mydb", connect=False)
+    with pytest.raises(errors.InvalidURI, match=r"u:<redacted>@a/db") as caught:
+        MongoClient("u:secret@a/db", connect=False)
+    assert "secret" not in str(caught.value)
+
+
+def test_an_empty_host_says_so():
+    """Rule (an error a person can act on): ``"a,"`` and ``""`` name the empty host, as
+    PyMongo does, instead of an 'invalid host' quoting a port that is not there."""
+    for host in ("", "a,", ",a", ["a", ""]):
+        with pytest.raises(errors.ConfigurationError, match="empty host"):
+            MongoClient(host, connect=False)
+
+
+@pytest.mark.parametrize("host", sorted(HOST_DIFFERENCES))
+def test_host_arguments_where_singlemongo_differs_on_purpose(host):
+    """Rule (a difference is a README line): the hosts singlemongo reads otherwise than
+    PyMongo, each listed in HOST_DIFFERENCES and in the README."""
+    import pymongo
+    assert _seeds(singlemongo, host, None) != _seeds(pymongo, host, None)
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert f"`{host}`" in readme
+
+
+def test_a_host_named_twice_is_one_seed():
+    """Rule (PyMongo keeps its seeds in a set): ``mongodb://a,a/?directConnection=true`` has
+    one seed, so a direct connection is allowed, as in PyMongo; before, the two copies
+    counted as two hosts and it was refused."""
+    client = MongoClient("mongodb://a,a:27017/?directConnection=true", connect=False)
+    assert client._settings.seeds == (("a", 27017),)
+    assert MongoClient(["a", "b", "a"], connect=False)._settings.seeds == (
+        ("a", 27017), ("b", 27017))

@@ -201,6 +201,65 @@ def test_type_and_is_number_expressions_know_every_bson_type(db):
     assert doc["listed"] == "objectId"
 
 
+def test_now_is_one_date_for_the_whole_command(db):
+    """``$$NOW`` is the command's time, the same value wherever the command reads it
+    (MongoDB 4.2+); the engine made it missing, so limits' MongoDB storage (Flask-Limiter)
+    counted ``None`` hits: its upsert pipeline compares ``$expireAt`` with ``$$NOW``."""
+    db.x.insert_many([{"_id": i, "d": datetime.datetime(2000, 1, 1)} for i in range(3)])
+    before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    docs = list(db.x.aggregate([{"$project": {"now": "$$NOW",
+                                              "old": {"$lt": ["$d", "$$NOW"]}}}]))
+    assert {d["now"] for d in docs} == {docs[0]["now"]}
+    assert before - datetime.timedelta(seconds=1) <= docs[0]["now"]
+    assert all(d["old"] for d in docs)
+    db.x.update_many({}, [{"$set": {"at": "$$NOW"}}])
+    assert len(db.x.distinct("at")) == 1
+
+
+def test_comparisons_put_a_missing_field_below_null(db):
+    """Aggregation comparisons use the BSON order, where a missing value sorts below null and
+    below every other value, and is not equal to null ($lte with null is true for both);
+    ``$cmp`` gives -1, 0 or 1. The engine answered False to every comparison with a missing
+    side and had no ``$cmp``: limits' fixed-window counter upserted ``count: None``."""
+    db.x.insert_one({"_id": 1, "n": None, "v": 5})
+    doc = next(db.x.aggregate([{"$project": {
+        "lt": {"$lt": ["$nope", "$v"]}, "lt_null": {"$lt": ["$nope", None]},
+        "lte_null": {"$lte": ["$nope", None]}, "gt": {"$gt": ["$v", "$nope"]},
+        "gte_both": {"$gte": ["$nope", "$other"]}, "eq_null": {"$eq": ["$nope", None]},
+        "ne_null": {"$ne": ["$nope", None]}, "eq_both": {"$eq": ["$nope", "$other"]},
+        "eq_stored_null": {"$eq": ["$n", None]},
+        "cmp": [{"$cmp": pair} for pair in (["$nope", "$n"], ["$v", 5], ["$v", 4], [1, "a"],
+                                            ["$nope", "$other"])]}}]))
+    assert {k: v for k, v in doc.items() if k != "cmp"} == {
+        "_id": 1, "lt": True, "lt_null": True, "lte_null": True, "gt": True, "gte_both": True,
+        "eq_null": False, "ne_null": True, "eq_both": True, "eq_stored_null": True}
+    assert doc["cmp"] == [-1, 0, 1, -1, 0]
+    counted = db.x.find_one_and_update({"_id": "k"}, [{"$set": {"count": {"$cond": {
+        "if": {"$lt": ["$expireAt", "$$NOW"]}, "then": 1,
+        "else": {"$add": ["$count", 1]}}}}}], upsert=True, return_document=True)
+    assert counted == {"_id": "k", "count": 1}
+    with pytest.raises(OperationFailure) as caught:
+        list(db.x.aggregate([{"$project": {"c": {"$cmp": [1]}}}]))
+    assert caught.value.code == 16020
+
+
+def test_an_array_index_past_the_end_is_a_missing_value(db):
+    """``{"e.2": ...}`` on an array of fewer than three elements reads a missing value, which
+    ``$not``, ``$exists: false`` and a null equality match, as in MongoDB; the engine matched
+    nothing. limits' moving-window storage adds an entry with ``{"entries.<limit-1>": {$not:
+    {$gte: ...}}}`` and an upsert: a second hit became a duplicate key and was refused."""
+    db.x.insert_many([{"_id": 1, "e": [5]}, {"_id": 2, "e": [5, 6, 7]}, {"_id": 3}])
+    for query, expected in (({"e.2": {"$not": {"$gte": 1}}}, [1, 3]), ({"e.2": {"$gte": 1}}, [2]),
+                            ({"e.2": {"$exists": False}}, [1, 3]), ({"e.2": None}, [1, 3]),
+                            ({"e.0": {"$not": {"$gte": 6}}}, [1, 2, 3])):
+        assert [d["_id"] for d in db.x.find(query)] == expected, query
+    for hit in range(3):
+        db.x.update_one({"_id": "w", "entries.2": {"$not": {"$gte": 0}}},
+                        {"$push": {"entries": {"$each": [hit], "$position": 0, "$slice": 3}}},
+                        upsert=True)
+    assert db.x.find_one({"_id": "w"})["entries"] == [2, 1, 0]
+
+
 def test_document_validation_reports_the_failing_document(db):
     """A validator's refusal is 121 with errInfo (failingDocumentId, details) as 5.0+ gives
     it, to findAndModify and to each insert statement; bypassDocumentValidation skips it."""

@@ -115,7 +115,9 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
         else:
             specified.add(name)
     options = ClientOptions(
-        seeds=tuple(h.address(default_port) for h in parsed.hosts) if not parsed.is_srv else (),
+        # A host named twice is one seed (PyMongo: a set).
+        seeds=tuple(dict.fromkeys(h.address(default_port) for h in parsed.hosts))
+        if not parsed.is_srv else (),
         values=values, specified=frozenset(specified),
         srv_host=parsed.hosts[0].host if parsed.is_srv else None,
         database=parsed.database)

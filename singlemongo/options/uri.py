@@ -350,3 +350,76 @@ def _parse_query(query):
                                     f"options must be written key=value")
         pairs.append((unquote(key), unquote(value)))
     return tuple(pairs)
+
+
+# ----- PyMongo's host and port arguments ------------------------------------------------------
+
+def connection_string(host, port):
+    """One connection string for PyMongo's ``MongoClient(host, port)``: ``host`` is a
+    connection string, a ``host[:port]`` list (``"a,b:2"``) or a list of them, ``port`` the
+    default port of every host. As in PyMongo, an entry with a '/' is a connection string (a
+    host name has none; a bare UNIX socket path ending in '.sock' is a host here), at most one,
+    and the other entries' hosts join its host list."""
+    hosts = ["localhost" if host is None else host] if isinstance(host, (str, type(None))) \
+        else list(host)
+    if not all(isinstance(h, str) for h in hosts):
+        raise TypeError(f"host must be a string or a list of strings, not {host!r}")
+    if not hosts:
+        raise errors.ConfigurationError("need to specify at least one host: host is an empty "
+                                        "list")
+    if isinstance(port, bool) or (port is not None and not isinstance(port, int)):
+        raise TypeError(f"port must be an integer, not {port!r}")
+    if port is not None and not 0 < port < 65536:
+        raise errors.ConfigurationError(f"port must be from 1 to 65535, not {port}")
+    port = port or DEFAULT_PORT
+    uris = [h for h in hosts if "/" in h and not _is_socket_path(h)]
+    if len(uris) > 1:
+        raise errors.ConfigurationError(
+            f"host must not contain multiple MongoDB URIs (it holds {len(uris)}): give one "
+            f"connection string with every host in it")
+    plain = [h for h in hosts if h not in uris]
+    if any("@" in h for h in plain):  # checked whole: a part of it is no SecretText
+        raise errors.InvalidURI(
+            "invalid host (not shown: it holds an '@'): credentials go in a connection string "
+            "('mongodb://user:password@host') or the username= and password= keywords")
+    seeds = [_seed_text(part, port) for h in plain for part in h.split(",")]
+    if not uris:
+        return SecretText(SCHEME + ",".join(seeds))
+    uri = uris[0]
+    if not uri.startswith((SCHEME, SRV_SCHEME)) and "://" not in uri:
+        raise errors.InvalidURI(
+            f"invalid host {redact_uri(uri)!r}: a host name has no '/', and a connection "
+            f"string begins with 'mongodb://' (did you mean {redact_uri(SCHEME + uri)!r}?)")
+    if not seeds:
+        return uri
+    if uri.startswith(SRV_SCHEME):
+        raise errors.ConfigurationError(
+            "a mongodb+srv:// connection string takes its hosts from DNS: it cannot be given "
+            "with other hosts")
+    start = uri.index("://") + 3
+    cut = min((i for i in (uri.find("/", start), uri.find("?", start)) if i >= 0),
+              default=len(uri))
+    return SecretText(uri[:cut] + "," + ",".join(seeds) + uri[cut:])
+
+
+def _is_socket_path(text):
+    return text.endswith(".sock") and "://" not in text and "," not in text
+
+
+def _seed_text(host, port):
+    """``host`` as it goes in a connection string's host list (``host`` gets ``port``), or
+    InvalidURI (PyMongo: a ValueError) naming what is wrong with it."""
+    host = str.__str__(host)  # no secret: a host with an '@' was refused before
+    if not host:
+        raise errors.InvalidURI("empty host in the host list (or an extra comma)")
+    if _is_socket_path(host):
+        from urllib.parse import quote_plus
+        return quote_plus(host)
+    if host.startswith("["):
+        return host if "]:" in host else f"{host}:{port}"
+    if host.count(":") > 1:
+        shown = repr(host) if is_ipv6(host) else "(not shown)"
+        raise errors.InvalidURI(
+            f"invalid host {shown}: an IPv6 address goes in brackets, '[address]' or "
+            f"'[address]:port' (RFC 2732)")
+    return host if ":" in host else f"{host}:{port}"

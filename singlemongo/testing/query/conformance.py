@@ -284,6 +284,19 @@ def bson_compare(op, a, b, can_compare_types=True):
     return _ENGINE_COMPARE(op, a, b, can_compare_types)
 
 
+_ENGINE_SUBLIST = filtering._iter_key_candidates_sublist
+
+
+def iter_key_candidates_sublist(key, doc):
+    """An array index past the end (``"e.2"`` of a one-element array) reads a missing value,
+    as a field that is not there does; the engine found no value at all, so ``$not`` and
+    ``$exists: false`` could not match it."""
+    found = _ENGINE_SUBLIST(key, doc)
+    if not found and key.partition(".")[0].isdigit():
+        return [NOTHING]
+    return found
+
+
 def validate_against_validator(document, options):
     """Document validation fails with 121 and the errInfo a 5.0+ server gives
     (failingDocumentId, details), as a write error of the statement."""
@@ -345,6 +358,7 @@ def apply():
     filtering.operator_eq = operator_eq
     filtering.bson_compare = bson_compare
     filtering._get_compare_type = compare_type
+    filtering._iter_key_candidates_sublist = iter_key_candidates_sublist
     filtering._filterer_inst = filtering._Filterer()  # rebuild its table with the new equality
     table = filtering._filterer_inst._operator_map
     table["$type"] = type_op

@@ -1,14 +1,20 @@
 """Aggregation expressions a MongoDB 7.0 server has and the engine lacks: ``$setField``,
-``$unsetField`` (fields whose names hold dots or start with ``$``) and ``$rand``; and
-``$getField`` with an ``input`` expression (the engine took an expression object literally)."""
+``$unsetField`` (fields whose names hold dots or start with ``$``), ``$rand``, ``$cmp`` and
+``$$NOW``; ``$getField`` with an ``input`` expression (the engine took an expression object
+literally); and comparisons with a missing value, which sorts below null."""
+import datetime
+import operator
 import random
 
 from mongomock_ng import aggregate as mm_aggregate
+from mongomock_ng import filtering
+from mongomock_ng.helpers import NOTHING
 
 from .codes import CommandError
 
 ADDED = ("$setField", "$unsetField", "$rand")
 _ENGINE_FIELD_OPERATOR = mm_aggregate._Parser._handle_field_operator
+_ENGINE_BASIC_EXPRESSION = mm_aggregate._Parser._parse_basic_expression
 REMOVE = "$$REMOVE"
 
 
@@ -70,7 +76,58 @@ def handle_field_operator(self, operator, values):
     return _ENGINE_FIELD_OPERATOR(self, operator, values)
 
 
+# ----- $$NOW --------------------------------------------------------------------------------
+
+_now = [None]  # the running command's $$NOW, read at its first use
+
+
+def command_started():
+    """A new command: its ``$$NOW`` is taken when it first reads it."""
+    _now[0] = None
+
+
+def now():
+    """``$$NOW``: one time for the whole command, in milliseconds as a BSON date holds it."""
+    if _now[0] is None:
+        moment = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        _now[0] = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+    return _now[0]
+
+
+def parse_basic_expression(self, expression):
+    if expression == "$$NOW":
+        return now()
+    return _ENGINE_BASIC_EXPRESSION(self, expression)
+
+
+# ----- comparisons ----------------------------------------------------------------------------
+
+_TESTS = {"$eq": operator.eq, "$ne": operator.ne, "$lt": operator.lt, "$lte": operator.le,
+          "$gt": operator.gt, "$gte": operator.ge}
+
+
+def bson_order(a, b, lowest=NOTHING):
+    """-1, 0 or 1 by the BSON comparison order; ``lowest`` (a missing value, whose canonical
+    type is below null's) sorts below everything and equals only itself."""
+    if a is lowest or b is lowest:
+        return (a is not lowest) - (b is not lowest)
+    if filtering.bson_compare(operator.lt, a, b):
+        return -1
+    return 1 if filtering.bson_compare(operator.gt, a, b) else 0
+
+
+def handle_comparison_operator(self, name, values):
+    if not isinstance(values, (list, tuple)) or len(values) != 2:
+        count = len(values) if isinstance(values, (list, tuple)) else 1
+        raise CommandError(16020, f"Expression {name} takes exactly 2 arguments. {count} "
+                                  f"were passed in.")
+    order = bson_order(self.parse(values[0]), self.parse(values[1]))
+    return order if name == "$cmp" else _TESTS[name](order, 0)
+
+
 def apply():
+    mm_aggregate._Parser._parse_basic_expression = parse_basic_expression
+    mm_aggregate._Parser._handle_comparison_operator = handle_comparison_operator
     for name in ADDED:
         if name not in mm_aggregate.field_operators:
             mm_aggregate.field_operators.append(name)

@@ -1,14 +1,13 @@
 """Reading as a MongoDB server does: matching (with ``let``), BSON sort order, projection
 (positional ``$`` included), hints that must name an index, and the read commands."""
 import functools
-import operator
 
 import bson
 
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
-from . import changes, checks, javascript, views
+from . import changes, checks, expressions, javascript, views
 from .codes import ATLAS_ONLY, CommandError, duplicate_message
 
 DEFAULT_BATCH = 101
@@ -74,11 +73,7 @@ def select(store, ns, query, let=None):
 
 
 def _bson_cmp(a, b):
-    if a is _EMPTY_ARRAY or b is _EMPTY_ARRAY:
-        return (a is not _EMPTY_ARRAY) - (b is not _EMPTY_ARRAY)
-    if filtering.bson_compare(operator.lt, a, b):
-        return -1
-    return 1 if filtering.bson_compare(operator.gt, a, b) else 0
+    return expressions.bson_order(a, b, lowest=_EMPTY_ARRAY)
 
 
 def _sort_value(doc, key, direction):

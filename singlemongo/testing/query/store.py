@@ -17,7 +17,7 @@ from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
 from . import (catalog, changes, collation, collection_options, conformance, explain,
-               mapreduce, profiler, reads, tailable, users, views, writes)
+               expressions, mapreduce, profiler, reads, tailable, users, views, writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
 
@@ -146,6 +146,7 @@ class Store:
                     return engine_error(exc).reply()
 
             with self.lock:
+                expressions.command_started()
                 key = self._retry_key(name, cmd)
                 if key is not None and key in self.executed:
                     return self.executed[key]
