@@ -9,7 +9,7 @@ sockets.
 from __future__ import annotations
 
 import re
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple, Union
 
 from .. import errors
 from ..records import dataclass, field
@@ -354,7 +354,7 @@ def _parse_query(query):
 
 # ----- PyMongo's host and port arguments ------------------------------------------------------
 
-def connection_string(host, port):
+def connection_string(host: Union[str, Sequence[str], None], port: Optional[int]) -> str:
     """One connection string for PyMongo's ``MongoClient(host, port)``: ``host`` is a
     connection string, a ``host[:port]`` list (``"a,b:2"``) or a list of them, ``port`` the
     default port of every host. As in PyMongo, an entry with a '/' is a connection string (a
@@ -402,11 +402,11 @@ def connection_string(host, port):
     return SecretText(uri[:cut] + "," + ",".join(seeds) + uri[cut:])
 
 
-def _is_socket_path(text):
+def _is_socket_path(text: str) -> bool:
     return text.endswith(".sock") and "://" not in text and "," not in text
 
 
-def _seed_text(host, port):
+def _seed_text(host: str, port: int) -> str:
     """``host`` as it goes in a connection string's host list (``host`` gets ``port``), or
     InvalidURI (PyMongo: a ValueError) naming what is wrong with it."""
     host = str.__str__(host)  # no secret: a host with an '@' was refused before
