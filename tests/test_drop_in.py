@@ -8,6 +8,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import singlemongo
 from singlemongo import CursorType, MongoClient, errors
@@ -513,3 +515,27 @@ def test_a_host_named_twice_is_one_seed():
     assert client._settings.seeds == (("a", 27017),)
     assert MongoClient(["a", "b", "a"], connect=False)._settings.seeds == (
         ("a", 27017), ("b", 27017))
+
+
+_NAME = st.from_regex(r"[a-z][a-z0-9]{0,4}(\.[a-z0-9]{1,3})?", fullmatch=True)
+_HOST = st.one_of(_NAME, st.builds(lambda n, p: f"{n}:{p}", _NAME, st.integers(-1, 70000)),
+                  st.sampled_from(["[::1]", "[::1]:5", "::1", "[fe80::1]:27018", "", "A:1"]))
+_GROUP = st.lists(_HOST, min_size=1, max_size=3).map(",".join)
+_ENTRY = st.one_of(_GROUP, _GROUP.map(lambda g: f"mongodb://{g}/?replicaSet=rs"),
+                   _GROUP.map(lambda g: f"mongodb://u:p@{g}/db"))
+
+
+@given(st.one_of(_ENTRY, st.lists(_ENTRY, max_size=3)),
+       st.one_of(st.none(), st.integers(1, 65535)))
+@settings(max_examples=150, deadline=None)
+def test_any_host_argument_gives_the_seeds_pymongo_gives(host, port):
+    """Rule (PyMongo's MongoClient(host, port), the oracle), over generated host arguments:
+    host names with and without ports (some out of range), IPv6 literals with and without
+    brackets, empty entries, connection strings with options or credentials, alone or in a
+    list: the same seeds and replica set name, or refused where PyMongo refuses."""
+    import pymongo
+    ours, theirs = _seeds(singlemongo, host, port), _seeds(pymongo, host, port)
+    if isinstance(theirs, set):
+        assert isinstance(ours, set) and theirs <= ours, (ours, theirs)
+    else:
+        assert ours == theirs
