@@ -122,6 +122,8 @@ def test_uri_parser_reports_what_pymongo_does():
                                  "readPreference": "secondary", "uuidRepresentation": 4,
                                  "tls": True}
     assert split_hosts("a,[::1]:2") == [("a", 27017), ("::1", 2)]
+    # PyMongo's split_hosts and parse_host take a UNIX socket path as it is; they refused it.
+    assert split_hosts("/tmp/m.sock,a") == [("/tmp/m.sock", None), ("a", 27017)]
     with pytest.raises(errors.ConfigurationError, match="Unknown option: foo"):
         parse_uri("mongodb://a/?foo=1")
 
