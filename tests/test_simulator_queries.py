@@ -243,6 +243,21 @@ def test_comparisons_put_a_missing_field_below_null(db):
     assert caught.value.code == 16020
 
 
+def test_every_bson_value_equals_itself_and_timestamps_order(db):
+    """``$eq`` of any stored value with itself is true (the engine orders neither regular
+    expressions nor timestamps: equality must not go through its order), and ``$cmp`` and
+    ``$lt`` order two timestamps."""
+    from bson import Binary, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+    values = {"oid": ObjectId(), "bin": Binary(b"x", 0), "re": Regex("a"), "ts": Timestamp(1, 2),
+              "dec": Decimal128("1.5"), "long": Int64(1), "min": MinKey(), "max": MaxKey(),
+              "js": Code("x"), "obj": {"a": [1]}, "none": None}
+    db.x.insert_one({"_id": 1, **values, "later": Timestamp(1, 3)})
+    doc = next(db.x.aggregate([{"$project": {
+        **{k: {"$eq": [f"${k}", f"${k}"]} for k in values},
+        "cmp": {"$cmp": ["$ts", "$later"]}, "lt": {"$lt": ["$later", "$ts"]}}}]))
+    assert doc == {"_id": 1, **{k: True for k in values}, "cmp": -1, "lt": False}
+
+
 def test_an_array_index_past_the_end_is_a_missing_value(db):
     """``{"e.2": ...}`` on an array of fewer than three elements reads a missing value, which
     ``$not``, ``$exists: false`` and a null equality match, as in MongoDB; the engine matched

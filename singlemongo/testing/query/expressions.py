@@ -102,8 +102,7 @@ def parse_basic_expression(self, expression):
 
 # ----- comparisons ----------------------------------------------------------------------------
 
-_TESTS = {"$eq": operator.eq, "$ne": operator.ne, "$lt": operator.lt, "$lte": operator.le,
-          "$gt": operator.gt, "$gte": operator.ge}
+_TESTS = {"$lt": operator.lt, "$lte": operator.le, "$gt": operator.gt, "$gte": operator.ge}
 
 
 def bson_order(a, b, lowest=NOTHING):
@@ -111,9 +110,21 @@ def bson_order(a, b, lowest=NOTHING):
     type is below null's) sorts below everything and equals only itself."""
     if a is lowest or b is lowest:
         return (a is not lowest) - (b is not lowest)
-    if filtering.bson_compare(operator.lt, a, b):
-        return -1
-    return 1 if filtering.bson_compare(operator.gt, a, b) else 0
+    try:
+        if filtering.bson_compare(operator.lt, a, b):
+            return -1
+        return 1 if filtering.bson_compare(operator.gt, a, b) else 0
+    except (TypeError, NotImplementedError):  # what the engine cannot order (regexes,
+        return _python_order(a, b)               # timestamps): as Python orders them
+
+
+def _python_order(a, b):
+    if a == b:
+        return 0
+    try:
+        return -1 if a < b else 1
+    except TypeError:
+        return -1 if repr(a) < repr(b) else 1
 
 
 def handle_comparison_operator(self, name, values):
@@ -121,7 +132,11 @@ def handle_comparison_operator(self, name, values):
         count = len(values) if isinstance(values, (list, tuple)) else 1
         raise CommandError(16020, f"Expression {name} takes exactly 2 arguments. {count} "
                                   f"were passed in.")
-    order = bson_order(self.parse(values[0]), self.parse(values[1]))
+    a, b = self.parse(values[0]), self.parse(values[1])
+    if name in ("$eq", "$ne"):  # the engine's equality, but missing is not null
+        equal = a == b if a is not NOTHING and b is not NOTHING else a is b
+        return equal if name == "$eq" else not equal
+    order = bson_order(a, b)
     return order if name == "$cmp" else _TESTS[name](order, 0)
 
 
