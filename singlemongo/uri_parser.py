@@ -137,7 +137,7 @@ def parse_ipv6_literal_host(entity: str, default_port: Optional[int]) -> tuple[s
 def parse_host(entity: str, default_port: Optional[int] = DEFAULT_PORT) -> tuple[str, Any]:
     """(host, port) from ``host``, ``host:port``, an IPv6 literal or a UNIX socket path
     (percent-encoded as in a connection string, or as it is: PyMongo takes it as it is)."""
-    if entity.endswith(".sock") and "/" in entity:
+    if "/" in entity and _uri._is_socket_path(entity):
         return entity, None
     return _uri._parse_host(entity, SCHEME).address(default_port)
 

@@ -5,6 +5,7 @@ literally); and comparisons with a missing value, which sorts below null."""
 import datetime
 import operator
 import random
+import threading
 
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
@@ -78,20 +79,22 @@ def handle_field_operator(self, operator, values):
 
 # ----- $$NOW --------------------------------------------------------------------------------
 
-_now = [None]  # the running command's $$NOW, read at its first use
+# The running command's $$NOW, per thread: two simulated deployments in one process run
+# their commands at once, each on its own server thread.
+_command = threading.local()
 
 
 def command_started():
     """A new command: its ``$$NOW`` is taken when it first reads it."""
-    _now[0] = None
+    _command.now = None
 
 
 def now():
     """``$$NOW``: one time for the whole command, in milliseconds as a BSON date holds it."""
-    if _now[0] is None:
+    if getattr(_command, "now", None) is None:
         moment = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-        _now[0] = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
-    return _now[0]
+        _command.now = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+    return _command.now
 
 
 def parse_basic_expression(self, expression):
