@@ -128,6 +128,28 @@ def test_a_thread_waits_at_most_wait_queue_timeout(mongo_replica_set):
     client.close()
 
 
+def test_an_operation_interrupted_by_a_signal_never_locks_its_own_thread_out(
+        mongo_replica_set):
+    """Rule (a signal never leaves the client unusable; every wait has a bound): a
+    KeyboardInterrupt landing between the client's operation lock being taken and the
+    ``with`` block that releases it (CPython checks signals between the two) leaves the lock
+    held for no operation. The thread's next operation, the watcher's ``close()`` after
+    Ctrl-C among them, then waited serverSelectionTimeoutMS and failed with
+    WaitQueueTimeoutError (``singlemongo watch`` hung 30 s after Ctrl-C in CI). The lock
+    knows its thread: that thread goes on; another thread still waits for it."""
+    client = MongoClient(mongo_replica_set.uri, waitQueueTimeoutMS=200)
+    client.test.c.insert_one({"x": 1})
+    client._topology._in_use.acquire()  # what the interrupted operation left behind
+    assert client.test.c.find_one()["x"] == 1
+    other = []
+    worker = threading.Thread(target=lambda: other.append(
+        pytest.raises(errors.WaitQueueTimeoutError, client.test.c.find_one)))
+    worker.start()
+    worker.join()
+    assert other, "the other thread waited for the lock and timed out"
+    client.close()
+
+
 def test_get_client_returns_one_client_per_thread(mongo_replica_set):
     """get_client() keeps one client per (process, thread)."""
     mine = get_client(mongo_replica_set.uri)

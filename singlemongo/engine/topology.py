@@ -61,7 +61,10 @@ class Topology:
         self._token_bucket = None  # full until a retry spends a token (client backpressure)
         self._tls_context = None
         self.deadline = None  # the current operation's timeoutMS, while one runs
-        self._in_use = _thread.allocate_lock()  # held by the thread running an operation
+        # Held by the thread running an operation. Reentrant, so that a signal landing
+        # between its acquisition and the ``with`` that releases it (CPython checks signals
+        # there) cannot lock that thread out of its own client: it knows its thread.
+        self._in_use = _thread.RLock()
         self._owner = None
         self.closed = False
         self.unfinished = set()  # servers whose check timeoutMS cut short in this scan
