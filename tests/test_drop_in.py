@@ -382,18 +382,13 @@ def test_validated_options_are_found_whatever_their_casing_as_in_pymongo():
 
 # Classes and functions PyMongo defines in the modules install_as_pymongo() serves that
 # singlemongo does not have, each for a reason: PyMongo's own helpers (validators, internals),
-# the connection pool's events (one socket per server: only PoolClearedEvent has a
-# counterpart), client bulk write (not offered), and the topology events' common base class.
+# client bulk write (not offered), and the topology events' common base class.
 NOT_SERVED = {
     "common": "*", "helpers_shared": "*", "read_preferences": {"MovingAverage"},
     "write_concern": {"validate_boolean"}, "collation": {"validate_collation_or_none"},
     "typings": {"strip_optional"}, "topology_description": {"updated_topology_description"},
     "results": {"ClientBulkWriteResult"}, "encryption_options": {"check_min_pymongocrypt"},
-    "monitoring": {"ConnectionCheckOutFailedEvent", "ConnectionCheckOutFailedReason",
-                   "ConnectionCheckOutStartedEvent", "ConnectionCheckedInEvent",
-                   "ConnectionCheckedOutEvent", "ConnectionClosedEvent",
-                   "ConnectionClosedReason", "ConnectionCreatedEvent", "ConnectionReadyEvent",
-                   "PoolClosedEvent", "PoolCreatedEvent", "PoolReadyEvent", "TopologyEvent"}}
+    "monitoring": {"TopologyEvent"}}
 
 
 def test_every_class_pymongo_defines_in_a_served_module_is_there():
@@ -430,6 +425,38 @@ print(json.dumps([TopologyOpenedEvent is TopologyOpeningEvent,
                   RawBatchCursor is raw_batches.RawBatchCursor,
                   RawBatchCommandCursor is raw_batches.RawBatchCommandCursor]))""")
     assert same == [True, True, True]
+
+
+POOL_EVENTS = ("PoolCreatedEvent", "PoolReadyEvent", "PoolClearedEvent", "PoolClosedEvent",
+               "ConnectionCreatedEvent", "ConnectionReadyEvent", "ConnectionClosedEvent",
+               "ConnectionCheckOutStartedEvent", "ConnectionCheckOutFailedEvent",
+               "ConnectionCheckedOutEvent", "ConnectionCheckedInEvent")
+
+
+def test_pool_events_take_pymongos_arguments_and_listeners_its_methods():
+    """Rule (PyMongo, the oracle): a program written for PyMongo's pool events imports them,
+    builds them with PyMongo's arguments (a listener's own tests do), reads the same
+    attributes, and subclasses ConnectionPoolListener calling any of its methods through
+    super(). They were ImportErrors, and PoolClearedEvent's flag had another name
+    (``interrupt_in_use_connections``)."""
+    import inspect
+    import pymongo.monitoring as theirs
+    from singlemongo import monitoring as ours
+    for name in POOL_EVENTS:
+        mine, pymongos = getattr(ours, name), getattr(theirs, name)
+        params = list(inspect.signature(pymongos).parameters)
+        arguments = [("h", 1)] + [i for i, _ in enumerate(params[1:], 2)]
+        control = pymongos(*arguments)
+        public = [a for a in dir(control) if not a.startswith("_")]
+        for made in (mine(*arguments), mine(**dict(zip(params, arguments)))):
+            assert {a: getattr(made, a) for a in public} == \
+                {a: getattr(control, a) for a in public}, name
+    for name in ("ConnectionClosedReason", "ConnectionCheckOutFailedReason"):
+        values = lambda cls: {k: v for k, v in vars(cls).items() if k.isupper()}  # noqa: E731
+        assert values(getattr(ours, name)) == values(getattr(theirs, name))
+    methods = {m for m in dir(theirs.ConnectionPoolListener) if not m.startswith("_")}
+    listener = type("Counter", (ours.ConnectionPoolListener,), {})()
+    assert all(getattr(listener, m)(None) is None for m in methods)
 
 
 HOST_CASES = [

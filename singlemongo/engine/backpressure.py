@@ -5,7 +5,8 @@ Every command is retried when its error carries ``RetryableError``: at most
 ``maxAdaptiveRetries`` times (5, MAX_ATTEMPTS), each retry paid for with one token, after a
 backoff of ``jitter * min(10 s, 100 ms * 2**i)`` when the error also carries
 ``SystemOverloadedError`` (and that server is then avoided on the next selection). Ordinary
-retryable reads and writes keep their single free retry.
+retryable reads and writes get ``ordinary_limit`` free retries: one, or under timeoutMS as
+many as the engine allows before the deadline (client-side operations timeout, "Retryability").
 """
 from ..records import dataclass
 from typing import Optional
@@ -54,8 +55,10 @@ class Decision:
 
 
 def decide(state, error, *, ordinary_retryable, max_adaptive_retries, bucket, jitter,
-           now, deadline: Optional[float]):
-    """Whether to retry after ``error``; consumes a token when an overload retry is granted."""
+           now, deadline: Optional[float], ordinary_limit=1):
+    """Whether to retry after ``error``; consumes a token when an overload retry is granted.
+    ``ordinary_limit``: how many ordinary retries the operation may make (the caller stops
+    them at its deadline)."""
     labels = labels_of(error)
     if RETRYABLE_ERROR in labels and max_adaptive_retries > 0:
         if state.overload_retries >= min(max_adaptive_retries, MAX_ATTEMPTS):
@@ -70,11 +73,14 @@ def decide(state, error, *, ordinary_retryable, max_adaptive_retries, bucket, ji
             return Decision(False, "the client's retry budget is spent (token bucket empty)")
         state.overload_retries += 1
         return Decision(True, backoff_s=backoff, deprioritize=overloaded)
-    if ordinary_retryable and not state.ordinary_retried:
-        state.ordinary_retried = True
+    if ordinary_retryable and state.ordinary_retries < ordinary_limit:
+        state.ordinary_retries += 1
         return Decision(True)
-    return Decision(False, "not retryable" if not state.attempts or not ordinary_retryable
-                    else "the one retry of a retryable read or write was used")
+    if not state.attempts or not ordinary_retryable:
+        return Decision(False, "not retryable")
+    return Decision(False, "the one retry of a retryable read or write was used"
+                    if ordinary_limit == 1 else f"the {ordinary_limit} retries of a retryable "
+                                                f"read or write allowed under timeoutMS were used")
 
 
 def annotate(error, reason, attempts, quiet=False):

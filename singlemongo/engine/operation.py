@@ -22,6 +22,10 @@ from .check import api_fields
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
 # Sharded Transactions, "Mongos Pinning" (and the load balancer's one connection).
 PINNING_TOPOLOGIES = frozenset({TopologyType.SHARDED, TopologyType.LOAD_BALANCED})
+# Client-side operations timeout, "Retryability": under timeoutMS (0 included) a retryable read
+# or write is retried until the deadline. This bounds the count where no deadline comes
+# (timeoutMS=0, a frozen clock); PyMongo has no bound.
+MAX_TIMEOUT_RETRIES = 100
 
 
 @dataclass
@@ -30,7 +34,7 @@ class RetryState:
     updates; the backpressure module loads at the first failure)."""
     attempts: int = 0
     overload_retries: int = 0
-    ordinary_retried: bool = False
+    ordinary_retries: int = 0
     first_error: Any = None
     deprioritized: list = field(default_factory=list)
 
@@ -209,8 +213,8 @@ class _Run:
 
     def _run(self):
         # Bounded: decide() allows at most min(maxAdaptiveRetries, 5) overload retries and
-        # one ordinary retry.
-        for _ in range(self.t.options.max_adaptive_retries + 2):
+        # one ordinary one, or MAX_TIMEOUT_RETRIES under timeoutMS.
+        for _ in range(self.t.options.max_adaptive_retries + MAX_TIMEOUT_RETRIES + 1):
             outcome, error, retry_kind, max_wire = self._attempt()
             if error is None:
                 if self.t._token_bucket is not None:  # else full: nothing to return to it
@@ -322,7 +326,9 @@ class _Run:
                           max_adaptive_retries=self.t.options.max_adaptive_retries,
                           bucket=self.t.token_bucket, jitter=clock.random(),
                           now=clock.io_time(),
-                          deadline=self.deadline.at if self.deadline is not None else None)
+                          deadline=self.deadline.at if self.deadline is not None else None,
+                          ordinary_limit=MAX_TIMEOUT_RETRIES if self.t.timeout_in_force()
+                          else 1)
         if not decision.retry:
             raise annotate(error, decision.reason, self.state.attempts,
                            quiet=_beyond_retries(error, self.state.attempts))

@@ -328,6 +328,16 @@ class Topology:
             return Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")
         return None
 
+    def timeout_in_force(self):
+        """Whether timeoutMS applies to an operation starting now, 0 (no deadline) included:
+        a ``timeout()`` block other than ``timeout(None)`` outside any block, or the
+        client's timeoutMS."""
+        csot = sys.modules.get("singlemongo.csot")
+        block = csot.current() if csot is not None else None
+        if block is not None and not block.transparent:
+            return True
+        return self.options.timeout_ms is not None
+
     @contextlib.contextmanager
     def timeout_scope(self, deadline=None):
         """The operation's timeoutMS deadline (client-side operations timeout): set by the

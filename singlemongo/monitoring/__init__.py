@@ -22,8 +22,13 @@ _NAMES = {
     "ConnectionPoolListener": "listeners",
     "CommandStartedEvent": "command_monitoring", "CommandSucceededEvent": "command_monitoring",
     "CommandFailedEvent": "command_monitoring",
-    "PoolClearedEvent": "pool_events",
 }
+_POOL = ("PoolCreatedEvent", "PoolReadyEvent", "PoolClearedEvent", "PoolClosedEvent",
+         "ConnectionCreatedEvent", "ConnectionReadyEvent", "ConnectionClosedEvent",
+         "ConnectionCheckOutStartedEvent", "ConnectionCheckOutFailedEvent",
+         "ConnectionCheckedOutEvent", "ConnectionCheckedInEvent", "ConnectionClosedReason",
+         "ConnectionCheckOutFailedReason")
+_NAMES.update(dict.fromkeys(_POOL, "pool_events"))
 _SDAM = ("ServerHeartbeatStartedEvent", "ServerHeartbeatSucceededEvent",
          "ServerHeartbeatFailedEvent", "ServerOpeningEvent", "ServerClosedEvent",
          "ServerDescriptionChangedEvent", "TopologyOpeningEvent", "TopologyClosedEvent",

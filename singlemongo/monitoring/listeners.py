@@ -65,11 +65,41 @@ class TopologyListener(_EventListener):
 
 
 class ConnectionPoolListener(_EventListener):
-    """Connection events (singlemongo publishes pool_cleared: a connection's generation was
-    bumped)."""
+    """Connection pool events. singlemongo publishes pool_cleared only (a server's connection
+    generation was bumped); the other methods are PyMongo's, for listeners written for it."""
+
+    def pool_created(self, event: Any) -> None:
+        """A pool was created (not published)."""
+
+    def pool_ready(self, event: Any) -> None:
+        """A pool was marked ready (not published)."""
 
     def pool_cleared(self, event: Any) -> None:
         """The connection to a server was cleared."""
+
+    def pool_closed(self, event: Any) -> None:
+        """A pool was closed (not published)."""
+
+    def connection_created(self, event: Any) -> None:
+        """A connection was created (not published)."""
+
+    def connection_ready(self, event: Any) -> None:
+        """A connection is ready (not published)."""
+
+    def connection_closed(self, event: Any) -> None:
+        """A connection was closed (not published)."""
+
+    def connection_check_out_started(self, event: Any) -> None:
+        """A check-out began (not published)."""
+
+    def connection_check_out_failed(self, event: Any) -> None:
+        """A check-out failed (not published)."""
+
+    def connection_checked_out(self, event: Any) -> None:
+        """A connection was checked out (not published)."""
+
+    def connection_checked_in(self, event: Any) -> None:
+        """A connection was checked in (not published)."""
 
 
 # Event class name -> (listener base class name, method).

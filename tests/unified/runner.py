@@ -486,7 +486,7 @@ def match_event(expected, actual, entities):
             if actual.awaited != value:
                 raise MatchError(f"awaited {actual.awaited}, expected {value}")
         elif key == "interruptInUseConnections":
-            if getattr(actual, "interrupt_in_use_connections", False) != value:
+            if getattr(actual, "interrupt_connections", False) != value:
                 raise MatchError(f"interruptInUseConnections, expected {value}")
         else:
             raise MatchError(f"unsupported event assertion {key!r} for {name}")
