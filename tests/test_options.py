@@ -209,6 +209,49 @@ def test_a_username_without_a_password_parses_but_the_client_refuses_it(uri):
     assert client_options(x509).credentials.mechanism == "MONGODB-X509"
 
 
+# Credential keywords, and what PyMongo's client makes of them (the oracle, below).
+CREDENTIAL_KEYWORDS = [
+    ("mongodb://h", {"username": ""}), ("mongodb://h", {"username": "", "password": ""}),
+    ("mongodb://h", {"username": "", "password": "x"}), ("mongodb://h", {"password": "x"}),
+    ("mongodb://u:p@h", {"username": ""}), ("mongodb://u:p@h", {"username": "v"}),
+    ("mongodb://h/db", {"username": "", "authSource": "x"}),
+    ("mongodb://h", {"username": "u", "password": "p"}),
+]
+
+
+def _pymongo_credentials(uri, keywords):
+    import pymongo
+    client = pymongo.MongoClient(uri, connect=False, **keywords)
+    creds = client.options.pool_options._credentials
+    return creds and (creds.username, creds.password, creds.source)
+
+
+@pytest.mark.parametrize("uri,keywords", CREDENTIAL_KEYWORDS)
+def test_credential_keywords_mean_what_they_mean_to_pymongo(uri, keywords):
+    """Rule (PyMongo, the oracle): ``username=""`` is no username, as PyMongo's client takes
+    it: no credentials without an authMechanism (a password beside it is ignored), and it
+    overrides the connection string's user. mongodb-migrations passes its configuration's
+    empty defaults (``username="", password=""``); singlemongo refused them before."""
+    from singlemongo import MongoClient
+    creds = MongoClient(uri, **keywords)._topology.options.credentials
+    ours = creds and (creds.username, str.__str__(creds.password), creds.source)
+    assert ours == _pymongo_credentials(uri, keywords)
+
+
+@pytest.mark.parametrize("uri,keywords", [("mongodb://u:@h", {}),
+                                          ("mongodb://h", {"username": "u", "password": ""}),
+                                          ("mongodb://u:@h/?authMechanism=SCRAM-SHA-1", {})])
+def test_an_empty_password_for_scram_is_refused_before_connecting(uri, keywords):
+    """Rule (bad input gets a clear error): SCRAM cannot use an empty password. PyMongo raises
+    ValueError("password can't be empty") at the first operation; singlemongo raises its
+    ConfigurationError (a ValueError) before connecting, where it refuses a missing password,
+    instead of sending it and reporting a failed authentication (it did before)."""
+    from singlemongo import MongoClient
+    with pytest.raises(ConfigurationError, match="password is empty"):
+        MongoClient(uri, **keywords)
+    assert client_options(uri, **keywords).credentials.password == ""  # parses, as the spec
+
+
 # PyMongo's keywords that take None, and what None means there: no timeout for the two
 # timeouts ("0 or None means no timeout"), the codec's default for document_class and tz_aware.
 NONE_MEANS = {"connectTimeoutMS": 0, "socketTimeoutMS": 0, "document_class": dict,

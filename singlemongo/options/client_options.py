@@ -124,6 +124,8 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
     for message in found.warnings:
         warnings.warn(message, errors.SingleMongoWarning, stacklevel=2)
     username = values["username"] if "username" in specified else parsed.username
+    if username == "":  # PyMongo: username="" overrides the connection string's, with none
+        username = None
     password = values["password"] if "password" in specified else parsed.password
     return _finish(options, username, password, found.tls_values,
                    "authMechanismProperties" in found.invalid)

@@ -305,7 +305,7 @@ _TABLE = (
            "strict"),
     Option("datetime_conversion", "datetime_conversion", datetime_conversion),
     Option("connect", "connect", boolean),
-    Option("username", "username", non_empty_string, keyword_only=True),
+    Option("username", "username", string, keyword_only=True),
     Option("password", "password", secret(string), keyword_only=True),
     Option("server_api", "server_api", server_api, keyword_only=True),
     Option("driver", "driver", driver_info, keyword_only=True),

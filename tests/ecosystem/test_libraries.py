@@ -47,7 +47,7 @@ def _run_app(driver, module, uri):
 
 @pytest.mark.parametrize("module", ["mongoengine_app", "flask_app", "apscheduler_app",
                                     "kombu_app", "eve_app", "django_app", "limits_app",
-                                    "flask_session_app"])
+                                    "flask_session_app", "migrations_app"])
 def test_library_program_runs_as_with_pymongo(deployment, module):
     """A mongoengine Document saved, queried, referenced and stored in a FileField (GridFS);
     a Flask-PyMongo app serving requests (find_one_or_404, save_file, send_file); APScheduler's
@@ -56,8 +56,9 @@ def test_library_program_runs_as_with_pymongo(deployment, module):
     refused its connect and tz_aware keywords); Django's ORM on django-mongodb-backend (before,
     with either driver, the simulator counted 0 and failed an annotation); limits' rate
     limiters (before, with either driver, the simulator counted None hits and refused the
-    moving window's second); Flask-Session's MongoDB sessions: the same results with
-    singlemongo as with PyMongo."""
+    moving window's second); Flask-Session's MongoDB sessions; mongodb-migrations' upgrade
+    and rollback (before, its configuration's ``username=""`` was refused): the same results
+    with singlemongo as with PyMongo."""
     uri = deployment.uri.replace("/?", "/ecosystem?")
     control = _run_app("pymongo", module, uri)
     ours = _run_app("singlemongo", module, uri)
