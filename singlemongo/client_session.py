@@ -10,7 +10,6 @@ and wire fields are in transaction.py.
 """
 from __future__ import annotations
 
-import sys
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TypeVar
 
@@ -83,9 +82,8 @@ class SessionOptions:
 def _timeout_block_in_force() -> bool:
     """Whether the operation has its own timeoutMS: a ``timeout()`` block (an operation's
     timeout overrides the session's, "Validation and Overrides")."""
-    csot = sys.modules.get("singlemongo.csot")
-    block = csot.current() if csot is not None else None
-    return block is not None and not block.transparent
+    from .engine.topology import timeout_block
+    return timeout_block() is not None
 
 
 class ClientSession:

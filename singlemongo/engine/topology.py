@@ -29,6 +29,15 @@ def _positive(seconds):
     return None if seconds is None else max(seconds, 0.001)
 
 
+def timeout_block():
+    """The ``singlemongo.timeout()`` block that sets the timeout of an operation starting now
+    (``timeout(None)`` outside any block leaves the client's timeoutMS), or None. csot.py is
+    only loaded by a program using it."""
+    csot = sys.modules.get("singlemongo.csot")
+    block = csot.current() if csot is not None else None
+    return block if block is not None and not block.transparent else None
+
+
 class Topology:
     def __init__(self, options, clock=DEFAULT_CLOCK, listeners=(), resolver=None,
                  scan_executor="concurrent", server_selector=None):
@@ -298,9 +307,8 @@ class Topology:
         timeout, "Validation and Overrides"), else waitQueueTimeoutMS, else
         serverSelectionTimeoutMS: never without a bound."""
         options = self.options
-        csot = sys.modules.get("singlemongo.csot")
-        block = csot.current() if csot is not None else None
-        if block is not None and not block.transparent:
+        block = timeout_block()
+        if block is not None:
             deadline = block.deadline_for(self.clock)
             if deadline is not None:
                 return max(deadline.remaining(), 0.0)
@@ -316,9 +324,8 @@ class Topology:
         that module is only loaded by a program using it). ``refreshed_s``: the timeout a
         cursor was created with, refreshed for its close or each next() of a tailable cursor
         (CSOT, "Cursors"), unless a block overrides it; ``what`` names it in errors."""
-        csot = sys.modules.get("singlemongo.csot")
-        block = csot.current() if csot is not None else None
-        if block is not None and not block.transparent:
+        block = timeout_block()
+        if block is not None:
             return block.deadline_for(self.clock)
         if refreshed_s is not None:
             return Deadline(self.clock, refreshed_s, what or f"timeoutMS {refreshed_s * 1000:.0f}"
@@ -332,11 +339,7 @@ class Topology:
         """Whether timeoutMS applies to an operation starting now, 0 (no deadline) included:
         a ``timeout()`` block other than ``timeout(None)`` outside any block, or the
         client's timeoutMS."""
-        csot = sys.modules.get("singlemongo.csot")
-        block = csot.current() if csot is not None else None
-        if block is not None and not block.transparent:
-            return True
-        return self.options.timeout_ms is not None
+        return timeout_block() is not None or self.options.timeout_ms is not None
 
     @contextlib.contextmanager
     def timeout_scope(self, deadline=None):

@@ -140,7 +140,7 @@ def credentials(values, database, username, password, properties_dropped=False):
     return Credentials(username, password, source or default_source, mechanism, props)
 
 
-SCRAM_OR_DEFAULT = (None, "SCRAM-SHA-1", "SCRAM-SHA-256")
+_SCRAM_OR_DEFAULT = (None, "SCRAM-SHA-1", "SCRAM-SHA-256")
 
 
 def check_authenticates(creds: Credentials) -> None:
@@ -152,7 +152,7 @@ def check_authenticates(creds: Credentials) -> None:
         _fail("a username was given without a password: the default authMechanism (SCRAM) "
               "needs one; for a mechanism without a password (MONGODB-X509, MONGODB-OIDC, "
               "GSSAPI, MONGODB-AWS) set authMechanism")
-    if creds.mechanism in SCRAM_OR_DEFAULT and creds.password == "":
+    if creds.mechanism in _SCRAM_OR_DEFAULT and creds.password == "":
         # PyMongo raises "password can't be empty" (a ValueError) at the first operation.
         _fail(f"the password is empty: authMechanism "
               f"{creds.mechanism or 'SCRAM (the default)'} needs one")

@@ -37,6 +37,7 @@ def await_min_pool_size(client, recorder):
         raise AssertionError(f"awaitMinPoolSizeMS: no connection to the data-bearing servers "
                              f"{missing or '(none known)'} after a scan")
     recorder.events.clear()
+    recorder.logs.clear()
 
 
 class Recorder:
