@@ -68,6 +68,7 @@ class _ServerCursor(Generic[_DocumentType]):
         self._comment: Any = None
         self._max_await_time_ms: Optional[int] = None
         self._pid = os.getpid()
+        self._check_in: Any = None  # the pinned connection's check-in, if it is kept
         self._live_within(None)
 
     def _live_within(self, deadline: Any) -> None:
@@ -202,6 +203,7 @@ class _ServerCursor(Generic[_DocumentType]):
         if self._address is None:
             self._address = outcome.server.address
             self._session = outcome.session
+            self._check_in = outcome.check_in  # behind a load balancer (engine/pool.py)
         self._take_reply(outcome.reply, key)
 
     def _take_reply(self, reply: Mapping[str, Any], key: str) -> None:
@@ -330,6 +332,9 @@ class _ServerCursor(Generic[_DocumentType]):
             self._receive_batch(conn)
 
     def _release_session(self, dirty: bool = False) -> None:
+        if self._check_in is not None:
+            check_in, self._check_in = self._check_in, None
+            check_in()
         if self._session is not None and self._explicit_session is not None:
             self._session.dirty = self._session.dirty or dirty
             self._session = None  # the ClientSession returns it at end_session

@@ -141,9 +141,35 @@ class Transaction:
         self.state = TxnState.NONE
         self.options: Optional[TransactionOptions] = None
         self.txn_number = 0
-        self.pinned: Any = None  # the mongos (or load balancer) address, sharded and LB only
+        self._pinned: Any = None
+        # Behind a load balancer, with pool events (engine/pool.py): the connection this
+        # transaction keeps checked out while pinned, and what checks it in.
+        self.held_connection: Any = None
+        self._check_in: Any = None
         self.recovery_token: Optional[Mapping[str, Any]] = None
         self.commit_attempts = 0
+
+    @property
+    def pinned(self) -> Any:
+        """The mongos (or load balancer) address, sharded and load balanced only."""
+        return self._pinned
+
+    @pinned.setter
+    def pinned(self, address: Any) -> None:
+        self._pinned = address
+        if address is None:
+            self.release()
+
+    def hold(self, conn: Any, check_in: Any) -> None:
+        """Keep ``conn`` checked out until the transaction is unpinned."""
+        self.release()
+        self.held_connection, self._check_in = conn, check_in
+
+    def release(self) -> None:
+        """Check the held connection in, if any."""
+        check_in, self._check_in, self.held_connection = self._check_in, None, None
+        if check_in is not None:
+            check_in()
 
     @property
     def active(self) -> bool:

@@ -26,8 +26,7 @@ KINDS = {"single": Standalone, "replicaset": ReplicaSet, "sharded": Sharded,
          "load-balanced": LoadBalancer}
 SPEC_ITEM = re.compile(r"::test_(spec|unified)\[([^/\]]+)/")
 UNIFIED_ITEM = re.compile(r"::test_unified\[[^/\]]+/(.+)/([^/]+\.json)::")
-SHORT_REASONS = {"needs connection-pool events": "pool events",
-                 "needs a streaming or threaded monitor": "monitor",
+SHORT_REASONS = {"needs a streaming or threaded monitor": "monitor",
                  "runOnRequirements not met": "server version",
                  "written for other topologies": "other topology",
                  "skipped by the test file itself": "file's skipReason",

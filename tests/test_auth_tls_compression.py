@@ -134,8 +134,10 @@ def test_an_authentication_error_marks_the_server_unknown_and_clears_it(rs, faul
     """SDAM "MongoDB Handshake errors": an error while authenticating an application
     connection marks the server Unknown and clears its connection; the next operation
     rediscovers it and authenticates on a new connection. (Before: only network errors did
-    anything, and an AuthenticationFailed reply left a server that had refused us selectable.)"""
-    client = MongoClient(_uri(rs, "alice", "s3cret-pw"), clock=FakeClock())
+    anything, and an AuthenticationFailed reply left a server that had refused us selectable.)
+    Writes are not retried here: a retryable write's retry would authenticate at once."""
+    client = MongoClient(_uri(rs, "alice", "s3cret-pw", "&retryWrites=false"),
+                         clock=FakeClock())
     primary = rs.servers[0]
     primary.fail("saslContinue", **fault)
     with pytest.raises((errors.OperationFailure, errors.ConnectionFailure)):
@@ -151,8 +153,8 @@ def test_an_authentication_error_marks_the_server_unknown_and_clears_it(rs, faul
 def test_authentication_is_bounded_by_connect_timeout(rs):
     """Authentication is part of opening a connection: each step has connectTimeoutMS (before,
     a server that never answered saslContinue blocked the client forever)."""
-    client = MongoClient(_uri(rs, "alice", "s3cret-pw", "&connectTimeoutMS=200"),
-                         clock=FakeClock())
+    client = MongoClient(_uri(rs, "alice", "s3cret-pw", "&connectTimeoutMS=200"
+                              "&retryWrites=false"), clock=FakeClock())
     rs.servers[0].fail("saslContinue", action="hang")
     with pytest.raises(errors.NetworkTimeout):
         client.test.c.insert_one({"x": 1})

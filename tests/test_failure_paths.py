@@ -306,7 +306,8 @@ def test_closing_a_load_balanced_client_emits_server_then_topology_closed(mongo_
     client.admin.command("ping")
     del events[:]
     client.close()
-    assert [type(e).__name__ for e in events] == ["ServerClosedEvent", "TopologyClosedEvent"]
+    sdam = [type(e).__name__ for e in events if type(e).__name__.startswith(("Server", "Topology"))]
+    assert sdam == ["ServerClosedEvent", "TopologyClosedEvent"]
 
 
 def test_a_client_closed_before_any_operation_publishes_nothing(mongo_replica_set, fake_clock):

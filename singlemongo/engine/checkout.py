@@ -39,10 +39,8 @@ def checkout(topology, criteria, deprioritized=(), operation="command", operatio
     last = None
     for _ in range(2):
         sd = topology.select_server(criteria, deprioritized, operation, operation_id)
-        conn = connection_for(topology, sd, connect_timeout_s)
-        if conn is not None and idle_check(topology, conn):
-            if topology.options.credentials is not None and not conn.authenticated:
-                authenticate(topology, conn)
+        conn = check_out(topology, sd, connect_timeout_s)
+        if conn is not None:
             return sd, conn
         last = sd
     raise ServerSelectionError(
@@ -60,15 +58,41 @@ def checkout_pinned(topology, address, connect_timeout_s=None):
         sd = topology.check_server(address)  # marked Unknown by an error: check it now
     conn = None
     if sd is not None and sd.is_data_bearing:
-        conn = connection_for(topology, sd, connect_timeout_s)
-    if conn is None or not idle_check(topology, conn):
+        conn = check_out(topology, sd, connect_timeout_s)
+    if conn is None:
         raise ServerSelectionError(
             f"the transaction is pinned to {format_address(address)}, which is "
             f"{'not in the topology' if sd is None else sd.server_type.name} now; the "
             f"topology is:\n{topology.summary()}")
+    return sd, conn
+
+
+def check_out(topology, sd, connect_timeout_s=None):
+    """The selected server's connection, checked if idle and authenticated, or None if it
+    failed its check; with CMAP's check-out events when anyone listens (engine/pool.py)."""
+    pool = topology.pool
+    if pool is None:
+        return _ready_connection(topology, sd, connect_timeout_s)
+    pool.check_out_started(sd.address, topology.clock.monotonic())
+    try:
+        conn = _ready_connection(topology, sd, connect_timeout_s)
+    except BaseException:
+        pool.check_out_failed(topology.clock.monotonic())
+        raise
+    if conn is None:
+        pool.check_out_failed(topology.clock.monotonic())
+    else:
+        pool.checked_out_ok(conn, topology.clock.monotonic())
+    return conn
+
+
+def _ready_connection(topology, sd, connect_timeout_s):
+    conn = connection_for(topology, sd, connect_timeout_s)
+    if conn is None or not idle_check(topology, conn):
+        return None
     if topology.options.credentials is not None and not conn.authenticated:
         authenticate(topology, conn)
-    return sd, conn
+    return conn
 
 
 def authenticate(topology, conn):
@@ -77,6 +101,7 @@ def authenticate(topology, conn):
         run(conn, topology.options.credentials, topology.clock, topology.auth_cache,
             topology.handshake_deadline())
     except (ConnectionFailure, OperationFailure) as exc:
+        exc.in_handshake = True  # retryable reads and writes retry handshake errors
         handshake_failed(topology, conn, exc)
         raise
 
@@ -147,6 +172,9 @@ def handshake_failed(topology, conn, exc):
     from .backpressure import SYSTEM_OVERLOADED
     if SYSTEM_OVERLOADED in getattr(exc, "error_labels", ()):
         return
+    conn.close()
+    if topology.pool is not None:  # CMAP's order: closed, check-out failed, pool cleared
+        topology.pool.check_out_failed(topology.clock.monotonic())
     topology.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
     if topology.description.topology_type is not TopologyType.LOAD_BALANCED:
         topology.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",

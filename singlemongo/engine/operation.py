@@ -77,6 +77,9 @@ class Outcome:
     server: ServerDescription
     session: Any
     deadline: Any = None  # the timeoutMS it ran within (a cursor lives within it)
+    # Behind a load balancer, with pool events: checks the cursor's connection back in
+    # (engine/pool.py). The cursor that takes this outcome calls it when it ends.
+    check_in: Any = None
 
 
 def flush_kill_queue(topology):
@@ -229,10 +232,18 @@ class _Run:
         """(server description, connection): the pinned connection, the transaction's mongos,
         or a checked-out one."""
         pinned = self.req.pinned
+        if pinned is None and self.step is not None:
+            pinned = self.step.txn.held_connection  # load balanced, with pool events
+            if pinned is not None and pinned.closed:
+                self.step.txn.release()  # lost: the retry checks a new one out and holds it
+                pinned = None
         if pinned is not None:
             sd = self.t.description.servers.get(pinned.address) or ServerDescription(
                 pinned.address)
+            if self.t.pool is not None and not self.t.options.load_balanced:
+                self.checked_out = self.t.pool.check_out_existing(pinned, self.t.clock)
             return sd, pinned
+        self.checked_out = self.t.pool is not None
         if self.step is not None and self.step.txn.pinned is not None:
             return checkout_pinned(self.t, self.step.txn.pinned, self.handshake_budget_s)
         return checkout(self.t, self.criteria, self.state.deprioritized,
@@ -241,16 +252,44 @@ class _Run:
 
     def _attempt(self):
         self.state.attempts += 1
+        self.checked_out = False  # whether this attempt checked a connection out (pool events)
         try:
             sd, conn = self._server()
         except ServerSelectionError:
             if self.last_error is not None:
                 raise self.last_error from None  # the retry found no server: report the cause
             raise
-        except ConnectionFailure as exc:  # a new connection the server closed: overload
-            if self.handshake_budget_s is not None:
+        except (ConnectionFailure, OperationFailure) as exc:
+            if isinstance(exc, OperationFailure) and not getattr(exc, "in_handshake", False):
+                raise
+            if self.handshake_budget_s is not None:  # overload: the server closed handshakes
                 self.handshake_budget_s -= getattr(exc, "handshake_s", 0.0)
-            return None, exc, None, 0
+            # No wire version: the handshake did not finish (PyMongo's rule, 0).
+            return None, exc, self._checkout_retry_kind(), 0
+        if not self.checked_out:
+            return self._use(sd, conn)
+        from .pool import attempt_ended
+        result = None
+        try:
+            result = self._use(sd, conn)
+        finally:
+            attempt_ended(self.t, conn, self.req, self.step, result)
+        return result
+
+    def _checkout_retry_kind(self):
+        """Retryable reads and writes: an error while checking a connection out (its
+        handshake, authentication included) is retried as the operation would be."""
+        if self.step is not None:
+            return self.step.retry_kind
+        if self.req.retry == "read":
+            return "read" if self.t.options.retry_reads else None
+        if self.req.retry == "write" and self.t.options.retry_writes and \
+                not self.unacknowledged and self.t.sessions.supported(self.t.description):
+            return "write"
+        return None
+
+    def _use(self, sd, conn):
+        """The attempt on the checked-out connection ``conn`` of server ``sd``."""
         self.last_server = sd
         if self.req.prepare is not None:
             prepare, self.req.prepare = self.req.prepare, None

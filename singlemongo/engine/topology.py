@@ -80,6 +80,15 @@ class Topology:
         self.cache_holds = None  # (description, wall time written) of the cache file, if known
         # Libraries wrapping the driver (DriverInfo): the driver= option, then append_metadata.
         self.drivers = (options.driver,) if options.driver is not None else ()
+        self.pool = self._pool_monitor()
+
+    def _pool_monitor(self):
+        """CMAP's events for the one connection per server (engine/pool.py), for a client
+        made with a listener that takes them; None (nothing loaded) otherwise."""
+        if not self.events.listeners:
+            return None
+        from .pool import wanted
+        return wanted(self.events)
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -117,6 +126,9 @@ class Topology:
             self.cache_holds = (self._description, self.clock.wall() - age)
             self.last_scan_end = self.clock.monotonic() - age
             self.stale = False
+        if self.pool is not None:
+            for address in self._description.servers:
+                self.pool.created(address, self.options, self.options.load_balanced)
 
     def _load_cache(self):
         if not self.options.topology_cache_file or self.options.load_balanced:
@@ -137,22 +149,32 @@ class Topology:
         # removes nothing, and a scan of n members applies n of them.
         if not old.servers.keys() <= new.servers.keys():
             for address in old.servers.keys() - new.servers.keys():
-                self.close_connection(address)
+                self.close_connection(address, reason="poolClosed")
+                if self.pool is not None:
+                    self.pool.closed(address)
+        if self.pool is not None:
+            for address in new.servers.keys() - old.servers.keys():
+                self.pool.created(address, self.options, False)
+            self.pool.update(new, sd)
         if self.events.active:
             from ..sdam import monitoring as m
             for event in m.change_events(self.topology_id, old, new, sd.address):
                 self.events.publish(event)
 
-    def close_connection(self, address, bump_generation=False, service_id=None):
+    def close_connection(self, address, bump_generation=False, service_id=None,
+                         reason="error"):
+        """Close the server's connection (for CMAP's ConnectionClosedReason ``reason``); with
+        ``bump_generation`` its pool is cleared: connections from before are stale."""
         conn = self.connections.pop(address, None)
         if conn is not None:
+            if not conn.closed:
+                conn.close_reason = "stale" if bump_generation else reason
             conn.close()
             service_id = service_id or conn.service_id
         if bump_generation:
             self.generations[address] += 1
-            if self.events.active:
-                from ..monitoring.pool_events import PoolClearedEvent
-                self.events.publish(PoolClearedEvent(address, service_id))
+            if self.pool is not None:
+                self.pool.cleared(address, service_id, self.options.load_balanced)
 
     # ----- checks --------------------------------------------------------------------------
 
@@ -172,6 +194,8 @@ class Topology:
         conn = Connection(address, sock, self.generations[address], self.clock.monotonic(),
                           self.clock)
         conn.conversation = conversation
+        if self.pool is not None:
+            self.pool.new_connection(conn)
         return conn
 
     def handshaken(self, conn, reply):
@@ -255,6 +279,7 @@ class Topology:
         self.sessions = SessionPool(self.clock)  # the parent's sessions are the parent's
         self.kill_queue = []
         self._token_bucket = None  # full until a retry spends a token (client backpressure)
+        self.pool = self._pool_monitor()
         self.pid = os.getpid()
 
     @property
@@ -450,8 +475,11 @@ class Topology:
             self.open()  # load balancer spec: the opening series, then the closing one
         self.closed = True
         for address in list(self.connections):
-            self.close_connection(address)
+            self.close_connection(address, reason="poolClosed")
         if self._description is not None:
+            if self.pool is not None:
+                for address in self._description.servers:
+                    self.pool.closed(address)
             if self.events.active:
                 from ..sdam import monitoring as m
                 for event in m.closing_events(self.topology_id, self._description):

@@ -65,41 +65,41 @@ class TopologyListener(_EventListener):
 
 
 class ConnectionPoolListener(_EventListener):
-    """Connection pool events. singlemongo publishes pool_cleared only (a server's connection
-    generation was bumped); the other methods are PyMongo's, for listeners written for it."""
+    """Connection pool events: the pool of one connection each server has (README,
+    "Observability"), with PyMongo's methods."""
 
     def pool_created(self, event: Any) -> None:
-        """A pool was created (not published)."""
+        """A pool was created."""
 
     def pool_ready(self, event: Any) -> None:
-        """A pool was marked ready (not published)."""
+        """A pool was marked ready."""
 
     def pool_cleared(self, event: Any) -> None:
         """The connection to a server was cleared."""
 
     def pool_closed(self, event: Any) -> None:
-        """A pool was closed (not published)."""
+        """A pool was closed."""
 
     def connection_created(self, event: Any) -> None:
-        """A connection was created (not published)."""
+        """A connection was created."""
 
     def connection_ready(self, event: Any) -> None:
-        """A connection is ready (not published)."""
+        """A connection is ready."""
 
     def connection_closed(self, event: Any) -> None:
-        """A connection was closed (not published)."""
+        """A connection was closed."""
 
     def connection_check_out_started(self, event: Any) -> None:
-        """A check-out began (not published)."""
+        """A check-out began."""
 
     def connection_check_out_failed(self, event: Any) -> None:
-        """A check-out failed (not published)."""
+        """A check-out failed."""
 
     def connection_checked_out(self, event: Any) -> None:
-        """A connection was checked out (not published)."""
+        """A connection was checked out."""
 
     def connection_checked_in(self, event: Any) -> None:
-        """A connection was checked in (not published)."""
+        """A connection was checked in."""
 
 
 # Event class name -> (listener base class name, method).
@@ -116,13 +116,28 @@ _ROUTES = {
     "TopologyOpeningEvent": ("TopologyListener", "opened"),
     "TopologyDescriptionChangedEvent": ("TopologyListener", "description_changed"),
     "TopologyClosedEvent": ("TopologyListener", "closed"),
-    "PoolClearedEvent": ("ConnectionPoolListener", "pool_cleared"),
+    **{name: ("ConnectionPoolListener", method) for name, method in (
+        ("PoolCreatedEvent", "pool_created"), ("PoolReadyEvent", "pool_ready"),
+        ("PoolClearedEvent", "pool_cleared"), ("PoolClosedEvent", "pool_closed"),
+        ("ConnectionCreatedEvent", "connection_created"),
+        ("ConnectionReadyEvent", "connection_ready"),
+        ("ConnectionClosedEvent", "connection_closed"),
+        ("ConnectionCheckOutStartedEvent", "connection_check_out_started"),
+        ("ConnectionCheckOutFailedEvent", "connection_check_out_failed"),
+        ("ConnectionCheckedOutEvent", "connection_checked_out"),
+        ("ConnectionCheckedInEvent", "connection_checked_in"))},
 }
 _KINDS = frozenset(kind for kind, _ in _ROUTES.values())
 
 
 def _kinds(listener: Any) -> frozenset[str]:
     return frozenset(klass.__name__ for klass in type(listener).__mro__) & _KINDS
+
+
+def wants_pool_events(listeners: Any) -> bool:
+    """Whether any of ``listeners`` takes connection pool events (a ConnectionPoolListener,
+    or a plain callable, which gets every event)."""
+    return any(not _kinds(l) or "ConnectionPoolListener" in _kinds(l) for l in listeners)
 
 
 def deliver(listener: Any, event: Any) -> None:

@@ -1,11 +1,8 @@
 """The connection pool's events (CMAP's names, PyMongo's classes and signatures).
 
-Only ``PoolClearedEvent`` is published: a server's connection generation is bumped, its
-connection closed and no connection made before it used again. The others describe a pool of
-connections checked out and in by concurrent operations, which a driver with one socket per
-server shared by its checks does not have. They exist so that programs written for PyMongo
-import them, annotate with them and test ``isinstance`` against them unchanged; a
-``ConnectionPoolListener`` gets ``pool_cleared`` calls only.
+singlemongo has one connection per server, shared by its checks and the operations; these
+events describe it as a pool holding that one connection (``engine/pool.py`` says when each
+is published). They are published only to clients made with a listener that takes them.
 """
 from typing import Any, Optional
 
@@ -37,33 +34,33 @@ class PoolClearedEvent:
 
 @dataclass(frozen=True)
 class PoolCreatedEvent:
-    """A server's pool was created (not published)."""
+    """A server's pool was created."""
     address: Any
     options: dict
 
 
 @dataclass(frozen=True)
 class PoolReadyEvent:
-    """A server's pool was marked ready (not published)."""
+    """A server's pool was marked ready."""
     address: Any
 
 
 @dataclass(frozen=True)
 class PoolClosedEvent:
-    """A server's pool was closed (not published)."""
+    """A server's pool was closed."""
     address: Any
 
 
 @dataclass(frozen=True)
 class ConnectionCreatedEvent:
-    """A connection was created (not published)."""
+    """A connection was created."""
     address: Any
     connection_id: int
 
 
 @dataclass(frozen=True)
 class ConnectionReadyEvent:
-    """A connection finished its handshake (not published)."""
+    """A connection finished its handshake."""
     address: Any
     connection_id: int
     duration: Optional[float]
@@ -71,7 +68,7 @@ class ConnectionReadyEvent:
 
 @dataclass(frozen=True)
 class ConnectionClosedEvent:
-    """A connection was closed, for a ConnectionClosedReason (not published)."""
+    """A connection was closed, for a ConnectionClosedReason."""
     address: Any
     connection_id: int
     reason: str
@@ -79,13 +76,13 @@ class ConnectionClosedEvent:
 
 @dataclass(frozen=True)
 class ConnectionCheckOutStartedEvent:
-    """An operation began to check a connection out (not published)."""
+    """An operation began to check a connection out."""
     address: Any
 
 
 @dataclass(frozen=True)
 class ConnectionCheckOutFailedEvent:
-    """A check-out failed, for a ConnectionCheckOutFailedReason (not published)."""
+    """A check-out failed, for a ConnectionCheckOutFailedReason."""
     address: Any
     reason: str
     duration: Optional[float]
@@ -94,7 +91,7 @@ class ConnectionCheckOutFailedEvent:
 
 @dataclass(frozen=True)
 class ConnectionCheckedOutEvent:
-    """A connection was checked out (not published)."""
+    """A connection was checked out."""
     address: Any
     connection_id: int
     duration: Optional[float]
@@ -102,6 +99,6 @@ class ConnectionCheckedOutEvent:
 
 @dataclass(frozen=True)
 class ConnectionCheckedInEvent:
-    """A connection was checked back in (not published)."""
+    """A connection was checked back in."""
     address: Any
     connection_id: int

@@ -208,6 +208,9 @@ class Connection:
         self.more_to_come = False
         self.last_reply_id = 0
         self.stream_owner = None  # a weak reference to what drains the stream (its cursor)
+        # Pool events (engine/pool.py): called once when closed, after the pool took it.
+        self.on_close = None
+        self.close_reason = "error"  # CMAP's ConnectionClosedReason, unless a closer says
 
     def __repr__(self):
         return f"<Connection {self.id} to {format_address(self.address)}>"
@@ -245,6 +248,8 @@ class Connection:
                 self.sock.close()
             except OSError:
                 pass
+            if self.on_close is not None:
+                self.on_close(self)
 
     def detach(self):
         """Close this process's file descriptor without shutting the connection down: in a

@@ -189,6 +189,14 @@ def prepare(name, args):
         args["name"], args["check_exists"] = args.pop("collection"), False
     if name == "dropCollection":
         args["name_or_collection"] = args.pop("collection")
+    if name == "appendMetadata":  # as PyMongo's runner: a DriverInfo from the options
+        from singlemongo.driver_info import DriverInfo
+        info = args.pop("driverInfoOptions")
+        args["driver_info"] = DriverInfo(info.get("name"), info.get("version"),
+                                         info.get("platform"))
+    if name in ("listCollections", "listCollectionObjects") and "batchSize" in args:
+        # As PyMongo's runner: list_collections sends its keywords as they are.
+        args["cursor"] = {"batchSize": args.pop("batchSize")}
     if name == "createIndex":
         args["keys"] = list(args.pop("keys").items())
     if name == "modifyCollection":  # PyMongo has no helper: the collMod command

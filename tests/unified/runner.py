@@ -19,7 +19,7 @@ from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
 from .schema import problems
-from .skips import (CMAP_EVENTS, FILE_SKIP, MONITOR, POOL, POOL_LOGS, Skip,
+from .skips import (FILE_SKIP, MONITOR, POOL_LOGS, Skip,
                     missing_api, monitor_test, seed_policy, seed_policy_for, simulator_gap,
                     simulator_lacks)
 
@@ -110,12 +110,6 @@ def check_feasible(file_doc, test, file_name):
     if gap:
         raise Skip(simulator_lacks(gap))
     for node in _walk(test):
-        for key in node:
-            if key in CMAP_EVENTS:
-                raise Skip(POOL)
-        if node.get("eventType") == "cmap" and any(
-                next(iter(e)) != "poolClearedEvent" for e in node.get("events", ())):
-            raise Skip(POOL)
         if node.get("awaited") is True or node.get("serverMonitoringMode") == "stream":
             raise Skip(MONITOR)
 
@@ -270,17 +264,16 @@ class Runner:
         self._tap_logs() if self.log_tap is None else None
 
     def op_assertNumberConnectionsCheckedOut(self, args, name):
-        """Between two operations a single-threaded client has no connection checked out.
-        Behind a load balancer an open cursor or transaction keeps its connection (pinned),
-        which this runner does not count: skipped there."""
+        """Connections checked out, counted per holder: between two operations none, but
+        behind a load balancer an open cursor or transaction keeps its connection (pinned)."""
         client = self.entities.get(args["client"])
         if not isinstance(args.get("connections"), int):
             raise AssertionError(f"assertNumberConnectionsCheckedOut: connections must be an "
                                  f"integer, not {args.get('connections')!r}")
-        if str(client.topology_description.topology_type) == "LoadBalanced":
-            raise Skip(POOL)
-        if args["connections"] != 0:
-            raise MatchError(f"0 connections checked out, expected {args['connections']}")
+        pool = client._topology.pool
+        count = pool.total_checked_out if pool is not None else 0
+        if args["connections"] != count:
+            raise MatchError(f"{count} connections checked out, expected {args['connections']}")
 
     def _recorder(self, client_name):
         return self.entities.recorders[client_name]
@@ -485,6 +478,9 @@ def match_event(expected, actual, entities):
         elif key == "awaited":
             if actual.awaited != value:
                 raise MatchError(f"awaited {actual.awaited}, expected {value}")
+        elif key == "reason":
+            if actual.reason != value:
+                raise MatchError(f"reason {actual.reason!r}, expected {value!r}")
         elif key == "interruptInUseConnections":
             if getattr(actual, "interrupt_connections", False) != value:
                 raise MatchError(f"interruptInUseConnections, expected {value}")

@@ -9,7 +9,6 @@ import fnmatch
 
 import pytest
 
-POOL = "needs connection-pool events (one socket per server, no pool)"
 # The connection component's log messages are CMAP's (pool created, checkout started, ...).
 POOL_LOGS = "needs connection-pool log messages (one socket per server, no pool)"
 MONITOR = "needs a streaming or threaded monitor"
@@ -36,7 +35,7 @@ def seed_policy(rule):
 
 # A test whose own steps cannot produce what it expects, whatever the driver does.
 SELF_CONTRADICTORY = "the test cannot pass as written"
-REASON_PREFIXES = (POOL, POOL_LOGS, MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, CLIENT_BULK_WRITE,
+REASON_PREFIXES = (POOL_LOGS, MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, CLIENT_BULK_WRITE,
                    SIMULATOR, REMOVED, SELF_CONTRADICTORY,
                    missing_api(""), seed_policy(""))
 
@@ -78,13 +77,6 @@ class Skip(Exception):
         self.reason = reason
 
 
-# CMAP events a one-socket driver cannot publish honestly. poolClearedEvent is published: it
-# is the bump of a server's connection generation, which this driver does.
-CMAP_EVENTS = frozenset({
-    "poolCreatedEvent", "poolReadyEvent", "poolClosedEvent", "connectionCreatedEvent",
-    "connectionReadyEvent", "connectionClosedEvent", "connectionCheckOutStartedEvent",
-    "connectionCheckOutFailedEvent", "connectionCheckedOutEvent", "connectionCheckedInEvent"})
-
 # Tests that count heartbeats a periodic monitor sends between operations, which no static
 # rule in runner.check_feasible can see: (file glob, test description glob) -> why.
 MONITOR_TESTS = {
@@ -92,17 +84,28 @@ MONITOR_TESTS = {
         "two heartbeats after one operation: the second comes from a polling monitor",
 }
 
+MAX_ATTEMPTS_RULE = ("specs/client-backpressure.md retries an overloaded command up to "
+                     "MAX_ATTEMPTS = 5 times (maxAdaptiveRetries defaults to 5 here); this later "
+                     "revision expects 2")
+# One socket per server (DESIGN.md): what a pool of several connections does differently.
+ONE_SOCKET_RULE = ("one socket per server (DESIGN.md): two cursors or a cursor and a "
+                   "transaction behind a load balancer share its connection, where this test "
+                   "expects a second connection")
+
 # (file glob, test description glob) -> the seed rule that makes the expectation differ.
 SEED_POLICY = {
+    ("*load_balancer/sdam-error-handling.json", "only connections for a specific serviceId*"):
+        ONE_SOCKET_RULE,
+    ("*load_balancer/sdam-error-handling.json", "stale errors are ignored"): ONE_SOCKET_RULE,
+    ("*load_balancer/wait-queue-timeouts.json", "*"):
+        ONE_SOCKET_RULE + " (maxPoolSize=1 and a wait queue timeout where it is shared)",
+    ("*client-backpressure/backpressure-connection-checkin.json", "*"): MAX_ATTEMPTS_RULE,
     ("*client-backpressure/backpressure-retry-max-attempts.json", "*"):
-        "specs/client-backpressure.md retries an overloaded command up to MAX_ATTEMPTS = 5 "
-        "times (maxAdaptiveRetries defaults to 5 here); this later revision expects 2",
+        MAX_ATTEMPTS_RULE,
     ("*client-backpressure/getMore-retried.json", "*maxAttempts=2 times"):
-        "specs/client-backpressure.md retries an overloaded command up to MAX_ATTEMPTS = 5 "
-        "times (maxAdaptiveRetries defaults to 5 here); this later revision expects 2",
+        MAX_ATTEMPTS_RULE,
     ("*transactions/unified/backpressure-retryable-*.json", "*maxAttempts=2 times*"):
-        "specs/client-backpressure.md retries an overloaded command up to MAX_ATTEMPTS = 5 "
-        "times (maxAdaptiveRetries defaults to 5 here); this later revision expects 2",
+        MAX_ATTEMPTS_RULE,
     ("*transactions/unified/mongos-recovery-token.json", "commitTransaction retry fails on new mongos"):
         "specs/server-selection.md, \"Sharded Transactions\": every command after the first goes "
         "to the original mongos, commit retries included (DESIGN.md); this test expects the "
