@@ -200,3 +200,47 @@ def test_handshake_network_error_is_retried_like_pymongo(operation):
             client.close()
     assert outcomes["singlemongo"] == outcomes["pymongo"]
     assert outcomes["pymongo"] in (1, True)
+
+
+class _Messages:
+    """A logging handler keeping each connection message's name (both drivers' fields)."""
+
+    def __init__(self):
+        import logging
+        self.names = []
+        self.handler = logging.Handler()
+        self.handler.emit = self._keep
+
+    def _keep(self, record):
+        import json
+        fields = getattr(record, "mongodb", None)  # singlemongo: the spec's fields
+        if fields is None:  # PyMongo: the message is the fields as JSON
+            fields = json.loads(str(record.msg))
+        self.names.append((fields["message"], fields.get("reason")))
+
+
+def test_connection_log_messages_match_pymongo():
+    """Logging spec, the connection component: a client made while the connection logger is
+    enabled logs CMAP's messages (no listener needed) with the spec's texts, in PyMongo's
+    order ("Connection pool ready" compared by count: PyMongo's monitor thread logs it when
+    its check finishes). Before, nothing was logged under singlemongo.connection."""
+    import logging
+    seen = {}
+    with Standalone() as deployment:
+        for driver, logger_name in ((pymongo, "pymongo.connection"),
+                                    (singlemongo, "singlemongo.connection")):
+            logger, messages = logging.getLogger(logger_name), _Messages()
+            level = logger.level
+            logger.setLevel(logging.DEBUG)
+            logger.addHandler(messages.handler)
+            try:
+                client = driver.MongoClient(deployment.uri)
+                client.test.c.insert_one({"x": 1})
+                client.close()
+            finally:
+                logger.removeHandler(messages.handler)
+                logger.setLevel(level)
+            ready = [m for m in messages.names if m[0] == "Connection pool ready"]
+            seen[driver.__name__] = ([m for m in messages.names if m not in ready], len(ready))
+    assert seen["singlemongo"] == seen["pymongo"]
+    assert ("Connection closed", "Connection pool was closed") in seen["pymongo"][0]

@@ -76,8 +76,8 @@ def check_out(topology, sd, connect_timeout_s=None):
     pool.check_out_started(sd.address, topology.clock.monotonic())
     try:
         conn = _ready_connection(topology, sd, connect_timeout_s)
-    except BaseException:
-        pool.check_out_failed(topology.clock.monotonic())
+    except BaseException as exc:
+        pool.check_out_failed(topology.clock.monotonic(), exc)
         raise
     if conn is None:
         pool.check_out_failed(topology.clock.monotonic())
@@ -88,7 +88,11 @@ def check_out(topology, sd, connect_timeout_s=None):
 
 def _ready_connection(topology, sd, connect_timeout_s):
     conn = connection_for(topology, sd, connect_timeout_s)
-    if conn is None or not idle_check(topology, conn):
+    if conn is None:
+        return None
+    if topology.pool is not None:
+        topology.pool.taking(conn)
+    if not idle_check(topology, conn):
         return None
     if topology.options.credentials is not None and not conn.authenticated:
         authenticate(topology, conn)
@@ -172,9 +176,11 @@ def handshake_failed(topology, conn, exc):
     from .backpressure import SYSTEM_OVERLOADED
     if SYSTEM_OVERLOADED in getattr(exc, "error_labels", ()):
         return
+    if not conn.closed:
+        conn.close_error = str(exc)
     conn.close()
     if topology.pool is not None:  # CMAP's order: closed, check-out failed, pool cleared
-        topology.pool.check_out_failed(topology.clock.monotonic())
+        topology.pool.check_out_failed(topology.clock.monotonic(), exc)
     topology.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
     if topology.description.topology_type is not TopologyType.LOAD_BALANCED:
         topology.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",

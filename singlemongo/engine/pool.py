@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Mapping
 
 from ..monitoring import pool_events as e
+from ..monitoring import CONNECTION, logging_enabled
 from ..monitoring.listeners import wants_pool_events
 from ..sdam.server_description import ServerType, TopologyType
 
@@ -33,8 +34,11 @@ _POOL_OPTIONS = (("max_pool_size", "maxPoolSize", 100), ("min_pool_size", "minPo
 
 
 def wanted(bus):
-    """A PoolMonitor for ``bus`` if any of its listeners takes pool events, else None."""
-    return PoolMonitor(bus) if wants_pool_events(bus.listeners) else None
+    """A PoolMonitor for ``bus`` if any of its listeners takes pool events, or connection
+    log messages would go somewhere, else None."""
+    if wants_pool_events(bus.listeners) or logging_enabled(CONNECTION):
+        return PoolMonitor(bus)
+    return None
 
 
 def non_default_options(options):
@@ -58,6 +62,12 @@ class PoolMonitor:
         self.readied = weakref.WeakSet()  # connections whose ready event was published
         self.pending = None  # (address, start time) of the check-out under way
 
+    def _emit(self, event, error=None):
+        self.bus.publish(event)
+        if logging_enabled(CONNECTION):
+            from ..monitoring.pool_logging import log_pool_event
+            log_pool_event(event, self.bus.topology_id, error)
+
     @property
     def total_checked_out(self):
         """Connections checked out, counted per holder (the unified format's count)."""
@@ -66,14 +76,14 @@ class PoolMonitor:
     # ----- pools ---------------------------------------------------------------------------
 
     def created(self, address, options, load_balanced):
-        self.bus.publish(e.PoolCreatedEvent(address, non_default_options(options)))
+        self._emit(e.PoolCreatedEvent(address, non_default_options(options)))
         if load_balanced:  # load balancer spec: the pool is ready at once, never paused
             self.mark_ready(address)
 
     def mark_ready(self, address):
         if address not in self.ready:
             self.ready.add(address)
-            self.bus.publish(e.PoolReadyEvent(address))
+            self._emit(e.PoolReadyEvent(address))
 
     def update(self, new_td, sd):
         """PyMongo's rule: a server that is readable, or known in a Single topology, has a
@@ -87,23 +97,23 @@ class PoolMonitor:
         """A generation bump: published unless the pool is already paused (CMAP: clearing a
         paused pool publishes nothing); behind a load balancer a pool is never paused."""
         if load_balanced:
-            self.bus.publish(e.PoolClearedEvent(address, service_id))
+            self._emit(e.PoolClearedEvent(address, service_id))
         elif address in self.ready:
             self.ready.discard(address)
-            self.bus.publish(e.PoolClearedEvent(address, service_id))
+            self._emit(e.PoolClearedEvent(address, service_id))
 
     def closed(self, address):
         self.ready.discard(address)
         for conn in [c for c in self.holds if c.address == address]:
             del self.holds[conn]
             self._publish_closed(conn)
-        self.bus.publish(e.PoolClosedEvent(address))
+        self._emit(e.PoolClosedEvent(address))
 
     # ----- the connection ------------------------------------------------------------------
 
     def check_out_started(self, address, now):
         self.pending = (address, now)
-        self.bus.publish(e.ConnectionCheckOutStartedEvent(address))
+        self._emit(e.ConnectionCheckOutStartedEvent(address))
 
     def check_out_existing(self, conn, clock):
         """A check-out of ``conn`` itself (a cursor's getMore on its server, not behind a
@@ -119,6 +129,12 @@ class PoolMonitor:
         if self.pending is not None and self.pending[0] == conn.address:
             self._created(conn)
 
+    def taking(self, conn):
+        """The pending check-out is taking ``conn`` (authenticating it, checking it if idle):
+        a check's socket joins the pool now."""
+        if conn.on_close is None and self.pending is not None:
+            self._created(conn)
+
     def checked_out_ok(self, conn, now):
         """The pending check-out got ``conn``: created and ready first if no operation took
         it before."""
@@ -128,27 +144,29 @@ class PoolMonitor:
             self._created(conn)
         if conn not in self.readied:
             self.readied.add(conn)
-            self.bus.publish(e.ConnectionReadyEvent(conn.address, conn.id, now - started))
+            self._emit(e.ConnectionReadyEvent(conn.address, conn.id, now - started))
         self.holds[conn] = self.holds.get(conn, 0) + 1
-        self.bus.publish(e.ConnectionCheckedOutEvent(conn.address, conn.id, now - started))
+        self._emit(e.ConnectionCheckedOutEvent(conn.address, conn.id, now - started))
 
-    def check_out_failed(self, now, reason=e.ConnectionCheckOutFailedReason.CONN_ERROR):
+    def check_out_failed(self, now, error=None,
+                         reason=e.ConnectionCheckOutFailedReason.CONN_ERROR):
         """The pending check-out failed (published once, as soon as it is known)."""
         if self.pending is not None:
             (address, started), self.pending = self.pending, None
-            self.bus.publish(e.ConnectionCheckOutFailedEvent(address, reason, now - started))
+            self._emit(e.ConnectionCheckOutFailedEvent(address, reason, now - started),
+                       None if error is None else str(error))
 
     def checked_in(self, conn):
         count = self.holds.pop(conn, 0) - 1
         if count > 0:
             self.holds[conn] = count
-        self.bus.publish(e.ConnectionCheckedInEvent(conn.address, conn.id))
+        self._emit(e.ConnectionCheckedInEvent(conn.address, conn.id))
         if count <= 0 and conn.closed:
             self._publish_closed(conn)
 
     def _created(self, conn):
         conn.on_close = self._connection_closed
-        self.bus.publish(e.ConnectionCreatedEvent(conn.address, conn.id))
+        self._emit(e.ConnectionCreatedEvent(conn.address, conn.id))
 
     def _connection_closed(self, conn):
         """CMAP: a checked-out connection's closed event comes after its check-in."""
@@ -158,7 +176,8 @@ class PoolMonitor:
     def _publish_closed(self, conn):
         if conn.on_close is not None:
             conn.on_close = None  # once
-            self.bus.publish(e.ConnectionClosedEvent(conn.address, conn.id, conn.close_reason))
+            self._emit(e.ConnectionClosedEvent(conn.address, conn.id, conn.close_reason),
+                       conn.close_error)
 
 
 def attempt_ended(topology, conn, req, step, result):

@@ -14,7 +14,7 @@ from ..clock import DEFAULT_CLOCK, Deadline
 from ..wire.connection import Connection, open_socket
 from .. import errors
 from ..errors import ConfigurationError, ConnectionFailure, InvalidOperation
-from ..monitoring import EventBus
+from ..monitoring import CONNECTION, EventBus, logging_enabled
 from .check import handshake_command
 from .scanner import MIN_INTERVAL_S, Scanner, select_server
 from .sessions import SessionPool
@@ -85,7 +85,7 @@ class Topology:
     def _pool_monitor(self):
         """CMAP's events for the one connection per server (engine/pool.py), for a client
         made with a listener that takes them; None (nothing loaded) otherwise."""
-        if not self.events.listeners:
+        if not self.events.listeners and not logging_enabled(CONNECTION):
             return None
         from .pool import wanted
         return wanted(self.events)

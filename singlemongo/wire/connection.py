@@ -211,6 +211,7 @@ class Connection:
         # Pool events (engine/pool.py): called once when closed, after the pool took it.
         self.on_close = None
         self.close_reason = "error"  # CMAP's ConnectionClosedReason, unless a closer says
+        self.close_error = None  # the failure that closed it, for the connection log
 
     def __repr__(self):
         return f"<Connection {self.id} to {format_address(self.address)}>"
@@ -261,6 +262,8 @@ class Connection:
             pass
 
     def _fail(self, exc_type, message):
+        if not self.closed:
+            self.close_error = message
         self.close()
         return exc_type(f"{message} ({format_address(self.address)})", self.address)
 

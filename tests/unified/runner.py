@@ -19,7 +19,7 @@ from .environment import SCHEMA_MAJOR, Environment, choose_topology
 from .matching import MatchError, match
 from .operations import run_entity_operation
 from .schema import problems
-from .skips import (FILE_SKIP, MONITOR, POOL_LOGS, Skip,
+from .skips import (FILE_SKIP, MONITOR, Skip,
                     missing_api, monitor_test, seed_policy, seed_policy_for, simulator_gap,
                     simulator_lacks)
 
@@ -55,7 +55,9 @@ def _walk(value):
             yield from _walk(v)
 
 
-MONITOR_EVENTS = ("server", "topology")
+# Events a client that has run no operation publishes only with a background monitor (SDAM,
+# and a pool made ready by the monitor's check or filled to minPoolSize in the background).
+MONITOR_EVENTS = ("server", "topology", "pool", "connection")
 
 
 def _client_of(entities):
@@ -69,8 +71,8 @@ def _client_of(entities):
 
 
 def _needs_monitor(file_doc, test):
-    """True when the test waits for SDAM or heartbeat events on a client that has run no
-    operation yet: only a background monitor produces those. A single-threaded driver checks
+    """True when the test waits for SDAM, heartbeat or pool events on a client that has run
+    no operation yet: only a background monitor produces those. A single-threaded driver checks
     servers inline, before an operation, and never in a constructor."""
     owner = _client_of(file_doc.get("createEntities", ()))
     active = set()
@@ -92,9 +94,6 @@ def _needs_monitor(file_doc, test):
 
 def check_feasible(file_doc, test, file_name):
     """Skip what this driver cannot do by design, before touching a deployment."""
-    if any(m.get("component") == "connection" for node in _walk(test)
-           for m in node.get("messages", ()) if isinstance(m, dict)):
-        raise Skip(POOL_LOGS)
     for node in _walk(test):
         if node.get("name") in ("runOnThread", "waitForThread") and node.get("object") == "testRunner":
             raise Skip(seed_policy("one socket per server (DESIGN.md): threads sharing a "

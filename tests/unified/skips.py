@@ -9,8 +9,6 @@ import fnmatch
 
 import pytest
 
-# The connection component's log messages are CMAP's (pool created, checkout started, ...).
-POOL_LOGS = "needs connection-pool log messages (one socket per server, no pool)"
 MONITOR = "needs a streaming or threaded monitor"
 REQUIREMENTS = "runOnRequirements not met by the simulated deployment"
 # A test run once per topology (tests/test_unified.py) on a topology its file leaves out.
@@ -35,7 +33,7 @@ def seed_policy(rule):
 
 # A test whose own steps cannot produce what it expects, whatever the driver does.
 SELF_CONTRADICTORY = "the test cannot pass as written"
-REASON_PREFIXES = (POOL_LOGS, MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, CLIENT_BULK_WRITE,
+REASON_PREFIXES = (MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, CLIENT_BULK_WRITE,
                    SIMULATOR, REMOVED, SELF_CONTRADICTORY,
                    missing_api(""), seed_policy(""))
 
