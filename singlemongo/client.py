@@ -408,23 +408,24 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
         conns = [c for a, c in topo.connections.items() if not c.closed and
                  servers.get(a) is not None and servers[a].is_data_bearing]
         # PyMongo's choice, primaryPreferred: the primary's connection if it is open.
-        conns.sort(key=lambda c: not servers[c.address].is_writable)
-        for conn in conns[:1]:
-            timeout = topo.options.connect_timeout_ms / 1000.0 or None
-            if topo.pool is not None:  # pool events, as every command's (engine/pool.py)
-                topo.pool.check_out_existing(conn, topo.clock)
-            try:
-                # moreToCome: the server ends the sessions without replying, so closing a
-                # one-off client costs no round trip. Monitored as every command.
-                for i in range(0, len(ids), END_SESSIONS_BATCH):
-                    topo.events.command(topo.clock, conn, "admin", {
-                        "endSessions": ids[i:i + END_SESSIONS_BATCH], **api_fields(topo.options)},
-                        timeout, unacknowledged=True)
-            except ConnectionFailure:
-                pass
-            finally:
-                if topo.pool is not None:
-                    topo.pool.checked_in(conn)
+        conn = min(conns, key=lambda c: not servers[c.address].is_writable, default=None)
+        if conn is None:
+            return
+        timeout = topo.options.connect_timeout_ms / 1000.0 or None
+        if topo.pool is not None:  # pool events, as every command's (engine/pool.py)
+            topo.pool.check_out_existing(conn, topo.clock)
+        try:
+            # moreToCome: the server ends the sessions without replying, so closing a
+            # one-off client costs no round trip. Monitored as every command.
+            for i in range(0, len(ids), END_SESSIONS_BATCH):
+                topo.events.command(topo.clock, conn, "admin", {
+                    "endSessions": ids[i:i + END_SESSIONS_BATCH], **api_fields(topo.options)},
+                    timeout, unacknowledged=True)
+        except ConnectionFailure:
+            pass
+        finally:
+            if topo.pool is not None:
+                topo.pool.checked_in(conn)
 
     def _forget_after_fork(self) -> None:
         self._closed = True

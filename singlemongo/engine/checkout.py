@@ -105,7 +105,7 @@ def authenticate(topology, conn):
         run(conn, topology.options.credentials, topology.clock, topology.auth_cache,
             topology.handshake_deadline())
     except (ConnectionFailure, OperationFailure) as exc:
-        exc.in_handshake = True  # retryable reads and writes retry handshake errors
+        exc.in_authentication = True  # retryable reads and writes retry it (the handshake's)
         handshake_failed(topology, conn, exc)
         raise
 

@@ -241,7 +241,8 @@ class _Run:
             sd = self.t.description.servers.get(pinned.address) or ServerDescription(
                 pinned.address)
             if self.t.pool is not None and not self.t.options.load_balanced:
-                self.checked_out = self.t.pool.check_out_existing(pinned, self.t.clock)
+                self.t.pool.check_out_existing(pinned, self.t.clock)
+                self.checked_out = True
             return sd, pinned
         self.checked_out = self.t.pool is not None
         if self.step is not None and self.step.txn.pinned is not None:
@@ -260,7 +261,7 @@ class _Run:
                 raise self.last_error from None  # the retry found no server: report the cause
             raise
         except (ConnectionFailure, OperationFailure) as exc:
-            if isinstance(exc, OperationFailure) and not getattr(exc, "in_handshake", False):
+            if isinstance(exc, OperationFailure) and not getattr(exc, "in_authentication", False):
                 raise
             if self.handshake_budget_s is not None:  # overload: the server closed handshakes
                 self.handshake_budget_s -= getattr(exc, "handshake_s", 0.0)

@@ -6,10 +6,10 @@ CMAP's events describe it as a pool holding at most that connection:
 - a server's pool is created when the server enters the topology, and closed when it leaves
   or the client closes; it is ready when the server is selectable, and paused by a clear
   (CMAP, "Pool states"; PyMongo marks a pool ready from the topology's updates too);
-- a connection joins the pool at the first check-out that uses it: a check's socket becomes
-  the pool's connection when an operation first takes it (and authenticates it), so it is
-  created and ready then; a socket no operation took is a monitoring connection and
-  publishes nothing, as CMAP's monitors do not;
+- a connection joins the pool at the first check-out that uses it: a check's socket is
+  created when an operation first takes it (before authenticating it) and ready when that
+  check-out succeeds; a socket no operation took is a monitoring connection and publishes
+  nothing, as CMAP's monitors do not;
 - each attempt of an operation checks the connection out and back in; behind a load
   balancer a cursor or a transaction keeps it checked out (pinned) until it ends, as
   CMAP's "Connection Pinning" says, and its later commands check nothing out;
@@ -117,10 +117,9 @@ class PoolMonitor:
 
     def check_out_existing(self, conn, clock):
         """A check-out of ``conn`` itself (a cursor's getMore on its server, not behind a
-        load balancer): True, it is checked out."""
+        load balancer; endSessions at close)."""
         self.check_out_started(conn.address, clock.monotonic())
         self.checked_out_ok(conn, clock.monotonic())
-        return True
 
     def new_connection(self, conn):
         """A connection opened while a check-out of its server is pending is the pool's at
@@ -130,9 +129,9 @@ class PoolMonitor:
             self._created(conn)
 
     def taking(self, conn):
-        """The pending check-out is taking ``conn`` (authenticating it, checking it if idle):
-        a check's socket joins the pool now."""
-        if conn.on_close is None and self.pending is not None:
+        """A check-out is taking ``conn`` (checking it if idle, authenticating it): a check's
+        socket no operation took before joins the pool now."""
+        if conn.on_close is None:
             self._created(conn)
 
     def checked_out_ok(self, conn, now):
@@ -140,8 +139,7 @@ class PoolMonitor:
         it before."""
         started = self.pending[1] if self.pending is not None else now
         self.pending = None
-        if conn.on_close is None:
-            self._created(conn)
+        self.taking(conn)
         if conn not in self.readied:
             self.readied.add(conn)
             self._emit(e.ConnectionReadyEvent(conn.address, conn.id, now - started))

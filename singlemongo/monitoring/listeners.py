@@ -75,7 +75,7 @@ class ConnectionPoolListener(_EventListener):
         """A pool was marked ready."""
 
     def pool_cleared(self, event: Any) -> None:
-        """The connection to a server was cleared."""
+        """A pool was cleared (its connection generation bumped)."""
 
     def pool_closed(self, event: Any) -> None:
         """A pool was closed."""
@@ -137,7 +137,8 @@ def _kinds(listener: Any) -> frozenset[str]:
 def wants_pool_events(listeners: Any) -> bool:
     """Whether any of ``listeners`` takes connection pool events (a ConnectionPoolListener,
     or a plain callable, which gets every event)."""
-    return any(not _kinds(l) or "ConnectionPoolListener" in _kinds(l) for l in listeners)
+    kinds = [_kinds(listener) for listener in listeners]
+    return any(not k or "ConnectionPoolListener" in k for k in kinds)
 
 
 def deliver(listener: Any, event: Any) -> None:
