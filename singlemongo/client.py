@@ -27,7 +27,7 @@ from .options.client_options import ClientOptions, client_options
 from .options.uri import SecretText, connection_string
 from .sdam.address import DEFAULT_PORT
 from .sdam.server_description import ServerType, TopologyType
-from .selection.selector import READ, WRITE, Criteria, ReadPreference as _Core
+from .selection import READ, WRITE, Criteria, ReadPreference as _Core
 
 if TYPE_CHECKING:
     from .engine.topology import Topology

@@ -231,7 +231,7 @@ class ClientSession:
 
     def _run_admin(self, cmd: dict[str, Any]) -> None:
         from .engine.operation import Request, execute
-        from .selection.selector import WRITE, Criteria
+        from .selection import WRITE, Criteria
         request = Request("admin", cmd, Criteria(WRITE), False, "write", explicit_session=self)
         ms = self._options.default_timeout_ms
         if ms is None or _timeout_block_in_force():

@@ -15,7 +15,7 @@ from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                      validate_collation, validate_collection_name)
 from .engine.operation import Request, execute
 from . import errors
-from .selection.selector import READ, WRITE, Criteria
+from .selection import READ, WRITE, Criteria
 
 if TYPE_CHECKING:
     from .collection_indexes import IndexMethods

@@ -13,7 +13,7 @@ from .common import (Generic, _DocumentType, hint_value, validate_collation,
 from .cursor import Cursor
 from .engine.operation import Request, execute
 from .errors import OperationFailure
-from .selection.selector import AGGREGATE_WRITE, Criteria
+from .selection import AGGREGATE_WRITE, Criteria
 
 if TYPE_CHECKING:
     from bson.codec_options import CodecOptions

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, TypeVar
 from bson.codec_options import CodecOptions
 
 from . import errors
-from .selection.selector import ReadPreference as _CoreReadPreference
+from .selection import ReadPreference as _CoreReadPreference
 
 if TYPE_CHECKING:
     from .read_concern import ReadConcern

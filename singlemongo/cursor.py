@@ -16,7 +16,7 @@ from .common import (_DocumentType, hint_value, index_document, index_list, lazy
 from .engine.operation import Request, execute
 from .errors import InvalidOperation
 from .sdam.server_description import ServerType
-from .selection.selector import Criteria
+from .selection import Criteria
 
 if TYPE_CHECKING:
     from .collection import Collection

@@ -15,7 +15,7 @@ from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTyp
 from .engine.operation import Outcome, Request, execute
 from . import errors
 from .errors import InvalidOperation, OperationFailure
-from .selection.selector import READ, Criteria, ReadPreference as _Core
+from .selection import READ, Criteria, ReadPreference as _Core
 
 if TYPE_CHECKING:
     from bson.dbref import DBRef

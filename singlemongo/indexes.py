@@ -12,7 +12,7 @@ from .command_cursor import CommandCursor
 from .errors import OperationFailure
 from .common import gen_index_name, index_list
 from .operations import IndexModel
-from .selection.selector import ReadPreference as _Core
+from .selection import ReadPreference as _Core
 from .typings import _IndexKeyHint
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Read preferences as PyMongo spells them (``pymongo.read_preferences``): ``ReadPreference.
 SECONDARY``, ``Secondary(tag_sets=[{"dc": "ny"}], max_staleness=120)``, ...
 
-Each is a view of the core's frozen ``selection.selector.ReadPreference`` record,
+Each is a view of the core's frozen ``selection.ReadPreference`` record,
 which server selection uses; strings ("secondaryPreferred") are accepted wherever a read
 preference is.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from .errors import ConfigurationError
-from .selection.selector import ReadPreference as _Core
+from .selection import ReadPreference as _Core
 
 _MONGOS_MODES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest")
 _MODES = ("PRIMARY", "PRIMARY_PREFERRED", "SECONDARY", "SECONDARY_PREFERRED", "NEAREST")

@@ -272,7 +272,7 @@ def test_selection_log_failure_field_does_not_repeat_the_topology(mongo_replica_
 def test_selection_log_names_a_custom_selector_and_a_hedge(mongo_replica_set, fake_clock, caplog):
     """The selector field shows everything that selects: a custom server_selector and a hedged
     read preference. Before, both were missing from it."""
-    from singlemongo.selection.selector import ReadPreference
+    from singlemongo.selection import ReadPreference
 
     def keep_all(servers):
         return servers

@@ -3,7 +3,7 @@ import pytest
 
 from singlemongo.sdam import ServerType as S, TopologyType as T
 from singlemongo.selection import ReadPreference
-from singlemongo.selection.selector import op_query_read_preference, read_preference_for_op_msg
+from singlemongo.selection import op_query_read_preference, read_preference_for_op_msg
 
 P = ReadPreference()
 SEC = ReadPreference("secondary")

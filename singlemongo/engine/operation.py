@@ -15,7 +15,7 @@ from ..errors import (ConnectionFailure, NetworkTimeout, OperationFailure, PyMon
 from ..monitoring import next_operation_id
 from ..records import dataclass, field
 from ..sdam.server_description import ServerDescription, ServerType, TopologyType
-from ..selection.selector import PRIMARY, WRITE, Criteria, effective, read_preference_for_op_msg
+from ..selection import PRIMARY, WRITE, Criteria, effective, read_preference_for_op_msg
 from .checkout import checkout, checkout_pinned, reauthenticate, reauthentication_required
 from .check import api_fields
 

@@ -23,7 +23,7 @@ from ..monitoring import DEBUG, INFO, SERVER_SELECTION, logging_enabled
 from ..options.table import COOLDOWN_MS, MIN_HEARTBEAT_FREQUENCY_MS
 from ..sdam.address import format_address
 from ..sdam.server_description import ServerType, TopologyType, ServerType as S
-from ..selection.selector import READ, WRITE, SelectionSettings, select
+from ..selection import READ, WRITE, SelectionSettings, select
 from .check import end_unapplied
 
 # A scan checks each server at most once; this bound only guards against a bug looping.

@@ -401,8 +401,8 @@ class Topology:
     def select_server_by_address(self, address, operation=None, operation_id=None):
         """The server at ``address`` if it is selectable now (PyMongo's Topology method, with
         its result's ``description``); ServerSelectionTimeoutError if not."""
-        from ..selection.selector import READ, Criteria
-        from ..selection.selector import ReadPreference
+        from ..selection import READ, Criteria
+        from ..selection import ReadPreference
         address = tuple(address)
         criteria = Criteria(READ, ReadPreference("nearest"))
         previous = self.server_selector

@@ -19,7 +19,7 @@ from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS, canonical_name
                     keyword_value)
 from ..sdam.address import DEFAULT_PORT
 from .uri import REDACTED, SecretText, mention, redact_value, parse_uri
-from ..selection.selector import ReadPreference
+from ..selection import ReadPreference
 
 if TYPE_CHECKING:
     from .credentials import Credentials

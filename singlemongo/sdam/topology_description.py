@@ -142,7 +142,7 @@ class TopologyDescription:
 
     def has_readable_server(self, read_preference=None):
         """Whether a read with ``read_preference`` (primary by default) could be served now."""
-        from ..selection.selector import READ, Criteria, select
+        from ..selection import READ, Criteria, select
         from ..read_preferences import to_core
         core = to_core(read_preference)
         criteria = Criteria(READ, core) if core is not None else Criteria(READ)
@@ -150,7 +150,7 @@ class TopologyDescription:
 
     def has_writable_server(self):
         """Whether a write could be served now."""
-        from ..selection.selector import WRITE, Criteria, select
+        from ..selection import WRITE, Criteria, select
         return bool(select(self, Criteria(WRITE)).in_window)
 
     def summary(self):

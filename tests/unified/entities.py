@@ -212,7 +212,7 @@ class EntityMap(dict):
 
 
 def read_preference(doc):
-    from singlemongo.selection.selector import ReadPreference
+    from singlemongo.selection import ReadPreference
     return ReadPreference(doc["mode"], tuple(doc.get("tagSets") or ({},)),
                           doc.get("maxStalenessSeconds"), doc.get("hedge"))
 
