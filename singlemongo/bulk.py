@@ -307,8 +307,8 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
         if first.get("code") == 20 and str(first.get("errmsg", "")).startswith(
                 "Transaction numbers"):  # PyMongo's actionable error (MMAPv1, a standalone)
             from .engine.operation import NO_RETRYABLE_WRITES
-            raise OperationFailure(NO_RETRYABLE_WRITES, 20, result)
-        raise BulkWriteError(result, _summary(result))
+            raise OperationFailure(NO_RETRYABLE_WRITES, 20, result, address=None)
+        raise BulkWriteError(result, _summary(result), address=None)
     return BulkWriteResult(result, True)
 
 

@@ -25,7 +25,6 @@ from . import errors
 from .errors import ConfigurationError, ConnectionFailure, InvalidOperation
 from .options.client_options import ClientOptions, client_options
 from .options.uri import SecretText, connection_string
-from .sdam.address import DEFAULT_PORT
 from .sdam.server_description import ServerType, TopologyType
 from .selection import READ, WRITE, Criteria, ReadPreference as _Core
 
@@ -132,8 +131,12 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
             from .drop_in.unsupported import not_offered
             not_offered("AutoEncryptionOpts")
         kwargs.pop("auto_encryption_opts", None)
+        if host is None:  # PyMongo's class attributes, which a subclass or a test may set
+            host = self.HOST
+        if port is None:
+            port = self.PORT
         uri = SecretText(connection_string(host, port))
-        self._settings = client_options(uri, port or DEFAULT_PORT, **kwargs)
+        self._settings = client_options(uri, port, **kwargs)
         if self._settings.credentials is not None:
             from .options.credentials import check_authenticates
             check_authenticates(self._settings.credentials)
@@ -196,7 +199,11 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
             self._topology.drivers += (driver_info,)
 
     def __repr__(self) -> str:
-        return f"MongoClient({self.__dict__.get('_settings')!r})"
+        settings = self.__dict__.get("_settings")
+        if settings is None:  # a constructor that raised
+            return f"{type(self).__name__}()"
+        from .options_view import constructor_repr
+        return f"{type(self).__name__}({constructor_repr(settings)})"
 
     def _eq_props(self) -> tuple[Any, ...]:
         o = self._settings

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from .collection_writes import WriteMethods
     from .database import Database
     from .engine.topology import Topology
-    from .find_and_modify import FindAndModifyMethods, ReturnDocument
+    from .find_and_modify import FindAndModifyMethods
+    from .find_and_modify import ReturnDocument as ReturnDocument  # exported, as PyMongo's
     from .read_concern import ReadConcern
     from .write_concern import WriteConcern
 else:
@@ -39,7 +40,7 @@ else:
         "drop_index", "drop_indexes", "create_search_index", "create_search_indexes",
         "drop_search_index", "update_search_index", "list_search_indexes"))
 
-__all__ = ["Collection"]  # ReturnDocument is served by __getattr__ below
+__all__ = ["Collection", "ReturnDocument"]  # ReturnDocument: by __getattr__ below
 
 
 __getattr__ = lazy_attributes(__name__, {"ReturnDocument": ".find_and_modify"})

@@ -38,14 +38,14 @@ def _raise_write_error(reply: Mapping[str, Any], address: Any) -> None:
         cls = DuplicateKeyError if error.get("code") in (11000, 11001, 12582) else WriteError
         raise cls(f"{error.get('errmsg')} (code {error.get('code')}"
                   f"{', ' + error['codeName'] if error.get('codeName') else ''})",
-                  error.get("code"), error, address)
+                  error.get("code"), error, address=address)
     wce = reply.get("writeConcernError")
     if wce:
         details = dict(wce)
         cls2 = WTimeoutError if (details.get("errInfo") or {}).get("wtimeout") else \
             WriteConcernError
         raise cls2(f"write concern error: {details.get('errmsg')} (code {details.get('code')})",
-                   details.get("code"), details, address)
+                   details.get("code"), details, address=address)
 
 
 class WriteMethods(Generic[_DocumentType]):

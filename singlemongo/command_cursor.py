@@ -231,7 +231,7 @@ class _ServerCursor(Generic[_DocumentType]):
             raise errors.CursorNotFound(
                 f"the connection to {format_address(self._address)} that opened this cursor "
                 f"was closed, and a cursor cannot move to another connection; run the query "
-                f"again", 43, {}, self._address)
+                f"again", 43, {}, address=self._address)
         return conn
 
     def _get_more_batch(self) -> int:

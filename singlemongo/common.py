@@ -68,6 +68,7 @@ def lazy_attributes(module: str, names: Mapping[str, str]) -> Any:
             import importlib
             return getattr(importlib.import_module(names[name], __package__), name)
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    __getattr__.names = tuple(names)  # type: ignore[attr-defined]  # for tests/test_typing.py
     return __getattr__
 
 

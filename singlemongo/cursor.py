@@ -103,8 +103,9 @@ class Cursor(_ServerCursor[_DocumentType]):
                                    (8, "oplog_replay", oplog_replay)):
             if validate_boolean(name, wanted):
                 self._flags |= flag
-        # find(sort=...) takes a mapping or (key, direction) pairs, as PyMongo's (not "a").
-        self._ordering = index_document(sort) if sort is not None else None
+        # find(sort=...) takes a mapping or (key, direction) pairs, as PyMongo's (not "a"); an
+        # empty or falsy one (sort=[], an ODM's default) is no sort there, so here too.
+        self._ordering = index_document(sort) if sort else None
         self._collation = validate_collation(collation)
         self._hint = hint_value(hint)
         self._max_scan, self._max_time_ms = max_scan, max_time_ms

@@ -10,7 +10,7 @@ from .collection import Collection
 from .collection_reads import _aggregate
 from .command_cursor import BATCH_FIELDS, CommandCursor
 from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
-                     core_read_preference, not_callable, validate_collation,
+                     core_read_preference, not_callable, validate_collation, validate_is_mapping,
                      validate_database_name)
 from .engine.operation import Outcome, Request, execute
 from . import errors
@@ -245,7 +245,11 @@ class Database(BaseObject, Watchable, Generic[_DocumentType]):
         if filter is None:
             kwargs["nameOnly"] = True
         else:
-            kwargs.setdefault("nameOnly", True)
+            validate_is_mapping("filter", filter)
+            # Enumerating Collections spec: nameOnly MUST NOT be set when the filter names
+            # any key other than "name" (the server would filter the name-only documents).
+            if not filter or (len(filter) == 1 and "name" in filter):
+                kwargs["nameOnly"] = True
         return [doc["name"] for doc in self.list_collections(session, filter=filter,
                                                              comment=comment, **kwargs)]
 

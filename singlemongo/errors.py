@@ -42,7 +42,8 @@ _LOADED_AT_FIRST_USE = {
     **dict.fromkeys(("NotPrimaryError", "WriteError", "DuplicateKeyError", "WriteConcernError",
                      "WTimeoutError", "BulkWriteError", "CursorNotFound", "ExecutionTimeout"),
                     "reply_errors"),
-    **dict.fromkeys(("SingleMongoWarning", "ConfigurationTypeError", "InvalidURI", "DNSError",
+    **dict.fromkeys(("SingleMongoWarning", "ConfigurationTypeError",
+                     "ConfigurationFileNotFoundError", "InvalidURI", "DNSError",
                      "IncompatibleWireVersionError", "WaitQueueTimeoutError", "InvalidName",
                      "CollectionInvalid", "InvalidDocument", "DocumentTooLarge",
                      "EncryptionError", "EncryptedCollectionError", "ClientBulkWriteException"),
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
     from .usage_errors import ClientBulkWriteException as ClientBulkWriteException
     from .usage_errors import CollectionInvalid as CollectionInvalid
     from .usage_errors import ConfigurationTypeError as ConfigurationTypeError
+    from .usage_errors import (
+        ConfigurationFileNotFoundError as ConfigurationFileNotFoundError)
     from .usage_errors import DNSError as DNSError
     from .usage_errors import DocumentTooLarge as DocumentTooLarge
     from .usage_errors import EncryptedCollectionError as EncryptedCollectionError
@@ -157,20 +160,39 @@ class ProtocolError(ConnectionFailure):
     """A reply did not follow the wire protocol; the connection that carried it is closed."""
 
 
+# An error the driver raises passes ``address=`` (None included); one a program constructs
+# does not, and its message is PyMongo's ("..., full error: {details}").
+PROGRAM_MADE: Any = object()
+
+
+def full_error(message: str, details: Any, address: Any) -> str:
+    """PyMongo's message of an error a program constructs with ``details``; the driver's
+    own errors (``address`` given) keep singlemongo's message."""
+    if address is PROGRAM_MADE and details is not None:
+        return f"{message}, full error: {details}"
+    return message
+
+
 class OperationFailure(PyMongoError):
     """The server answered a command with an error: ``code``, ``code_name``, ``details`` (the
-    reply) and ``error_labels``."""
+    reply) and ``error_labels``. Made by a program, ``OperationFailure(error, code,
+    details, max_wire_version)`` reads as PyMongo's (``"error, full error: {details}"``)."""
 
     def __init__(self, error: str, code: Optional[int] = None,
-                 details: Optional[Mapping[str, Any]] = None, address: _Address = None,
-                 max_wire_version: Optional[int] = None) -> None:
-        details = details if details is not None else {}
+                 details: Optional[Mapping[str, Any]] = None,
+                 max_wire_version: Optional[int] = None, *, address: _Address = PROGRAM_MADE
+                 ) -> None:
         labels = details.get("errorLabels") if isinstance(details, Mapping) else None
-        super().__init__(error, labels if isinstance(labels, (list, tuple)) else ())
+        super().__init__(full_error(error, details, address),
+                         labels if isinstance(labels, (list, tuple)) else ())
         self.code = code
-        self.details: Optional[Mapping[str, Any]] = details  # typed as PyMongo's
-        self.address = address
+        self.details: Optional[Mapping[str, Any]] = details
+        self.address = None if address is PROGRAM_MADE else address
         self.max_wire_version = max_wire_version
+
+    def __reduce__(self) -> Any:
+        # args hold the formatted message: rebuilt as the driver's, nothing appended twice.
+        return _rebuild, (type(self), self.args, self.__dict__)
 
     @property
     def code_name(self) -> Optional[str]:
@@ -181,6 +203,14 @@ class OperationFailure(PyMongoError):
     @property
     def timeout(self) -> bool:  # type: ignore[override]
         return self.code == 50
+
+
+def _rebuild(cls: Any, args: tuple, state: dict) -> Any:
+    """Unpickle an error with its message as it was (PyMongo's pickles keep theirs too)."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class InvalidOperation(PyMongoError):

@@ -232,3 +232,55 @@ class ClientOptions:
     def enable_overload_retargeting(self) -> bool:
         """enableOverloadRetargeting."""
         return self.__options.enable_overload_retargeting  # type: ignore[no-any-return]
+
+
+# PyMongo's MongoClient repr: the constructor's own arguments, then every other option given,
+# by its lower-cased name; timeouts as whole milliseconds (PyMongo: its TIMEOUT_OPTIONS).
+_CONSTRUCTOR_ARGS = ("document_class", "tz_aware", "connect")
+_REPR_TIMEOUTS = frozenset({"connectTimeoutMS", "heartbeatFrequencyMS", "maxIdleTimeMS",
+                            "maxStalenessSeconds", "serverSelectionTimeoutMS",
+                            "socketTimeoutMS", "waitQueueTimeoutMS"})
+_REPR_SECRETS = frozenset({"proxyPassword", "proxyUsername", "tlsCertificateKeyFilePassword"})
+# authMechanismProperties keys PyMongo shows in a repr; any other value is redacted.
+_SAFE_MECHANISM_PROPERTIES = frozenset({
+    "ALLOWED_HOSTS", "CANONICALIZE_HOST_NAME", "ENVIRONMENT", "SERVICE_HOST", "SERVICE_NAME",
+    "SERVICE_REALM", "TOKEN_RESOURCE"})
+# What tlsInsecure=true sets, which PyMongo lists after the options given.
+_IMPLIED_BY_TLS_INSECURE = ("tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames",
+                            "tlsDisableOCSPEndpointCheck")
+
+
+def _option_repr(name: str, value: Any) -> str:
+    if name == "document_class":
+        return ("document_class=dict" if value is dict
+                else f"document_class={value.__module__}.{value.__name__}")
+    if name in _REPR_SECRETS:
+        return f"{name.lower()}='<redacted>'"
+    if name == "authMechanismProperties" and isinstance(value, dict):
+        value = {k: v if str(k).upper() in _SAFE_MECHANISM_PROPERTIES else "<redacted>"
+                 for k, v in value.items()}
+    elif name in _REPR_TIMEOUTS and value is not None:
+        value = int(value * 1000) if name == "maxStalenessSeconds" else int(value)
+    elif name == "uuidRepresentation":
+        from .uri_parser import _pymongo_value
+        value = _pymongo_value(name, value)
+    return f"{name.lower()}={value!r}"
+
+
+def constructor_repr(options: Any) -> str:
+    """``MongoClient(...)``'s repr as PyMongo writes it: ``host=[...]`` (or the
+    ``mongodb+srv://`` name), ``document_class``, ``tz_aware`` and ``connect``, then each other
+    option given; credentials never shown."""
+    if options.is_srv:
+        parts = [f"host='mongodb+srv://{options.srv_host}'"]
+    else:
+        parts = ["host=%r" % [f"{h}:{p}" if p is not None else h for h, p in options.seeds]]
+    values = options.values
+    parts.extend(_option_repr(name, values[name] if name != "connect"
+                              else values[name] is not False) for name in _CONSTRUCTOR_ARGS)
+    given = {n: None if as_none else values[n] for n, as_none in options.given
+             if n not in _CONSTRUCTOR_ARGS and n not in ("username", "password")}
+    if given.get("tlsInsecure"):
+        given.update((n, True) for n in _IMPLIED_BY_TLS_INSECURE if n not in given)
+    parts.extend(_option_repr(name, value) for name, value in given.items())
+    return ", ".join(parts)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from .errors import _Address, AutoReconnect, ConnectionFailure, OperationFailure, _serve
+from .errors import (PROGRAM_MADE, _Address, AutoReconnect, ConnectionFailure,
+                     OperationFailure, _rebuild, _serve, full_error)
 from .sdam.address import format_address
 
 
@@ -27,11 +28,15 @@ class NotPrimaryError(AutoReconnect):
     """The server is not (or no longer) the primary, or is recovering or shutting down
     (10107, 13435, 10058, 11600, 11602, 13436, 189, 91). ``details`` is its reply."""
 
-    def __init__(self, message: str = "", errors: Optional[Mapping[str, Any]] = None,
-                 address: _Address = None) -> None:
+    def __init__(self, message: str = "", errors: Optional[Mapping[str, Any]] = None, *,
+                 address: _Address = PROGRAM_MADE) -> None:
         details = dict(errors or {})
-        super().__init__(message, address=address, labels=details.get("errorLabels") or (),
-                         errors=details)
+        super().__init__(full_error(message, errors, address),
+                         address=None if address is PROGRAM_MADE else address,
+                         labels=details.get("errorLabels") or (), errors=details)
+
+    def __reduce__(self) -> Any:
+        return _rebuild, (type(self), self.args, self.__dict__)
 
     @property
     def code(self) -> Optional[int]:
@@ -59,8 +64,8 @@ class BulkWriteError(OperationFailure):
     details: Mapping[str, Any]  # never None (PyMongo types it so too)
 
     def __init__(self, results: Mapping[str, Any], message: str = "batch op errors occurred",
-                 address: _Address = None) -> None:
-        super().__init__(message, 65, results, address)
+                 *, address: _Address = PROGRAM_MADE) -> None:
+        super().__init__(message, 65, results, address=address)
 
 
 class ExecutionTimeout(OperationFailure):
@@ -97,8 +102,8 @@ def error_from_reply(reply, address):
                    f"{reply.get('errmsg', 'unknown error')} (code {code}"
                    f"{', ' + reply['codeName'] if reply.get('codeName') else ''})")
         if is_not_primary(code, reply.get("errmsg")):
-            return NotPrimaryError(message, reply, address)
-        return ERROR_CLASSES.get(code, OperationFailure)(message, code, reply, address)
+            return NotPrimaryError(message, reply, address=address)
+        return ERROR_CLASSES.get(code, OperationFailure)(message, code, reply, address=address)
     wce = reply["writeConcernError"]
     # PyMongo's details: the writeConcernError document, with the reply's labels.
     details = dict(wce)
@@ -109,7 +114,7 @@ def error_from_reply(reply, address):
         wce.get("errInfo"), dict) else False
     error = (WTimeoutError if timed_out else WriteConcernError)(
         f"write concern error on {format_address(address)}: {wce.get('errmsg', '')} "
-        f"(code {wce.get('code')})", wce.get("code"), details, address)
+        f"(code {wce.get('code')})", wce.get("code"), details, address=address)
     error.reply = reply  # the whole reply (n, writeErrors, ...) for bulk results
     return error
 

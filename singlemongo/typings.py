@@ -4,7 +4,7 @@ The aliases exist for type checkers only: at run time they are ``object`` (annot
 never evaluated here), which keeps them out of a one-off query's import time."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Optional, TypeVar
 
 from .common import _DocumentType, _DocumentTypeArg
 
@@ -21,5 +21,16 @@ if TYPE_CHECKING:
 else:
     _DocumentOut = _Pipeline = _Direction = _IndexList = _IndexKeyHint = _Address = object
 
-__all__ = ["_DocumentType", "_DocumentTypeArg", "_DocumentOut", "_Pipeline", "_IndexList",
-           "_IndexKeyHint", "_Address"]
+# A $clusterTime document (PyMongo's alias).
+ClusterTime = Mapping[str, Any]
+
+__all__ = ["ClusterTime", "_DocumentType", "_DocumentTypeArg", "_DocumentOut", "_Pipeline",
+           "_IndexList", "_IndexKeyHint", "_Address", "strip_optional"]
+
+_T = TypeVar("_T")
+
+
+def strip_optional(elem: Optional[_T]) -> _T:
+    """``elem``, which must not be None, typed without Optional (PyMongo's helper)."""
+    assert elem is not None
+    return elem

@@ -29,6 +29,19 @@ class ConfigurationTypeError(ConfigurationError, TypeError):
     for one)."""
 
 
+class ConfigurationFileNotFoundError(ConfigurationError, FileNotFoundError):
+    """A file an option names (tlsCAFile, tlsCertificateKeyFile, tlsCRLFile) does not exist:
+    also the FileNotFoundError PyMongo raises for it, with ``errno`` and ``filename``."""
+
+    def __init__(self, message: str, filename: str) -> None:
+        import errno
+        ConfigurationError.__init__(self, message)
+        self.errno, self.strerror, self.filename = errno.ENOENT, message, filename
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
 class InvalidURI(ConfigurationError):
     """The connection string cannot be parsed."""
 
@@ -140,7 +153,7 @@ class ClientBulkWriteException(OperationFailure):
         return self._detail("writeErrors", {})
 
 
-_serve(SingleMongoWarning, ConfigurationTypeError, InvalidURI, DNSError,
+_serve(SingleMongoWarning, ConfigurationTypeError, ConfigurationFileNotFoundError, InvalidURI, DNSError,
        IncompatibleWireVersionError, WaitQueueTimeoutError, InvalidName, CollectionInvalid,
        InvalidDocument, DocumentTooLarge, EncryptionError, EncryptedCollectionError,
        ClientBulkWriteException)

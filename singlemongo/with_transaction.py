@@ -93,7 +93,7 @@ def _out_of_time(error: Optional[BaseException], timeout_s: Optional[float]) -> 
         if timeout_s is not None else f"with_transaction ran out of time ({TIME_LIMIT_S:g} s"
     message += f"); the last error: {error}"
     timeout: PyMongoError = ExecutionTimeout(
-        message, MAX_TIME_MS_EXPIRED, {"ok": 0, "errmsg": message, "code": 50}) \
+        message, MAX_TIME_MS_EXPIRED, {"ok": 0, "errmsg": message, "code": 50}, address=None) \
         if timeout_s is not None else NetworkTimeout(message)
     if isinstance(error, PyMongoError):
         timeout.error_labels = tuple(error.error_labels)  # type: ignore[misc]

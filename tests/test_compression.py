@@ -118,8 +118,9 @@ def test_a_compressor_whose_package_is_missing_is_dropped_with_a_warning(monkeyp
     list with a warning that names the extra (a plain install has zlib only)."""
     import importlib.util
     real = importlib.util.find_spec
+    zstd_modules = ("compression.zstd", "backports.zstd", "zstandard")
     monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "zstandard" else real(name, *a))
+                        lambda name, *a: None if name in zstd_modules else real(name, *a))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         client = MongoClient("mongodb://h/?compressors=zstd,zlib")
@@ -149,3 +150,25 @@ def test_zlib_compression_level_is_applied(standalone):
         sizes[level] = max(conn_sizes)[1]  # the insert's request
         client.close()
     assert sizes[0] > 10_000 > sizes[9]
+
+
+@pytest.mark.parametrize("module", ["backports.zstd", "zstandard"])
+def test_zstd_works_through_pymongos_package_or_the_older_one(monkeypatch, module):
+    """Issue 45: PyMongo 4.20's ``zstd`` extra installs backports.zstd (the standard library's
+    compression.zstd from 3.14); before, only zstandard was looked for, so with PyMongo's
+    packages compressors=zstd was dropped. Either module compresses requests and inflates
+    replies (the other one hidden)."""
+    import importlib.util
+    pytest.importorskip(module)
+    real = importlib.util.find_spec
+    hidden = {"compression.zstd", "backports.zstd", "zstandard"} - {module}
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in hidden else real(name, *a))
+    assert compression.zstd_module() == module
+    with Standalone() as standalone:
+        client = MongoClient(standalone.uri, compressors="zstd", clock=FakeClock())
+        client.test.c.insert_one({"x": "y" * 1000})
+        assert client.test.c.find_one()["x"] == "y" * 1000
+        assert standalone.servers[0].compressed_requests == 2  # the hello never is
+        assert standalone.servers[0].command_log[0]["compression"] == ["zstd"]
+        client.close()

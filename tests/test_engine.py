@@ -85,7 +85,7 @@ def test_load_balanced_events_and_no_scanning():
         client.admin.command("ping")
         sdam = lambda: [e for e in events if type(e).__module__ == m.__name__]
         names = [type(e).__name__ for e in sdam()]
-        assert names == ["TopologyOpeningEvent", "TopologyDescriptionChangedEvent",
+        assert names == ["TopologyOpenedEvent", "TopologyDescriptionChangedEvent",
                          "ServerOpeningEvent", "ServerDescriptionChangedEvent",
                          "TopologyDescriptionChangedEvent"]
         assert sdam()[3].new_description.server_type is ServerType.LOAD_BALANCER

@@ -8,7 +8,7 @@ from singlemongo.client import MongoClient
 from singlemongo.sdam import ServerType, TopologyType
 from singlemongo.sdam import monitoring as m
 
-SDAM_OPENING = ["TopologyOpeningEvent", "TopologyDescriptionChangedEvent", "ServerOpeningEvent",
+SDAM_OPENING = ["TopologyOpenedEvent", "TopologyDescriptionChangedEvent", "ServerOpeningEvent",
                 "ServerDescriptionChangedEvent", "TopologyDescriptionChangedEvent"]
 SDAM_CLOSING = ["ServerClosedEvent", "TopologyClosedEvent"]
 

@@ -45,3 +45,45 @@ def test_package_passes_mypy():
     """The package in mypy's default mode (its --strict count is in the closing note)."""
     result = mypy("-p", "singlemongo", cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _served_names():
+    """(module, name) for every name a public module serves, its lazily loaded ones included
+    (PEP 562 ``__getattr__`` tables, and ``__all__``)."""
+    import importlib
+    modules = ["singlemongo", "singlemongo.collection", "singlemongo.cursor",
+               "singlemongo.command_cursor", "singlemongo.errors", "singlemongo.monitoring",
+               "singlemongo.sdam", "singlemongo.testing", "singlemongo.database",
+               "singlemongo.client", "singlemongo.operations", "singlemongo.results",
+               "singlemongo.read_preferences", "singlemongo.write_concern",
+               "singlemongo.read_concern", "singlemongo.uri_parser", "singlemongo.bulk",
+               "singlemongo.change_stream", "singlemongo.client_session",
+               "singlemongo.gridfs", "singlemongo.collation", "singlemongo.server_api"]
+    served = []
+    for name in modules:
+        module = importlib.import_module(name)
+        names = set(getattr(module, "__all__", ()))
+        getter = module.__dict__.get("__getattr__")
+        names.update(getattr(getter, "names", ()))
+        for table in ("_NAMES", "_SDAM", "_LAZY", "_LOADED_AT_FIRST_USE"):
+            names.update(module.__dict__.get(table, ()))
+        served.extend((name, n) for n in sorted(names) if not n.startswith("_"))
+    return served
+
+
+def test_type_checkers_see_every_name_a_module_serves(tmp_path):
+    """Issue 45: ``from pymongo.collection import ReturnDocument`` type-checks with PyMongo,
+    but mypy --strict said singlemongo.collection "does not explicitly export attribute
+    ReturnDocument": names served by a module's lazy ``__getattr__`` were hidden from type
+    checkers. Every name a public module serves imports under --strict."""
+    served = _served_names()
+    assert ("singlemongo.collection", "ReturnDocument") in served
+    script = tmp_path / "imports.py"
+    script.write_text("".join(f"from {module} import {name} as _{i}\n"
+                              for i, (module, name) in enumerate(served)))
+    config = tmp_path / "mypy.ini"
+    config.write_text("[mypy]\nstrict = True\nmypy_path = " + str(ROOT) + "\n"
+                      "[mypy-singlemongo.*]\nignore_errors = True\n"
+                      "[mypy-mongomock_ng.*]\nignore_missing_imports = True\n")
+    result = mypy("--config-file", str(config), str(script), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -135,3 +135,63 @@ def test_a_missing_ca_file_names_the_file(deployment, certs):
     without the file's name."""
     client = MongoClient(uri(deployment, certs).replace("ca.pem", "no-such-ca.pem"))
     assert "no-such-ca.pem" in _config_error(client)
+
+
+def test_a_missing_ca_or_key_file_is_a_file_not_found_error_as_in_pymongo(deployment, certs):
+    """Issue 45: PyMongo raises FileNotFoundError for a missing tlsCAFile or
+    tlsCertificateKeyFile, so ``except FileNotFoundError``/``except OSError`` written for it
+    must catch ours (before: a ConfigurationError only). It is still a ConfigurationError,
+    naming the file, raised at the first operation (no I/O in constructors)."""
+    from singlemongo.errors import ConfigurationError
+    for option, name in (("ca.pem", "no-such-ca.pem"), ("client.pem", "no-such-key.pem")):
+        client = MongoClient(uri(deployment, certs).replace(option, name),
+                             serverSelectionTimeoutMS=2000)
+        with pytest.raises(FileNotFoundError) as info:
+            client.admin.command("ping")
+        assert isinstance(info.value, ConfigurationError) and isinstance(info.value, OSError)
+        assert info.value.filename.endswith(name) and name in str(info.value)
+        client.close()
+
+
+def _other_ca(tmp_path):
+    import subprocess
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    "other.key", "-out", "other-ca.pem", "-days", "2", "-subj",
+                    "/CN=another CA"], cwd=tmp_path, check=True, capture_output=True)
+    return tmp_path / "other-ca.pem"
+
+
+def test_tls_ca_file_is_the_only_ca_trusted(certs, tmp_path, monkeypatch):
+    """Issue 47 (security): with tlsCAFile the user trusts that CA alone, as PyMongo loads
+    it alone. Before, the system's store was loaded beside it, so a certificate any publicly
+    trusted CA signed was accepted for the host. Here the system store (SSL_CERT_FILE, which
+    OpenSSL's default paths read) trusts the server's CA and tlsCAFile names another CA: the
+    server must be refused."""
+    from singlemongo.errors import ServerSelectionTimeoutError
+    from singlemongo.testing import Standalone
+    monkeypatch.setenv("SSL_CERT_FILE", str(certs / "ca.pem"))
+    with Standalone(tls_context=server_context(certs)) as s:
+        address = s.servers[0].address_text
+        trusted_by_system = MongoClient(f"mongodb://{address}/?tls=true",
+                                        serverSelectionTimeoutMS=2000)
+        assert trusted_by_system.admin.command("ping")["ok"] == 1  # the store really trusts it
+        trusted_by_system.close()
+        client = MongoClient(f"mongodb://{address}/?tls=true&tlsCAFile={_other_ca(tmp_path)}",
+                             serverSelectionTimeoutMS=1000)
+        with pytest.raises(ServerSelectionTimeoutError, match="(?i)certificate"):
+            client.admin.command("ping")
+        client.close()
+
+
+def test_no_ca_is_loaded_when_certificates_are_not_verified(certs):
+    """Issue 47: loading the system's CA store costs about 19 ms of a one-off; with
+    certificate verification off (tlsInsecure, tlsAllowInvalidCertificates) nothing is
+    loaded, and with tlsCAFile that file alone."""
+    from singlemongo.options.client_options import client_options
+    from singlemongo.wire.connection import tls_context
+    for query in ("tlsInsecure=true", "tlsAllowInvalidCertificates=true",
+                  f"tlsInsecure=true&tlsCAFile={certs / 'ca.pem'}"):
+        ctx = tls_context(client_options(f"mongodb://h/?tls=true&{query}"))
+        assert ctx.cert_store_stats()["x509_ca"] == 0, query
+    ctx = tls_context(client_options(f"mongodb://h/?tls=true&tlsCAFile={certs / 'ca.pem'}"))
+    assert ctx.cert_store_stats()["x509_ca"] == 1

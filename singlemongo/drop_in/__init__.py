@@ -64,7 +64,7 @@ PYMONGO_MODULES = {
 }
 # pymongo.synchronous.X is pymongo.X (PyMongo 4.9+ keeps its classes there).
 SYNCHRONOUS = ("collection", "database", "mongo_client", "cursor", "command_cursor",
-               "client_session", "change_stream", "uri_parser", "bulk")
+               "client_session", "change_stream", "uri_parser", "bulk", "encryption")
 GRIDFS_MODULES = {
     "": f"{_PKG}.gridfs",
     "errors": f"{_PKG}.gridfs.errors",

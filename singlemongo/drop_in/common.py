@@ -221,3 +221,61 @@ def get_validated_options(options: Mapping[str, Any], warn: bool = True) -> dict
                 raise
             warnings.warn(str(exc), stacklevel=2)
     return valid
+
+
+def partition_node(node: str) -> tuple[str, int]:
+    """``"host:port"`` (or ``"[::1]:port"``) as ``(host, port)``, 27017 when no port is
+    given, as PyMongo's ``partition_node``."""
+    host, sep, port = node.rpartition(":")
+    if not sep:
+        host, port = node, "27017"
+    return (host[1:-1] if host.startswith("[") else host), int(port)
+
+
+def clean_node(node: str) -> tuple[str, int]:
+    """``partition_node`` with the host lower-cased (DNS names are case-insensitive)."""
+    host, port = partition_node(node)
+    return host.lower(), port
+
+
+class Version(tuple):  # type: ignore[type-arg]
+    """A server or package version that compares as a tuple, padded to four parts (the
+    fourth: -1 for a pre-release, 1 for a "+" build), as PyMongo's ``common.Version``."""
+
+    def __new__(cls, *version: int) -> "Version":
+        return super().__new__(cls, (*version, *(0,) * (4 - len(version))))
+
+    @classmethod
+    def from_string(cls, text: str) -> "Version":
+        """``"7.0.2"``, ``"7.0.0-rc1"``, ``"4.4.0+"``, ``"3.2.0-97-g1ef94fe"`` ..."""
+        mod, bump = 0, False
+        for suffix, value in (("+", 1), ("-pre-", -1), ("-", -1)):
+            if text.endswith(suffix):
+                text, mod = text[:-len(suffix)], value
+                break
+        if ".dev" in text:
+            text, mod = text[:text.find(".dev")], -1
+        if "-rc" in text:
+            text, mod = text[:text.find("-rc")], -1
+        elif "-" in text:  # git describe: a build after the release named
+            text, mod, bump = text[:text.find("-")], -1, True
+        parts = [int(part) for part in text.split(".")]
+        parts += [0] * (3 - len(parts))
+        if bump:
+            parts[-1] += 1
+        return cls(*parts, mod)
+
+    @classmethod
+    def from_version_array(cls, array: Any) -> "Version":
+        """buildInfo's ``versionArray`` (a negative last part is a pre-release)."""
+        parts = list(array)
+        if parts[-1] < 0:
+            parts[-1] = -1
+        return cls(*parts, *(0,) * (3 - len(parts)))
+
+    def at_least(self, *other: int) -> bool:
+        """Whether this version is ``other`` or later."""
+        return self >= Version(*other)
+
+    def __str__(self) -> str:
+        return ".".join(map(str, self))

@@ -52,9 +52,20 @@ class QueryType:
     RANGE = "range"
 
 
+def _function_placeholder(name: str) -> Any:
+    def placeholder(*args: Any, **kwargs: Any) -> NoReturn:
+        not_offered(name)
+    placeholder.__name__ = placeholder.__qualname__ = name
+    placeholder.__module__ = __name__
+    placeholder.__doc__ = "Not offered by singlemongo: calling it raises NotImplementedError."
+    return placeholder
+
+
 def __getattr__(name: str) -> Any:
-    if name[:1].isupper():
-        value = _placeholder(name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """Any class or function of what is not offered imports, and fails where it is used:
+    ``from pymongo.asynchronous.uri_parser import parse_uri`` as well as classes."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = _placeholder(name) if name[:1].isupper() else _function_placeholder(name)
+    globals()[name] = value
+    return value

@@ -221,8 +221,8 @@ def ended_unapplied_failure(topology, address, outcome):
     check cut short, the description stays)."""
     if topology.events.active:
         from ..sdam import monitoring as m  # SDAM events: loaded when anyone listens
-        topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration,
-                                                             outcome.error))
+        topology.events.publish(m.ServerHeartbeatFailedEvent(outcome.duration, outcome.error,
+                                                             address))
 
 
 def _succeeded(topology, address, outcome, prior):
@@ -233,14 +233,14 @@ def _succeeded(topology, address, outcome, prior):
         topology.close_connection(address, bump_generation=True)
         if events:
             from ..sdam import monitoring as m
-            topology.events.publish(m.ServerHeartbeatFailedEvent(address, outcome.duration, reply))
+            topology.events.publish(m.ServerHeartbeatFailedEvent(outcome.duration, reply, address))
         sd = ServerDescription.from_hello(address, reply, now=now)
     else:
         if events:
             shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive
             from ..sdam import monitoring as m
-            topology.events.publish(m.ServerHeartbeatSucceededEvent(address, outcome.duration,
-                                                                    shown))
+            topology.events.publish(m.ServerHeartbeatSucceededEvent(outcome.duration, shown,
+                                                                    address))
         topology.sessions.advance_cluster_time(reply)
         previous_rtt = prior.round_trip_time if prior is not None else None
         sd = ServerDescription.from_hello(address, reply,
@@ -283,11 +283,11 @@ def end_unapplied(topology, address, outcome):
         if outcome.error is None and outcome.reply.get("ok") in (1, 1.0, True):
             shown = {} if "speculativeAuthenticate" in outcome.reply else outcome.reply
             from ..sdam import monitoring as m
-            topology.events.publish(m.ServerHeartbeatSucceededEvent(address, outcome.duration,
-                                                                    shown))
+            topology.events.publish(m.ServerHeartbeatSucceededEvent(outcome.duration, shown,
+                                                                    address))
         else:
             from ..sdam import monitoring as m
             topology.events.publish(m.ServerHeartbeatFailedEvent(
-                address, outcome.duration, outcome.error or outcome.reply))
+                outcome.duration, outcome.error or outcome.reply, address))
     if address not in topology.description.servers:
         topology.close_connection(address)

@@ -332,7 +332,7 @@ class _Run:
             # Retryable writes: a network error of a retryable write is labelled for the user.
             error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
         if can_retry_write and _no_retryable_writes(error):
-            raise OperationFailure(NO_RETRYABLE_WRITES, 20, error.details, sd.address)
+            raise OperationFailure(NO_RETRYABLE_WRITES, 20, error.details, address=sd.address)
         if step is not None:
             retry_kind = step.retry_kind
         else:

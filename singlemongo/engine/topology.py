@@ -421,6 +421,10 @@ class Topology:
         read, as PyMongo's monitors would have kept it current."""
         if self._owner is not None and self._owner != _thread.get_ident():
             return self.description  # another thread's operation scans: read, never wait
+        if self._description is None and self.options.connect is False:
+            # PyMongo starts no monitor with connect=False: nothing is known before the first
+            # operation (Flask-PyMongo tests that a client "doesn't connect by default").
+            return self.description
         with self.operation():
             self.check_fork()
             self.open()

@@ -31,13 +31,10 @@ _POOL = ("PoolCreatedEvent", "PoolReadyEvent", "PoolClearedEvent", "PoolClosedEv
 _NAMES.update(dict.fromkeys(_POOL, "pool_events"))
 _SDAM = ("ServerHeartbeatStartedEvent", "ServerHeartbeatSucceededEvent",
          "ServerHeartbeatFailedEvent", "ServerOpeningEvent", "ServerClosedEvent",
-         "ServerDescriptionChangedEvent", "TopologyOpeningEvent", "TopologyClosedEvent",
-         "TopologyDescriptionChangedEvent")
+         "ServerDescriptionChangedEvent", "TopologyOpenedEvent", "TopologyOpeningEvent",
+         "TopologyClosedEvent", "TopologyDescriptionChangedEvent", "TopologyEvent")
 
-# PyMongo's names for the spec's events.
-_PYMONGO_NAMES = {"TopologyOpenedEvent": "TopologyOpeningEvent"}
-
-__all__ = [*_NAMES, *_SDAM, *_PYMONGO_NAMES, "register"]
+__all__ = [*_NAMES, *_SDAM, "register"]
 # Listeners every client made after register() gets, before its own (PyMongo's global list).
 _GLOBAL_LISTENERS: list = []
 
@@ -117,9 +114,8 @@ class EventBus:
 
 def __getattr__(name):
     import importlib
-    if name in _SDAM or name in _PYMONGO_NAMES:
-        value = getattr(importlib.import_module("..sdam.monitoring", __name__),
-                        _PYMONGO_NAMES.get(name, name))
+    if name in _SDAM:
+        value = getattr(importlib.import_module("..sdam.monitoring", __name__), name)
     elif name in _NAMES:
         value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
     else:

@@ -113,7 +113,7 @@ _ROUTES = {
     "ServerOpeningEvent": ("ServerListener", "opened"),
     "ServerDescriptionChangedEvent": ("ServerListener", "description_changed"),
     "ServerClosedEvent": ("ServerListener", "closed"),
-    "TopologyOpeningEvent": ("TopologyListener", "opened"),
+    "TopologyOpenedEvent": ("TopologyListener", "opened"),
     "TopologyDescriptionChangedEvent": ("TopologyListener", "description_changed"),
     "TopologyClosedEvent": ("TopologyListener", "closed"),
     **{name: ("ConnectionPoolListener", method) for name, method in (

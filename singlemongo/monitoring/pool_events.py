@@ -24,8 +24,20 @@ class ConnectionCheckOutFailedReason:
     CONN_ERROR = "connectionError"
 
 
+class _PoolEvent:
+    """Base class of the pool events (as PyMongo's hierarchy: ``isinstance`` filters)."""
+
+    __slots__ = ()
+
+
+class _ConnectionEvent:
+    """Base class of the connection events."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class PoolClearedEvent:
+class PoolClearedEvent(_PoolEvent):
     """The connection to ``address`` was cleared (its generation bumped)."""
     address: Any
     service_id: Any = None
@@ -33,33 +45,33 @@ class PoolClearedEvent:
 
 
 @dataclass(frozen=True)
-class PoolCreatedEvent:
+class PoolCreatedEvent(_PoolEvent):
     """A server's pool was created."""
     address: Any
     options: dict
 
 
 @dataclass(frozen=True)
-class PoolReadyEvent:
+class PoolReadyEvent(_PoolEvent):
     """A server's pool was marked ready."""
     address: Any
 
 
 @dataclass(frozen=True)
-class PoolClosedEvent:
+class PoolClosedEvent(_PoolEvent):
     """A server's pool was closed."""
     address: Any
 
 
 @dataclass(frozen=True)
-class ConnectionCreatedEvent:
+class ConnectionCreatedEvent(_ConnectionEvent):
     """A connection was created."""
     address: Any
     connection_id: int
 
 
 @dataclass(frozen=True)
-class ConnectionReadyEvent:
+class ConnectionReadyEvent(_ConnectionEvent):
     """A connection finished its handshake."""
     address: Any
     connection_id: int
@@ -67,7 +79,7 @@ class ConnectionReadyEvent:
 
 
 @dataclass(frozen=True)
-class ConnectionClosedEvent:
+class ConnectionClosedEvent(_ConnectionEvent):
     """A connection was closed, for a ConnectionClosedReason."""
     address: Any
     connection_id: int
@@ -75,13 +87,13 @@ class ConnectionClosedEvent:
 
 
 @dataclass(frozen=True)
-class ConnectionCheckOutStartedEvent:
+class ConnectionCheckOutStartedEvent(_ConnectionEvent):
     """An operation began to check a connection out."""
     address: Any
 
 
 @dataclass(frozen=True)
-class ConnectionCheckOutFailedEvent:
+class ConnectionCheckOutFailedEvent(_ConnectionEvent):
     """A check-out failed, for a ConnectionCheckOutFailedReason."""
     address: Any
     reason: str
@@ -90,7 +102,7 @@ class ConnectionCheckOutFailedEvent:
 
 
 @dataclass(frozen=True)
-class ConnectionCheckedOutEvent:
+class ConnectionCheckedOutEvent(_ConnectionEvent):
     """A connection was checked out."""
     address: Any
     connection_id: int
@@ -98,7 +110,7 @@ class ConnectionCheckedOutEvent:
 
 
 @dataclass(frozen=True)
-class ConnectionCheckedInEvent:
+class ConnectionCheckedInEvent(_ConnectionEvent):
     """A connection was checked back in."""
     address: Any
     connection_id: int

@@ -48,6 +48,9 @@ class ClientOptions:
     database: Optional[str] = None
     credentials: Optional["Credentials"] = None
     read_preference: ReadPreference = ReadPreference()
+    # (name, given as None) of the options in the order given (the URI's, then the
+    # keywords'), for a repr in PyMongo's order.
+    given: Tuple[Tuple[str, bool], ...] = ()
 
     def __getattr__(self, attr):
         name = canonical_name(attr)
@@ -99,8 +102,10 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
     values.update(found.values)
     specified = set(found.values)
     given = {}  # option -> (first keyword, its value): ssl= and tls=, ...
+    order = dict.fromkeys(found.values, False)  # option -> given as None (a keyword)
     for key, value in kwargs.items():
         name = canonical_name(key)
+        order[name] = value is None
         value = validate_keyword(key, value)
         _check_spellings_agree(given.setdefault(name, (key, value)), name, key, value)
         if name == "compressors":  # as in a connection string: the usable ones, warned
@@ -120,7 +125,7 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
         if not parsed.is_srv else (),
         values=values, specified=frozenset(specified),
         srv_host=parsed.hosts[0].host if parsed.is_srv else None,
-        database=parsed.database)
+        database=parsed.database, given=tuple(order.items()))
     for message in found.warnings:
         warnings.warn(message, errors.SingleMongoWarning, stacklevel=2)
     username = values["username"] if "username" in specified else parsed.username
@@ -264,20 +269,30 @@ def _unsupported(key, password, ambiguous=False):
     return message
 
 
-# Compression: the package each optional compressor needs (its extra has the same name).
-COMPRESSOR_PACKAGES = {"snappy": ("snappy", "python-snappy"), "zstd": ("zstandard", "zstandard")}
+# Compression: the modules each optional compressor can use, and the package to install.
+COMPRESSOR_PACKAGES = {"snappy": (("snappy",), "python-snappy"),
+                       "zstd": (("compression.zstd", "backports.zstd", "zstandard"),
+                                "backports.zstd")}
+
+
+def _installed(modules):
+    from importlib.util import find_spec  # whether it is installed, without loading it
+    for module in modules:
+        try:
+            if find_spec(module) is not None:
+                return True
+        except ImportError:  # a parent package that is not there ("compression" before 3.14)
+            continue
+    return False
 
 
 def _known_compressors(names, warn):
     known = [n for n in names if n in COMPRESSORS]
     for unknown in sorted(set(names) - set(known)):
         warn.append(f"unsupported compressor {unknown!r} in compressors; ignored")
-    optional = [n for n in known if n in COMPRESSOR_PACKAGES]
-    if optional:
-        from importlib.util import find_spec  # whether it is installed, without loading it
-    for name in optional:
-        module, package = COMPRESSOR_PACKAGES[name]
-        if find_spec(module) is None:
+    for name in [n for n in known if n in COMPRESSOR_PACKAGES]:
+        modules, package = COMPRESSOR_PACKAGES[name]
+        if not _installed(modules):
             warn.append(f"compressor {name!r} needs the {package} package (pip install "
                         f"'singlemongo[{name}]'); ignored")
             known.remove(name)

@@ -38,8 +38,9 @@ def installed_compressors():
     """The compressors a simulated server offers by default: zlib, and snappy and zstd when
     their packages are installed (the server compresses its replies with them too)."""
     from importlib.util import find_spec
-    return tuple(name for name, module in (("snappy", "snappy"), ("zlib", "zlib"),
-                                           ("zstd", "zstandard")) if find_spec(module))
+    from ..wire.compression import zstd_module
+    return tuple(name for name, found in (("snappy", find_spec("snappy")), ("zlib", True),
+                                          ("zstd", zstd_module())) if found)
 
 
 class _Deployment:

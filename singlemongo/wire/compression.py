@@ -56,10 +56,45 @@ def _snappy(level):
     return snappy.compress, inflate
 
 
-def _zstd(level):
-    import zstandard  # type: ignore[import-not-found]  # extra "zstd" (PyMongo's package)
+# zstd's modules, in PyMongo 4.20's order of preference: the standard library's (3.14+),
+# its backport (what PyMongo's "zstd" extra installs), then the older zstandard package.
+ZSTD_MODULES = ("compression.zstd", "backports.zstd", "zstandard")
 
-    def inflate(data, size):  # a frame may say its length; the read stops past ``size``
+
+def zstd_module():
+    """The first zstd module installed (by its name in ZSTD_MODULES), or None."""
+    from importlib.util import find_spec
+    for name in ZSTD_MODULES:
+        try:
+            if find_spec(name) is not None:
+                return name
+        except ImportError:  # find_spec imports the parent package: "compression" may not be
+            continue
+    return None
+
+
+def _zstd(level):
+    import importlib
+    name = zstd_module()
+    if name is None:
+        raise ProtocolError("zstd was negotiated but no zstd module is installed")
+    zstd = importlib.import_module(name)
+    if name == "zstandard":
+        return _zstandard(zstd)
+
+    def inflate(data, size):  # a frame may say its length; the inflation stops past ``size``
+        announced = zstd.get_frame_info(data).decompressed_size
+        if announced is not None and announced > size:
+            raise _too_big(size)
+        out = zstd.ZstdDecompressor().decompress(data, max_length=size + 1)
+        if len(out) > size:
+            raise _too_big(size)
+        return out
+    return (lambda b: zstd.compress(b, 3)), inflate
+
+
+def _zstandard(zstandard):
+    def inflate(data, size):
         if zstandard.frame_content_size(data) > size:
             raise _too_big(size)
         with zstandard.ZstdDecompressor().stream_reader(data) as reader:

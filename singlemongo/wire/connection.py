@@ -40,19 +40,25 @@ def _seconds(ms):
 
 def tls_context(options):
     """The SSLContext for these options (build it once per client: loading CAs costs ms).
-    A file that cannot be used is a ConfigurationError naming it; OpenSSL never prompts for
-    a key's password (a program without a terminal would wait for ever)."""
+    With tlsCAFile only that file's CAs are trusted (as PyMongo: not the system's store as
+    well); with certificates unverified no CA is loaded at all. A missing file is a
+    ConfigurationFileNotFoundError (a FileNotFoundError too, as PyMongo raises), another
+    file that cannot be used a ConfigurationError naming it; OpenSSL never prompts for a
+    key's password (a program without a terminal would wait for ever)."""
     import ssl  # only TLS users pay for importing ssl
-    ctx = ssl.create_default_context()
-    if options.tls_ca_file:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # hostname checked, certificate required
+    insecure = options.tls_insecure
+    verify = not (insecure or options.tls_allow_invalid_certificates)
+    if verify and options.tls_ca_file:
         _load_verify_locations(ctx, "tlsCAFile", options.tls_ca_file)
+    elif verify:
+        ctx.load_default_certs()
     if options.tls_crl_file:  # PyMongo's tlsCRLFile: the server's certificate is checked
         _load_verify_locations(ctx, "tlsCRLFile", options.tls_crl_file)
         ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
-    insecure = options.tls_insecure
     if insecure or options.tls_allow_invalid_hostnames:
         ctx.check_hostname = False
-    if insecure or options.tls_allow_invalid_certificates:
+    if not verify:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     if options.tls_certificate_key_file:
@@ -60,11 +66,18 @@ def tls_context(options):
     return ctx
 
 
+def _missing_file(name, path):
+    from ..errors import ConfigurationFileNotFoundError
+    return ConfigurationFileNotFoundError(f"{name} {path!r} does not exist", path)
+
+
 def _load_verify_locations(ctx, name, path):
     """A PEM file of CA certificates or CRLs into ``ctx``; ConfigurationError naming it."""
     import ssl
     try:
         ctx.load_verify_locations(cafile=path)
+    except FileNotFoundError:
+        raise _missing_file(name, path) from None
     except (OSError, ssl.SSLError) as exc:
         raise ConfigurationError(f"{name} {path!r} cannot be used: "
                                  f"{getattr(exc, 'strerror', None) or exc}") from None
@@ -78,6 +91,8 @@ def _load_certificate_key_file(ctx, options):
     try:
         ctx.load_cert_chain(path, password=lambda: options.tls_certificate_key_file_password
                             or b"")
+    except FileNotFoundError:
+        raise _missing_file("tlsCertificateKeyFile", path) from None
     except (OSError, ssl.SSLError, ValueError) as exc:
         reason = _key_file_problem(path, options.tls_certificate_key_file_password is not None)
         raise ConfigurationError(f"tlsCertificateKeyFile {path!r} cannot be used: "

@@ -103,6 +103,15 @@ SCENARIOS = [
     S("list_collection_names filter", lambda c, m: (c.database.create_collection("z1").name,
                                                     c.database.list_collection_names(
                                                         filter={"name": "c"})), DOCS),
+    # Issue 45: a filter on more than the name sends no nameOnly (Enumerating Collections).
+    S("list_collection_names filter on type", lambda c, m: sorted(
+        c.database.list_collection_names(filter={"type": "collection"})), DOCS),
+    S("list_collection_names filter on name and type", lambda c, m: sorted(
+        c.database.list_collection_names(filter={"name": "c", "type": "collection"})), DOCS),
+    S("list_collection_names empty filter", lambda c, m: sorted(
+        c.database.list_collection_names(filter={})), DOCS),
+    S("list_collection_names filter not a mapping", lambda c, m:
+      c.database.list_collection_names(filter=[("name", "c")]), DOCS),
     S("list_collections", lambda c, m: sorted(d["name"] for d in
                                               c.database.list_collections()), DOCS),
     S("drop_collection by object", lambda c, m: (c.database.drop_collection(c),

@@ -63,6 +63,13 @@ SCENARIOS = [
     S("find with $regex and nested fields", lambda c, m: _all(c.find({"s": {"$regex": "^s[12]"}})),
       DOCS),
     S("find array field", lambda c, m: _all(c.find({"tags": "y"})), DOCS),
+    # Issue 45: an empty or falsy sort is no sort (an ODM passes sort=[] on every query).
+    S("find sort=[]", lambda c, m: list(c.find(sort=[])), DOCS),
+    S("find sort={}", lambda c, m: list(c.find(sort={})), DOCS),
+    S("find sort=None", lambda c, m: list(c.find(sort=None)), DOCS),
+    S("find_one sort=[]", lambda c, m: c.find_one({}, sort=[]), DOCS),
+    S("find_one_and_update sort=[]", lambda c, m: c.find_one_and_update(
+        {"_id": 1}, {"$set": {"x": 1}}, sort=[]), DOCS),
 ]
 
 

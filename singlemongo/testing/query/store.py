@@ -16,7 +16,7 @@ import mongomock_ng
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
-from . import (catalog, changes, collation, collection_options, conformance, explain,
+from . import (admin, catalog, changes, collation, collection_options, conformance, explain,
                expressions, mapreduce, profiler, reads, tailable, users, views, writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
@@ -35,7 +35,7 @@ ERROR_TABLE = (
 )
 COMMANDS = {**reads.COMMANDS, **writes.COMMANDS, **catalog.COMMANDS,
             **collection_options.COMMANDS, **profiler.COMMANDS, **users.COMMANDS,
-            **explain.COMMANDS, **mapreduce.COMMANDS,
+            **explain.COMMANDS, **mapreduce.COMMANDS, **admin.COMMANDS,
             "commitTransaction": lambda store, server, cmd: store.transactions.commit(store.txn),
             "abortTransaction": lambda store, server, cmd: store.transactions.abort(store.txn)}
 # Commands that change documents other than by insert or update (unique tables are rebuilt).

@@ -1,0 +1,111 @@
+"""A pytest plugin for the singlemongo run of PyMongo's suite: the suite's helpers import
+PyMongo's *internal* modules (``pymongo.hello``, ``pymongo.message``,
+``pymongo.synchronous.pool``, ...), which ``install_as_pymongo()`` does not serve.
+
+Before singlemongo is installed, every module of the installed PyMongo is imported once, so
+that each internal module is bound to PyMongo's own public modules (an internal module such
+as ``pymongo.message`` needs PyMongo's private helpers in ``pymongo.common``). After the
+install, the name ``pymongo.<internal>`` resolves to that internal module object. A public
+name (``drop_in.target`` serves it) always resolves to singlemongo's module: the suite's code
+never gets a PyMongo public module."""
+import importlib
+import importlib.abc
+import importlib.machinery
+import pkgutil
+import sys
+
+from singlemongo.drop_in import FINDER, target
+
+# What was served this way, for the report.
+LOADED: list = []
+# Private names the suite's helpers (test/__init__.py, helpers.py, utils.py) import from
+# *public* modules at import time, so that no test could run without them. They are set on
+# singlemongo's module for this run only, each with singlemongo's true value, never taken
+# from PyMongo's implementation; a test that then reads them is a test of internals.
+HELPER_NAMES = {
+    # Client-side field-level encryption is not offered: no libmongocrypt is used.
+    "pymongo.encryption_options": {"_HAVE_PYMONGOCRYPT": False},
+    # The command monitoring spec's security-sensitive commands: singlemongo's own set.
+    "pymongo.helpers_shared": {"_SENSITIVE_COMMANDS": "singlemongo.monitoring."
+                               "command_monitoring:SENSITIVE"},
+    # ... and the event base classes the unified-format runner filters events with.
+    "pymongo.monitoring": {
+        "_SENSITIVE_COMMANDS": "singlemongo.monitoring.command_monitoring:SENSITIVE",
+        "_CommandEvent": "singlemongo.monitoring.command_monitoring:_CommandEvent",
+        "_PoolEvent": "singlemongo.monitoring.pool_events:_PoolEvent",
+        "_ConnectionEvent": "singlemongo.monitoring.pool_events:_ConnectionEvent",
+        "_ServerEvent": "singlemongo.sdam.monitoring:_ServerEvent",
+        "_ServerHeartbeatEvent": "singlemongo.sdam.monitoring:_ServerHeartbeatEvent"},
+    # The handshake's metadata: singlemongo's own document. singlemongo reads no coding-agent
+    # variables (PyMongo's client.env.agent): none to list, and the one the helper blanks
+    # is read by nothing here.
+    "pymongo.pool_options": {"_METADATA": "singlemongo.engine.check:client_metadata()",
+                             "_AGENT_ENV_VARS": [], "_GENERIC_AGENT_ENV_VAR": "AI_AGENT"},
+}
+
+
+def _pymongo_internals():
+    """{name: module} of PyMongo's internal modules, imported with PyMongo's public ones."""
+    import pymongo
+    modules = {}
+    for info in pkgutil.walk_packages(pymongo.__path__, "pymongo."):
+        if ".asynchronous" in info.name or info.name.endswith("encryption"):
+            continue
+        try:
+            modules[info.name] = importlib.import_module(info.name)
+        except Exception:  # noqa: BLE001 an optional dependency missing: not needed here
+            continue
+    return {name: module for name, module in modules.items() if target(name) is None}
+
+
+class _Existing(importlib.abc.Loader):
+    def __init__(self, module):
+        self.module = module
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        pass
+
+
+class InternalsFinder(importlib.abc.MetaPathFinder):
+    """Serves ``pymongo.<internal>`` as PyMongo's module; public names go on to singlemongo."""
+
+    def __init__(self, internals):
+        self.internals = internals
+
+    def find_spec(self, fullname, path, target_module=None):
+        module = self.internals.get(fullname)
+        if module is None:
+            return None
+        LOADED.append(fullname)
+        return importlib.machinery.ModuleSpec(fullname, _Existing(module),
+                                              is_package=hasattr(module, "__path__"))
+
+
+def install():
+    """Import PyMongo's internals, install singlemongo as pymongo, then serve the internals
+    before singlemongo's finder, and give the helpers their private names."""
+    import warnings
+    internals = _pymongo_internals()
+    import singlemongo
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "PyMongo was imported before": on purpose
+        singlemongo.install_as_pymongo()
+    sys.meta_path.insert(sys.meta_path.index(FINDER), InternalsFinder(internals))
+    # Imported now, each becomes an attribute of its parent as a submodule import makes it
+    # (``from pymongo import message`` reads the attribute: the served module's own name is
+    # singlemongo's, so the import system would not find it by name).
+    for name in sorted(internals):
+        importlib.import_module(name)
+    for module, names in HELPER_NAMES.items():
+        served = importlib.import_module(module)
+        for name, value in names.items():
+            if isinstance(value, str) and value.startswith("singlemongo."):  # our own object
+                where, _, attribute = value.partition(":")
+                call = attribute.endswith("()")
+                value = getattr(importlib.import_module(where), attribute.removesuffix("()"))
+                value = value() if call else value
+            if not hasattr(served, name):
+                setattr(served, name, value)

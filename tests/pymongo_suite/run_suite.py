@@ -1,0 +1,52 @@
+"""Run PyMongo's own test modules with one driver: ``python tests/pymongo_suite/run_suite.py
+DRIVER ROOT OUT.json MODULE...`` (a script, not ``-m``: the suite has its own ``test``
+package). A simulated replica set named ``rs`` listens on 127.0.0.1:27017 (where the suite
+looks for MongoDB), its members announcing themselves as localhost. ``singlemongo`` installs
+itself as pymongo first (PyMongo's internal modules, which only the suite's helpers import,
+are loaded from PyMongo's files: ``internals.py``); ``pymongo`` is PyMongo itself, the
+control. Every test's outcome goes to OUT.json."""
+import json
+import os
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))  # this checkout, for tests.ecosystem
+
+from tests.ecosystem.run_suite import PORT, PORT_BUSY, Outcomes  # noqa: E402
+
+
+def main(driver, root, out, *modules):
+    root, out = os.path.abspath(root), os.path.abspath(out)
+    if driver == "singlemongo":
+        from tests.pymongo_suite import internals
+        internals.install()
+    sys.path.remove(str(HERE.parent.parent))  # the suite's ``test`` package, not ours
+    for name in [n for n in sys.modules if n == "tests" or n.startswith("tests.")]:
+        del sys.modules[name]
+    import pytest
+    from singlemongo.testing import ReplicaSet
+    deployment = ReplicaSet(3, host="localhost")
+    deployment.servers[0].port = PORT
+    try:
+        deployment.start()
+    except OSError:
+        deployment.stop()
+        sys.exit(PORT_BUSY)
+    plugin = Outcomes()
+    os.chdir(root)
+    sys.path.insert(0, root)
+    try:
+        pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:singlemongo", "-W", "ignore",
+                     "--continue-on-collection-errors", "--timeout", "60", "-c",
+                     os.path.join(root, "pytest.ini"), "--rootdir", root, "-m",
+                     "default or default_async",
+                     *(f"test/{m}.py" for m in modules)], plugins=[plugin])
+    finally:
+        deployment.stop()
+    with open(out, "w") as handle:
+        json.dump(plugin.outcomes, handle, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
