@@ -44,15 +44,20 @@ class Collation:
                  numericOrdering: Optional[bool] = None, alternate: Optional[str] = None,
                  maxVariable: Optional[str] = None, normalization: Optional[bool] = None,
                  backwards: Optional[bool] = None, **kwargs: Any) -> None:
-        if not isinstance(locale, str):
-            raise TypeError(f"locale must be a string, not {locale!r}")
-        doc: dict[str, Any] = {"locale": locale}
-        for name, value in (("caseLevel", caseLevel), ("caseFirst", caseFirst),
-                            ("strength", strength), ("numericOrdering", numericOrdering),
-                            ("alternate", alternate), ("maxVariable", maxVariable),
-                            ("normalization", normalization), ("backwards", backwards)):
+        # PyMongo's checks (its validators: the same exception types and messages).
+        from .drop_in.common import validate_boolean, validate_integer, validate_string
+        doc: dict[str, Any] = {"locale": validate_string("locale", locale)}
+        for name, value, check in (
+                ("caseLevel", caseLevel, validate_boolean),
+                ("caseFirst", caseFirst, validate_string),
+                ("strength", strength, validate_integer),
+                ("numericOrdering", numericOrdering, validate_boolean),
+                ("alternate", alternate, validate_string),
+                ("maxVariable", maxVariable, validate_string),
+                ("normalization", normalization, validate_boolean),
+                ("backwards", backwards, validate_boolean)):
             if value is not None:
-                doc[name] = value
+                doc[name] = check(name, value)
         doc.update(kwargs)
         self._document = doc
 
@@ -71,3 +76,10 @@ class Collation:
 
     def __hash__(self) -> int:
         return hash(tuple(sorted((k, repr(v)) for k, v in self._document.items())))
+
+
+def validate_collation_or_none(value: Any) -> Optional[dict[str, Any]]:
+    """The collation document of a Collation or a mapping, None for None; TypeError for
+    anything else (PyMongo's validator, which libraries import from here)."""
+    from .common import validate_collation
+    return validate_collation(value)

@@ -40,7 +40,7 @@ else:
         "drop_index", "drop_indexes", "create_search_index", "create_search_indexes",
         "drop_search_index", "update_search_index", "list_search_indexes"))
 
-__all__ = ["Collection", "ReturnDocument"]  # ReturnDocument: by __getattr__ below
+__all__ = ["Collection"]  # ReturnDocument is served by __getattr__ below
 
 
 __getattr__ = lazy_attributes(__name__, {"ReturnDocument": ".find_and_modify"})

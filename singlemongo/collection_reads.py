@@ -12,7 +12,7 @@ from .common import (Generic, _DocumentType, hint_value, validate_collation,
                      validate_is_document_type)
 from .cursor import Cursor
 from .engine.operation import Request, execute
-from .errors import OperationFailure
+from .errors import ConfigurationError, OperationFailure
 from .selection import AGGREGATE_WRITE, Criteria
 
 if TYPE_CHECKING:
@@ -201,12 +201,24 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
                kwargs: dict[str, Any], session: Any = None,
                cursor_class: type[CommandCursor[Any]] = CommandCursor) -> CommandCursor[Any]:
     """aggregate for a collection (``name`` its name) or a database (``name`` 1)."""
+    # PyMongo's checks in its order (its aggregation.py): reserved options, then the pipeline.
+    if "explain" in kwargs:
+        raise ConfigurationError("The explain option is not supported. Use Database.command "
+                                 "instead.")
+    for reserved in ("aggregate", "pipeline"):
+        if reserved in kwargs:
+            raise ConfigurationError(f"The {reserved} option cannot be specified as a "
+                                     f"keyword argument.")
     if not isinstance(pipeline, list):
         raise TypeError(f"pipeline must be a list, not {type(pipeline).__name__}")
     catalog = getattr(target, "_catalog", None)  # a Database: its $cmd.aggregate
     coll = catalog() if catalog is not None else target
     writes = bool(pipeline) and any(stage in pipeline[-1] for stage in ("$out", "$merge"))
     batch_size = kwargs.pop("batchSize", kwargs.pop("batch_size", None))
+    if batch_size is not None:
+        from .drop_in.common import validate_non_negative_integer
+        batch_size = validate_non_negative_integer("batchSize", batch_size)
+    user_cursor = kwargs.pop("cursor", None)  # kept as given, as PyMongo keeps it
     max_await = kwargs.pop("maxAwaitTimeMS", None)
     if max_await is not None:
         from .csot import check_max_await
@@ -222,6 +234,12 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
     else:
         cmd["cursor"] = {"batchSize": batch_size} if batch_size is not None and not writes \
             else {}
+    if user_cursor is not None:
+        if not isinstance(user_cursor, Mapping) and cmd["cursor"]:
+            # PyMongo sets batchSize inside the cursor option given: a TypeError there too.
+            raise TypeError(f"the cursor option must be a document, not {user_cursor!r}")
+        cmd["cursor"] = {**user_cursor, **cmd["cursor"]} if isinstance(user_cursor, Mapping) \
+            else user_cursor
     if writes:
         if not coll._write_concern.is_server_default:
             cmd["writeConcern"] = coll._write_concern.document

@@ -13,7 +13,8 @@ from bson.codec_options import CodecOptions
 from .common import (Generic, hint_value, is_raw, validate_boolean, validate_collation,
                      validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                      validate_ok_for_update)
-from .errors import (ConfigurationError, DuplicateKeyError, WriteConcernError, WriteError,
+from .errors import (ConfigurationError, DuplicateKeyError, InvalidOperation, WriteConcernError,
+                     WriteError,
                      WTimeoutError)
 from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
                       UpdateResult)
@@ -114,13 +115,14 @@ class WriteMethods(Generic[_DocumentType]):
                     session: Any = None, comment: Any = None) -> InsertManyResult:
         """Insert documents in batches the server accepts; BulkWriteError if any fails
         (ordered: the rest are not attempted)."""
-        if isinstance(documents, Mapping) or not isinstance(documents, Iterable):
+        if isinstance(documents, Mapping) or not isinstance(documents, Iterable) or \
+                not documents:
             raise TypeError("documents must be a non-empty list")
         from . import bulk as _bulk
         bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment)
         inserted_ids = bulk.add_inserts(documents)
-        if not bulk.ops:
-            raise TypeError("documents must be a non-empty list")
+        if not bulk.ops:  # an iterator that gave nothing (PyMongo's error for it)
+            raise InvalidOperation("No operations to execute")
         result = _bulk.execute(bulk, session)
         return InsertManyResult(inserted_ids, result.acknowledged)
 
@@ -136,6 +138,8 @@ class WriteMethods(Generic[_DocumentType]):
         self._check_unacknowledged(session, Collation=collation, arrayFilters=array_filters)
         if sort is not None:
             validate_is_mapping("sort", sort)
+        if array_filters is not None and not isinstance(array_filters, list):
+            raise TypeError(f"array_filters must be a list, not {type(array_filters)}")
         for key, value in (("collation", collation), ("arrayFilters", array_filters),
                            ("hint", hint_value(hint)), ("sort", sort)):
             if value is not None:

@@ -404,7 +404,7 @@ class CommandCursor(_ServerCursor[_DocumentType]):
                  max_await_time_ms: Optional[int] = None, session: Any = None) -> None:
         super().__init__(collection)
         self._explicit_session = session
-        self._batch_size = batch_size or 0
+        self.batch_size(batch_size or 0)
         self._comment = comment
         self._max_await_time_ms = max_await_time_ms
         if outcome is not None:
@@ -416,12 +416,13 @@ class CommandCursor(_ServerCursor[_DocumentType]):
             self._retrieved = len(self._buffer)
 
     def batch_size(self, batch_size: int) -> CommandCursor[_DocumentType]:
-        """The number of documents each getMore asks for."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+        """The number of documents each getMore asks for (1 asks for 2, as PyMongo's: a
+        legacy server closed a cursor whose batch was 1)."""
+        if not isinstance(batch_size, int):
             raise TypeError(f"batch_size must be an integer, not {batch_size!r}")
         if batch_size < 0:
             raise ValueError("batch_size must be >= 0")
-        self._batch_size = batch_size
+        self._batch_size = (batch_size == 1 and 2) or batch_size
         return self
 
     def __enter__(self) -> CommandCursor[_DocumentType]:

@@ -320,7 +320,8 @@ def validate_boolean(option: str, value: Any) -> bool:
 
 
 def validate_non_negative_int(option: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    # As PyMongo's skip and batch_size: any int, a bool included.
+    if not isinstance(value, int):
         raise TypeError(f"{option} must be an integer, not {value!r}")
     if value < 0:
         raise ValueError(f"{option} must be >= 0, not {value}")

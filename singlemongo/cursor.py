@@ -64,7 +64,8 @@ def projection_document(projection: Any) -> Optional[dict[str, Any]]:
 
 
 def _int(option: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    # As PyMongo: any int, a bool included (limit=False is no limit).
+    if not isinstance(value, int):
         raise TypeError(f"{option} must be an integer, not {value!r}")
     return value
 

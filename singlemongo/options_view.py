@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 from bson.codec_options import CodecOptions
 
+from .engine.check import (DOCKER_ENV_PATH, ENV_VAR_K8S,  # noqa: F401  # PyMongo's names
+                           ORCHESTRATOR_NAME_K8S, RUNTIME_NAME_DOCKER)
 from .read_concern import ReadConcern
 from .write_concern import WriteConcern
 

@@ -28,8 +28,11 @@ class _WriteResult:
         return self._acknowledged
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
-        return f"{type(self).__name__}({fields}, acknowledged={self._acknowledged})"
+        # PyMongo's: the constructor's first argument, then acknowledged.
+        fields = [repr(v) for v in self._fields().values()]
+        if not fields:
+            return f"{type(self).__name__}({self._acknowledged})"
+        return f"{type(self).__name__}({', '.join(fields)}, acknowledged={self._acknowledged})"
 
     def _fields(self) -> dict[str, Any]:
         return {}
@@ -120,9 +123,10 @@ class UpdateResult(_RawResult):
 
     @property
     def did_upsert(self) -> bool:
-        """True if the update inserted a document."""
+        """True if the update inserted a document (its ``_id`` may be None: PyMongo reads
+        whether the reply says "upserted", not the id)."""
         self._raise_if_unacknowledged("did_upsert")
-        return self.upserted_id is not None
+        return self._raw_result is not None and "upserted" in self._raw_result
 
 
 class DeleteResult(_RawResult):

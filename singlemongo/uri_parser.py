@@ -18,6 +18,10 @@ from .errors import ConfigurationError, InvalidURI
 from .options import uri as _uri
 from .options.client_options import unknown_option_message
 from .options.table import OPTIONS, canonical_name, keyword_value
+
+# The authentication mechanisms PyMongo's validators accept (auth spec).
+MECHANISMS = frozenset({"DEFAULT", "GSSAPI", "MONGODB-AWS", "MONGODB-OIDC", "MONGODB-X509",
+                        "PLAIN", "SCRAM-SHA-1", "SCRAM-SHA-256"})
 from .sdam.address import DEFAULT_PORT
 
 SCHEME = _uri.SCHEME
@@ -37,9 +41,34 @@ __all__ = ["parse_host", "parse_ipv6_literal_host", "parse_uri", "parse_userinfo
            "split_hosts", "split_options", "validate_options"]
 
 
+# The options PyMongo's parse_uri reports under a lower-cased key.
+_PYMONGO_KEYS = {name: name.lower() for name in (
+    "enableOverloadRetargeting", "maxAdaptiveRetries", "timeoutMS", "uuidRepresentation",
+    "waitQueueMultiple")}
+# The start of PyMongo's message for a bad value of these options.
+_PYMONGO_LEADS = {
+    "readPreference": "Not a valid read preference. Must be one of: primary, "
+                      "primaryPreferred, secondary, secondaryPreferred, nearest; ",
+    "authMechanismProperties": "Malformed auth mechanism properties; "}
+# Files PyMongo opens to check while validating (a missing one: FileNotFoundError).
+_READABLE = frozenset({"tlsCAFile", "tlsCertificateKeyFile", "tlsCRLFile"})
+
+
 def _pymongo_value(name: str, value: Any) -> Any:
+    if name == "timeoutMS" and isinstance(value, (int, float)):
+        return value / 1000.0  # 0 is kept: timeoutMS=0 means "no timeout", not unset
     if name in _SECONDS and isinstance(value, (int, float)) and not isinstance(value, bool):
         return value / 1000.0 if value else (None if name != "serverSelectionTimeoutMS" else 0)
+    if name in _READABLE and isinstance(value, str):
+        try:
+            open(value, "rb").close()
+        except FileNotFoundError:
+            from .errors import ConfigurationFileNotFoundError
+            raise ConfigurationFileNotFoundError(f"{name} {value!r} does not exist",
+                                                 value) from None
+    if name == "authMechanismProperties" and isinstance(value, dict):
+        return {k: {"true": True, "false": False}.get(v, v)
+                if k == "CANONICALIZE_HOST_NAME" else v for k, v in value.items()}
     if name == "localThresholdMS":
         return float(value)
     if name == "uuidRepresentation":
@@ -89,38 +118,90 @@ class _CaseInsensitiveDictionary(MutableMapping[str, Any]):
         return self._items[key.lower()][0]
 
 
-def validate_options(opts: Mapping[str, Any], warn: bool = False) -> MutableMapping[str, Any]:
+def validate_options(opts: Mapping[str, Any], warn: bool = False,
+                     from_uri: bool = False) -> MutableMapping[str, Any]:
     """Each option validated (``{canonical name: value}``, found whatever the casing); an
     unknown or invalid one raises ConfigurationError, or with ``warn`` is dropped with a
-    warning. A None means what it means as a MongoClient keyword."""
+    warning. A None means what it means as a MongoClient keyword. ``from_uri``: the keys
+    came out of a connection string, and an unknown one is not named (it may be a
+    password typed in the wrong place)."""
     valid = _CaseInsensitiveDictionary()
     for key, raw in opts.items():
         name = canonical_name(key)
         try:
             if name is None or (OPTIONS[name].keyword_only and name not in _VALIDATED_KEYWORDS):
-                raise ConfigurationError(unknown_option_message(key))
+                raise ConfigurationError(_unknown(key, from_uri))
+            if name == "authMechanism" and raw not in MECHANISMS:  # PyMongo checks it here
+                raise ValueError(f"authMechanism must be in {tuple(sorted(MECHANISMS))}")
             value: Any = keyword_value(name, raw)
         except (ValueError, TypeError) as exc:  # ConfigurationError is a ValueError too
             # Connection string spec, "Credential disclosure": the value is not quoted.
             reason = str(exc) if str(raw).lower() not in str(exc).lower() else "not valid"
             if not warn:
-                raise ConfigurationError(reason if isinstance(exc, ConfigurationError) else
-                                         f"invalid value for {key} ({reason})") from None
+                lead = _PYMONGO_LEADS.get(name or "", "")  # PyMongo's words, which programs match
+                raise ConfigurationError(lead + (
+                    reason if isinstance(exc, ConfigurationError) else
+                    f"invalid value for {key} ({reason})")) from None
             warnings.warn(f"{reason} The option {key} is ignored.", stacklevel=2)
             continue
         if OPTIONS[name].is_list and name in valid:
             value = list(valid[name]) + list(value)
-        valid[name] = _pymongo_value(name, value)
+        valid[_PYMONGO_KEYS.get(name, name)] = _pymongo_value(name, value)
     return valid
 
 
+def _unknown(key: str, from_uri: bool) -> str:
+    message = unknown_option_message(key, uri=from_uri)
+    return message.replace(f"Unknown option: {key}.", "Unknown option.") if from_uri \
+        else message
+
+
 def split_options(opts: str, validate: bool = True, warn: bool = False,
-                  normalize: bool = True) -> MutableMapping[str, Any]:
-    """The options of a connection string's query part (``"w=1&tls=true"``)."""
-    pairs = _grouped(_uri._parse_query(opts))
+                  normalize: bool = True, from_uri: bool = True) -> MutableMapping[str, Any]:
+    """The options of a connection string's query part (``"w=1&tls=true"``), as PyMongo's:
+    InvalidURI for an empty authSource, mixed separators or options that cannot be given
+    together; a warning for a repeated option (the last one counts)."""
+    return _split_pairs(_uri._parse_query(opts), validate, warn, normalize, from_uri)
+
+
+def _split_pairs(raw: Any, validate: bool, warn: bool, normalize: bool,
+                 from_uri: bool) -> MutableMapping[str, Any]:
+    seen: set[str] = set()
+    for key, value in raw:
+        name = canonical_name(key) or key
+        if key.lower() in seen and not (name in OPTIONS and OPTIONS[name].is_list):
+            warnings.warn(f"Duplicate URI option '{key}'.", stacklevel=3)
+        seen.add(key.lower())
+        if name == "authSource" and value == "":
+            raise InvalidURI("the authSource database cannot be an empty string")
+    _check_tls_options(raw)
+    pairs = _grouped(raw)
     if validate:
-        return validate_options(dict(pairs), warn)
+        return _pymongo_tls(validate_options(dict(pairs), warn, from_uri))
     return {(canonical_name(k) or k) if normalize else k: v for k, v in pairs}
+
+
+def _check_tls_options(pairs: Any) -> None:
+    """URI options spec: tls and ssl must agree; tlsInsecure, tlsAllowInvalidCertificates
+    and tlsDisableOCSPEndpointCheck conflict by presence, whatever their values."""
+    from .options.client_options import TLS_CONFLICTS
+    present = {canonical_name(key) or key: value for key, value in pairs}
+    tls = {value.lower() for key, value in pairs if key.lower() in ("tls", "ssl")}
+    if len(tls) > 1:
+        raise InvalidURI("Can not specify conflicting values for URI options ssl and tls.")
+    for first, second in TLS_CONFLICTS:
+        if first in present and second in present:
+            raise InvalidURI(f"URI options {first} and {second} cannot be specified "
+                             f"simultaneously.")
+
+
+def _pymongo_tls(options: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """tlsInsecure=true reported with what it implies, as PyMongo reports it."""
+    if options.get("tlsInsecure"):
+        for name in ("tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames",
+                     "tlsDisableOCSPEndpointCheck"):
+            options[name] = True
+    return options
 
 
 def parse_userinfo(userinfo: str) -> tuple[str, str]:
@@ -130,8 +211,15 @@ def parse_userinfo(userinfo: str) -> tuple[str, str]:
 
 
 def parse_ipv6_literal_host(entity: str, default_port: Optional[int]) -> tuple[str, Any]:
-    """(host, port) from ``[::1]`` or ``[::1]:27017``."""
-    return parse_host(entity, default_port)
+    """(host, port) from ``[::1]`` or ``[::1]:27017``: the port as the text given (PyMongo's
+    helper; ``parse_host`` makes it a number)."""
+    if "]" not in entity:
+        raise ValueError("an IPv6 address literal must be enclosed in '[' and ']' according "
+                         "to RFC 2732.")
+    end = entity.find("]:")
+    if end == -1:
+        return entity[1:-1], default_port
+    return entity[1:end], entity[end + 2:]
 
 
 def parse_host(entity: str, default_port: Optional[int] = DEFAULT_PORT) -> tuple[str, Any]:
@@ -163,17 +251,33 @@ def parse_uri(uri: str, default_port: Optional[int] = DEFAULT_PORT, validate: bo
     warning)."""
     parsed = _uri.parse_uri(uri)
     # PyMongo 4.14+: a plain dict, by the canonical names.
-    options: dict[str, Any] = dict(validate_options(dict(_grouped(parsed.raw_options)), warn)
-                                   if validate else parsed.raw_options)
+    if validate:
+        options: dict[str, Any] = dict(_split_pairs(parsed.raw_options, True, warn, True,
+                                                    True))
+        _check_combinations(uri, default_port)  # as a client would refuse them
+    else:
+        options = dict(parsed.raw_options)
     nodes = [h.address(default_port) for h in parsed.hosts]
     fqdn = None
     if parsed.is_srv:
         fqdn = parsed.hosts[0].host
         nodes, options = _resolve_srv(uri, options, connect_timeout, srv_service_name,
                                       srv_max_hosts)
-    return {"nodelist": nodes, "username": parsed.username, "password": parsed.password,
+    # PyMongo: a username without a password has the empty password.
+    password = parsed.password if parsed.password is not None or parsed.username is None \
+        else ""
+    return {"nodelist": nodes, "username": parsed.username, "password": password,
             "database": parsed.database, "collection": parsed.collection, "options": options,
             "fqdn": fqdn}
+
+
+def _check_combinations(uri: str, default_port: Optional[int]) -> None:
+    """ConfigurationError for options that cannot be given together, as a client would
+    refuse them (``client_options.check_combinations``), without making a client."""
+    from .options.client_options import check_combinations
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what is ignored was said by validate_options
+        check_combinations(uri, default_port or DEFAULT_PORT)
 
 
 def _grouped(pairs: Any) -> list[tuple[str, Any]]:

@@ -119,13 +119,14 @@ def test_uri_parser_reports_what_pymongo_does():
     assert "p@ss" not in repr(parsed)
     assert (parsed["database"], parsed["collection"]) == ("db", "coll")
     assert parsed["options"] == {"replicaSet": "rs", "connectTimeoutMS": 5.0,
-                                 "readPreference": "secondary", "uuidRepresentation": 4,
-                                 "tls": True}
+                                 "readPreference": "secondary", "uuidrepresentation": 4,
+                                 "tls": True}  # PyMongo's key spelling for it
     assert split_hosts("a,[::1]:2") == [("a", 27017), ("::1", 2)]
     # PyMongo's split_hosts and parse_host take a UNIX socket path as it is; they refused it.
     assert split_hosts("/tmp/m.sock,a") == [("/tmp/m.sock", None), ("a", 27017)]
-    with pytest.raises(errors.ConfigurationError, match="Unknown option: foo"):
+    with pytest.raises(errors.ConfigurationError, match=r"Unknown option\.") as unknown:
         parse_uri("mongodb://a/?foo=1")
+    assert "foo" not in str(unknown.value)  # a key from a URI is not named (a secret?)
 
 
 def test_client_options_are_pymongos(mongo_replica_set):

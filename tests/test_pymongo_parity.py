@@ -122,8 +122,9 @@ def _repr_parts(text):
     set): PyMongo keeps its seeds, and what tlsInsecure implies, in sets."""
     import re
     hosts = re.search(r"host=\[([^]]*)\]", text)
-    rest = text.replace(hosts.group(0), "").removesuffix(")")
-    options = re.split(r", (?=[a-z_]+=)", rest)
+    rest = text.replace(hosts.group(0), "")
+    client_end = rest.index(")", rest.rindex("="))  # the client's own closing parenthesis
+    options = re.split(r", (?=[a-z_]+=)", rest[:client_end]) + [rest[client_end:]]
     implied = {o for o in options if o.startswith(("tlsallowinvalid", "tlsdisableocsp"))}
     return (set(hosts.group(1).split(", ")), [o for o in options if o not in implied],
             implied)
@@ -173,3 +174,146 @@ def test_nodes_do_no_io_with_connect_false_until_the_first_operation(mongo_repli
     ours.admin.command("ping")
     assert len(ours.nodes) == 3 and ours.primary is not None
     ours.close()
+
+
+def _command_event_arguments():
+    delta, address = datetime.timedelta(milliseconds=100), ("localhost", 27017)
+    return [
+        ("CommandStartedEvent", ({"ping": 1}, "admin", 1, address, 2), {}),
+        ("CommandStartedEvent", ({"saslStart": 1, "payload": b"x"}, "admin", 1, address, 2),
+         {}),
+        ("CommandSucceededEvent", (delta, {"ok": 1}, "ping", 1, address, 2),
+         {"database_name": "admin"}),
+        ("CommandSucceededEvent", (delta, {"ok": 1, "speculativeAuthenticate": {}}, "hello",
+                                   1, address, 2), {"database_name": "admin"}),
+        ("CommandFailedEvent", (delta, {"ok": 0}, "ping", 1, address, 2),
+         {"database_name": "admin", "service_id": ObjectId("000000000000000000000002")}),
+    ]
+
+
+@pytest.mark.parametrize("name,args,kwargs", _command_event_arguments(),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_command_events_take_pymongos_arguments_and_print_as_pymongos(name, args, kwargs):
+    """Issue 45, PyMongo's TestEventClasses: command events built with PyMongo's positional
+    arguments (a timedelta duration) print as PyMongo's and redact sensitive commands and
+    replies the same way; before, ours took keywords only."""
+    ours = getattr(monitoring, name)(*args, **kwargs)
+    theirs = getattr(pm_monitoring, name)(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    for attribute in ("command_name", "database_name", "request_id", "connection_id",
+                      "operation_id", "service_id", "duration_micros", "command", "reply",
+                      "failure", "server_connection_id"):
+        if hasattr(theirs, attribute):
+            assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
+
+
+@pytest.mark.parametrize("name,argument", [
+    ("InsertOneResult", 0), ("InsertManyResult", [1, 2, 3]),
+    ("UpdateResult", {"n": 1, "nModified": 1, "upserted": None}), ("DeleteResult", {"n": 5}),
+    ("BulkWriteResult", {"nInserted": 1, "nUpserted": 0, "nMatched": 0, "nModified": 0,
+                         "nRemoved": 0, "upserted": [], "writeErrors": [],
+                         "writeConcernErrors": []})])
+def test_results_print_as_pymongos(name, argument):
+    """Issue 45, PyMongo's test_results: ``InsertOneResult(0, acknowledged=True)``; before,
+    ``InsertOneResult(inserted_id=0, acknowledged=True)``."""
+    import pymongo.results as theirs
+
+    from singlemongo import results as ours
+    for acknowledged in (True, False):
+        assert repr(getattr(ours, name)(argument, acknowledged)) == \
+            repr(getattr(theirs, name)(argument, acknowledged))
+
+
+URIS = [
+    "mongodb://h/?connectTimeoutMS=0", "mongodb://h/?connectTimeoutMS=0.1",
+    "mongodb://h/?timeoutMS=0", "mongodb://h/?timeoutMS=1.5", "mongodb://h/?socketTimeoutMS=5",
+    "mongodb://h/?serverSelectionTimeoutMS=0", "mongodb://h/?uuidRepresentation=standard",
+    "mongodb://h/?maxStalenessSeconds=120",
+    "mongodb://h/?readPreferenceTags=dc:ny&readPreferenceTags=",
+    "mongodb://h/?authMechanismProperties=SERVICE_NAME:x,CANONICALIZE_HOST_NAME:true",
+    "mongodb://h/?tlsInsecure=true", "mongodb://h/?ssl=true&tls=true",
+    "mongodb://h/?ssl=true&tls=false", "mongodb://h/?tlsInsecure=true&tlsAllowInvalidHostnames=false",
+    "mongodb://h/?tlsAllowInvalidCertificates=true&tlsDisableOCSPEndpointCheck=true",
+    "mongodb://a,b/?loadBalanced=true", "mongodb://h/?loadBalanced=true&replicaSet=rs",
+    "mongodb://h/?srvMaxHosts=2", "mongodb://h/?srvServiceName=x",
+    "mongodb://a,b/?directConnection=true", "mongodb://h/?ssl=true&tls=true;appname=foo",
+    "mongodb://localhost/test.name/with \"delimiters", "mongodb://user%40domain.com@localhost/foo",
+    "mongodb://localhost/rejected_database_name$bad", "mongodb://example.com%2Cexample.org%3A27017/",
+    "mongodb://[fe80::1%25eth0]:27017", "mongodb://localhost:65536", "mongodb://h/?authSource=",
+    "mongodb://h/?authMechanism=foo", "mongodb://h/?readPreference=nope",
+    "mongodb://h/?socketTimeoutMS=-1", "mongodb://h/?connectTimeoutMS=inf",
+]
+
+
+def _parsed(module, uri):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = module.parse_uri(uri)
+        except Exception as exc:  # noqa: BLE001 (either driver's errors, by family)
+            return {c.__name__ for c in type(exc).__mro__} & {
+                "InvalidURI", "ConfigurationError", "ValueError", "TypeError",
+                "FileNotFoundError"}
+    return {k: (dict(v) if k == "options" else v) for k, v in result.items()}
+
+
+@pytest.mark.parametrize("uri", URIS)
+def test_uri_parser_parse_uri_reports_what_pymongo_does(uri):
+    """Issue 45, PyMongo's test_uri_parser and test_uri_spec: parse_uri refuses the URI
+    options spec's conflicts (tls/ssl, tlsInsecure beside what it implies, loadBalanced with
+    several hosts or a replicaSet, SRV options in mongodb://), mixed '&' and ';', an empty
+    authSource, an unknown authMechanism and a percent-encoded host name; it reports
+    timeouts as PyMongo does (fractions of a millisecond, timeoutMS=0 kept, seconds),
+    tlsInsecure with what it implies, PyMongo's key spellings and an empty password for a
+    user without one. A refusal is of PyMongo's error family at least."""
+    import pymongo.uri_parser as theirs
+
+    from singlemongo import uri_parser as ours
+    mine, reference = _parsed(ours, uri), _parsed(theirs, uri)
+    if isinstance(reference, set):
+        assert isinstance(mine, set) and reference <= mine | {"ValueError"}, (mine, reference)
+    else:
+        assert mine == reference
+
+
+def test_uri_parser_errors_use_pymongos_words_and_do_not_echo_secrets():
+    """Programs match PyMongo's messages ("Port must be an integer between 0 and 65535",
+    "Not a valid read preference", "Malformed auth mechanism properties"); a database name
+    or an unknown option key read out of a URI is not echoed (it may be a mistyped
+    password)."""
+    from singlemongo import uri_parser
+    from singlemongo.errors import ConfigurationError
+    for uri, words in (("mongodb://localhost:65536", "Port must be an integer between 0"),
+                       ("mongodb://localhost: 27017", "Port contains whitespace character"),
+                       ("mongodb://h/?readPreference=x", "Not a valid read preference"),
+                       ("mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN",
+                        "Malformed auth mechanism properties")):
+        with pytest.raises(ValueError, match=words):
+            uri_parser.parse_uri(uri)
+    for uri, secret in (("mongodb://localhost/rejected_db_name$bad", "rejected_db_name"),
+                        ("mongodb://localhost/?rejected_option_key=1", "rejected_option_key")):
+        with pytest.raises(ConfigurationError) as info:
+            uri_parser.parse_uri(uri)
+        assert secret not in str(info.value)
+
+
+def test_split_options_warns_and_refuses_as_pymongo():
+    """PyMongo's split_options: a repeated option warns ("Duplicate URI option"), a bad value
+    with warn=True warns instead of raising, an unknown key from DNS (from_uri=False) is
+    named."""
+    import warnings
+
+    from singlemongo.errors import ConfigurationError
+    from singlemongo.uri_parser import split_options
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert split_options("appname=foo&appname=bar") == {"appname": "bar"}
+    assert len(caught) == 1 and "Duplicate URI option" in str(caught[0].message)
+    for bad in ("socketTimeoutMS=0.0", "authMechanism=foo", "connectTimeoutMS=inf"):
+        with pytest.warns(Warning):
+            split_options(bad, warn=True)
+        with pytest.raises(ValueError):
+            split_options(bad)
+    with pytest.raises(ConfigurationError, match="rejected_option_key"):
+        split_options("rejected_option_key=1", warn=False, from_uri=False)

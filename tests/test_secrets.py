@@ -5,9 +5,11 @@ would show."""
 import base64
 import hashlib
 import hmac
+import os
 
 import pytest
 
+import singlemongo
 from singlemongo import errors
 from singlemongo.auth import AuthenticationFailed
 from singlemongo.auth import scram
@@ -29,11 +31,16 @@ def _chain(exc):
     return seen
 
 
+# The installed package's own directory: a checkout cloned as "singlemongo" has the tests'
+# files under a "/singlemongo/" path too (issue 49), so the path alone decides nothing.
+_PACKAGE_DIR = os.path.dirname(singlemongo.__file__) + os.sep
+
+
 def _driver_frames(exc):
     for e in _chain(exc):
         tb = e.__traceback__
         while tb is not None:
-            if "/singlemongo/" in tb.tb_frame.f_code.co_filename:
+            if tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
                 yield tb.tb_frame
             tb = tb.tb_next
 

@@ -15,6 +15,7 @@ import tracemalloc
 
 import pytest
 
+import singlemongo
 from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.testing import ReplicaSet
@@ -44,8 +45,11 @@ def _driver_memory(rs):
         server.command_log.clear()
     gc.collect()
     snapshot = tracemalloc.take_snapshot().filter_traces([
-        tracemalloc.Filter(True, "*/singlemongo/*"),
-        tracemalloc.Filter(False, "*/singlemongo/testing/*")])
+        # The installed package's directory, not any path with "singlemongo" in it (a
+        # checkout cloned as "singlemongo" holds the tests there too).
+        tracemalloc.Filter(True, os.path.join(os.path.dirname(singlemongo.__file__), "*")),
+        tracemalloc.Filter(False, os.path.join(os.path.dirname(singlemongo.__file__),
+                                               "testing", "*"))])
     return sum(stat.size for stat in snapshot.statistics("filename"))
 
 

@@ -46,6 +46,7 @@ PYMONGO_MODULES = {
     "client_options": f"{_PKG}.options_view",
     "pool_options": f"{_PKG}.options_view",
     "uri_parser": f"{_PKG}.uri_parser",
+    "uri_parser_shared": f"{_PKG}.uri_parser",  # where PyMongo 4.20 keeps its functions
     "driver_info": f"{_PKG}.driver_info",
     "change_stream": f"{_PKG}.change_stream",
     "typings": f"{_PKG}.typings",

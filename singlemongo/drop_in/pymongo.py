@@ -15,8 +15,8 @@ from .. import (ASCENDING, DESCENDING, GEO2D, GEOSPHERE, HASHED, MAX_SUPPORTED_W
 
 __path__: list[str] = []  # a package: ``import pymongo.errors`` goes to the finder
 
-PYMONGO_API_VERSION = "4.20.0"
-__version__ = version = PYMONGO_API_VERSION
+_PYMONGO_API_VERSION = "4.20.0"
+__version__ = version = _PYMONGO_API_VERSION
 version_tuple = (4, 20, 0)
 
 _NAMES = {
@@ -34,7 +34,7 @@ __all__ = ["ASCENDING", "DESCENDING", "GEO2D", "GEOSPHERE", "HASHED", "TEXT",
 
 def get_version_string() -> str:
     """The PyMongo API version implemented (``version``)."""
-    return PYMONGO_API_VERSION
+    return _PYMONGO_API_VERSION
 
 
 def has_c() -> bool:
@@ -59,4 +59,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted({*globals(), *__all__})

@@ -34,6 +34,12 @@ _FAAS_ENV = (
 )
 _metadata_cache: dict[Any, Any] = {}
 
+# Handshake spec, "client.env.container" (PyMongo's names, served by pymongo.pool_options).
+DOCKER_ENV_PATH = "/.dockerenv"
+ENV_VAR_K8S = "KUBERNETES_SERVICE_HOST"
+RUNTIME_NAME_DOCKER = "docker"
+ORCHESTRATOR_NAME_K8S = "kubernetes"
+
 
 def _env():
     env = {}
@@ -41,10 +47,10 @@ def _env():
         if any(os.environ.get(m) for m in markers):
             env["name"] = name
             break
-    if os.path.exists("/.dockerenv"):
-        env["container"] = {"runtime": "docker"}
-    if os.environ.get("KUBERNETES_SERVICE_HOST"):
-        env.setdefault("container", {})["orchestrator"] = "kubernetes"
+    if os.path.exists(DOCKER_ENV_PATH):
+        env["container"] = {"runtime": RUNTIME_NAME_DOCKER}
+    if os.environ.get(ENV_VAR_K8S):
+        env.setdefault("container", {})["orchestrator"] = ORCHESTRATOR_NAME_K8S
     return env
 
 

@@ -1,7 +1,6 @@
 """Command monitoring (command logging and monitoring spec): started, succeeded and failed
 events and log messages around every application command, each attempt of a retried
 operation included. Sensitive commands and their replies are replaced by empty documents."""
-from ..records import dataclass
 from typing import Any
 
 from . import log, next_operation_id
@@ -14,41 +13,99 @@ def is_sensitive(name, cmd):
                                   and "speculativeAuthenticate" in cmd)
 
 
-@dataclass(frozen=True, kw_only=True)
 class _CommandEvent:
-    command_name: str
-    database_name: str
-    request_id: int
-    operation_id: int
-    connection_id: Any  # the server's (host, port), as PyMongo's
-    server_connection_id: Any = None
-    service_id: Any = None
+    """Base class of the command events, with PyMongo's constructor arguments and reprs (a
+    program's own listener tests build them as for PyMongo)."""
+
+    __slots__ = ("command_name", "request_id", "connection_id", "operation_id", "service_id",
+                 "database_name", "server_connection_id")
+
+    def __init__(self, command_name: str, request_id: int, connection_id: Any,
+                 operation_id: Any, service_id: Any = None, database_name: str = "",
+                 server_connection_id: Any = None) -> None:
+        self.command_name, self.request_id = command_name, request_id
+        self.connection_id, self.operation_id = connection_id, operation_id
+        self.service_id, self.database_name = service_id, database_name
+        self.server_connection_id = server_connection_id
+
+    def _repr_fields(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} {self.connection_id} db: {self.database_name!r}, "
+                f"command: {self.command_name!r}, operation_id: {self.operation_id}"
+                f"{self._repr_fields()}, service_id: {self.service_id}, "
+                f"server_connection_id: {self.server_connection_id}>")
 
 
-@dataclass(frozen=True, kw_only=True)
 class CommandStartedEvent(_CommandEvent):
-    command: dict
+    """A command was sent: ``command`` (empty for a sensitive one), its ``command_name``."""
+
+    __slots__ = ("command",)
+
+    def __init__(self, command: Any, database_name: str, request_id: int,
+                 connection_id: Any, operation_id: Any, service_id: Any = None,
+                 server_connection_id: Any = None) -> None:
+        if not command:
+            raise ValueError(f"{command!r} is not a valid command")
+        name = next(iter(command))
+        super().__init__(name, request_id, connection_id, operation_id, service_id,
+                         database_name, server_connection_id)
+        # Command monitoring spec, "Security": a sensitive command is shown empty.
+        self.command = {} if is_sensitive(name, command) else command
 
 
-class _Timed:
-    duration: float
+class _Timed(_CommandEvent):
+    __slots__ = ("duration",)
+
+    def __init__(self, duration: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # PyMongo takes a timedelta; the driver passes seconds. ``duration`` is in seconds.
+        self.duration = duration.total_seconds() if hasattr(duration, "total_seconds") \
+            else duration
 
     @property
     def duration_micros(self) -> int:
         """The duration in microseconds (PyMongo's name; ``duration`` is in seconds)."""
         return int(self.duration * 1_000_000)
 
-
-@dataclass(frozen=True, kw_only=True)
-class CommandSucceededEvent(_CommandEvent, _Timed):
-    duration: float
-    reply: dict
+    def _repr_fields(self) -> str:
+        return f", duration_micros: {self.duration_micros}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class CommandFailedEvent(_CommandEvent, _Timed):
-    duration: float
-    failure: Any
+class CommandSucceededEvent(_Timed):
+    """A command succeeded: ``reply`` (empty for a sensitive command), ``duration``."""
+
+    __slots__ = ("reply",)
+
+    def __init__(self, duration: Any, reply: Any, command_name: str, request_id: int,
+                 connection_id: Any, operation_id: Any, service_id: Any = None,
+                 database_name: str = "", server_connection_id: Any = None) -> None:
+        super().__init__(duration, command_name, request_id, connection_id, operation_id,
+                         service_id, database_name, server_connection_id)
+        lname = command_name.lower()
+        # Command monitoring spec, "Security": no reply of a sensitive command is shown.
+        # Only a hello's reply is looked into (a lazy reply is never inflated otherwise).
+        sensitive = lname in SENSITIVE or (
+            lname in ("hello", "ismaster") and "speculativeAuthenticate" in reply)
+        self.reply = {} if sensitive else reply
+
+
+class CommandFailedEvent(_Timed):
+    """A command failed: ``failure`` is the server's reply, or for an error with no reply
+    ``{"errmsg": ..., "errtype": ...}`` (as PyMongo)."""
+
+    __slots__ = ("failure",)
+
+    def __init__(self, duration: Any, failure: Any, command_name: str, request_id: int,
+                 connection_id: Any, operation_id: Any, service_id: Any = None,
+                 database_name: str = "", server_connection_id: Any = None) -> None:
+        super().__init__(duration, command_name, request_id, connection_id, operation_id,
+                         service_id, database_name, server_connection_id)
+        self.failure = failure
+
+    def _repr_fields(self) -> str:
+        return f"{super()._repr_fields()}, failure: {self.failure!r}"
 
 
 def _redacted_failure(failure):
@@ -86,13 +143,16 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
     operation_id = operation_id or next_operation_id()
     request_id = conn.peek_request_id()
     sensitive = is_sensitive(name, cmd)
-    shown = {} if sensitive else dict(cmd, **{k: v for k, v in sequences}, **{"$db": db})
+    whole = dict(cmd, **{k: v for k, v in sequences}, **{"$db": db})
+    shown = {} if sensitive else whole
     ids = dict(command_name=name, database_name=db, request_id=request_id,
                operation_id=operation_id, connection_id=conn.address,
                server_connection_id=(conn.hello or {}).get("connectionId"),
                service_id=conn.service_id)
     f = _common(conn, db, name, request_id, operation_id)
-    bus.publish(CommandStartedEvent(command=shown, **ids))
+    bus.publish(CommandStartedEvent(whole, db, request_id, conn.address,
+                                    operation_id, conn.service_id,
+                                    ids["server_connection_id"]))
     if logging_on:
         log.emit(log.COMMAND, log.DEBUG, f'Command "{name}" started on database "{db}" '
                  f'{_where(f)}. Command: {log.document(shown)}', message="Command started",
@@ -112,7 +172,7 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
         return reply
     duration = clock.monotonic() - start
     shown_reply = {} if sensitive else reply
-    bus.publish(CommandSucceededEvent(duration=duration, reply=shown_reply, **ids))
+    bus.publish(CommandSucceededEvent(duration, shown_reply, **ids))
     if logging_on:
         log.emit(log.COMMAND, log.DEBUG, f'Command "{name}" succeeded on database "{db}" in '
                  f'{duration * 1000:.3f} ms {_where(f)}. Command reply: '
@@ -124,7 +184,10 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
 
 def _failed(bus, clock, start, failure, ids, f, logging_on):
     duration = clock.monotonic() - start
-    bus.publish(CommandFailedEvent(duration=duration, failure=failure, **ids))
+    # PyMongo's form of an error with no reply: what a listener can log or serialize.
+    shown = failure if isinstance(failure, dict) else {"errmsg": str(failure),
+                                                       "errtype": type(failure).__name__}
+    bus.publish(CommandFailedEvent(duration, shown, **ids))
     name, db = ids["command_name"], ids["database_name"]
     if logging_on:
         text = log.document(failure) if isinstance(failure, dict) else str(failure)

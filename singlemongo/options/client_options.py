@@ -119,13 +119,9 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
             specified.discard(name)
         else:
             specified.add(name)
-    options = ClientOptions(
-        # A host named twice is one seed (PyMongo: a set).
-        seeds=tuple(dict.fromkeys(h.address(default_port) for h in parsed.hosts))
-        if not parsed.is_srv else (),
-        values=values, specified=frozenset(specified),
-        srv_host=parsed.hosts[0].host if parsed.is_srv else None,
-        database=parsed.database, given=tuple(order.items()))
+    options = ClientOptions(**_where(parsed, default_port), values=values,
+                            specified=frozenset(specified), database=parsed.database,
+                            given=tuple(order.items()))
     for message in found.warnings:
         warnings.warn(message, errors.SingleMongoWarning, stacklevel=2)
     username = values["username"] if "username" in specified else parsed.username
@@ -134,6 +130,27 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
     password = values["password"] if "password" in specified else parsed.password
     return _finish(options, username, password, found.tls_values,
                    "authMechanismProperties" in found.invalid)
+
+
+def _where(parsed, default_port):
+    # A host named twice is one seed (PyMongo: a set).
+    return {"seeds": tuple(dict.fromkeys(h.address(default_port) for h in parsed.hosts))
+            if not parsed.is_srv else (),
+            "srv_host": parsed.hosts[0].host if parsed.is_srv else None}
+
+
+def check_combinations(uri, default_port=DEFAULT_PORT):
+    """For a connection string alone (``uri_parser.parse_uri``): the URI options spec's
+    options that cannot be given together (tls and ssl that disagree, tlsInsecure beside what
+    it implies, loadBalanced with several hosts, SRV options in a mongodb:// string, a proxy
+    half given), refused as a client refuses them. Nothing else a client checks."""
+    uri = SecretText(uri) if isinstance(uri, str) else uri  # frames below can raise
+    parsed = parse_uri(uri)
+    found = _read_uri_options(parsed.raw_options, parsed.password, parsed.ambiguous)
+    values = defaults()
+    values.update(found.values)
+    _check_conflicts(ClientOptions(**_where(parsed, default_port), values=values,
+                                   specified=frozenset(found.values)), found.tls_values)
 
 
 def _check_spellings_agree(first, name, key, value):

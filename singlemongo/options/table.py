@@ -72,6 +72,25 @@ INT64 = integer(0, _INT64_MAX)
 NON_NEGATIVE = integer(0)  # one closure for the table's many non-negative options
 
 
+def milliseconds(value):
+    """A timeout in milliseconds: an integer, or as PyMongo also takes it, a fraction
+    ("0.1", 1.5); finite, at least 0 and under one billion."""
+    try:
+        return NON_NEGATIVE(value)
+    except (TypeError, ValueError):
+        if isinstance(value, bool) or not isinstance(value, (str, float)):
+            raise
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError("expected a number of milliseconds") from None
+    if isinstance(value, str) and number == 0:  # PyMongo: "0" or a positive number
+        raise ValueError("expected 0 or a positive number of milliseconds")
+    if not 0 <= number < 1e9:  # inf and nan too
+        raise ValueError("expected a number of milliseconds from 0 to under one billion")
+    return int(number) if number.is_integer() else number
+
+
 def string(value):
     if not isinstance(value, str):
         raise TypeError("expected a string")
@@ -233,7 +252,7 @@ _TABLE = (
     Option("authMechanismProperties", "auth_mechanism_properties", key_value_pairs),
     Option("authSource", "auth_source", string),
     Option("compressors", "compressors", string_list, ()),
-    Option("connectTimeoutMS", "connect_timeout_ms", NON_NEGATIVE, CONNECT_TIMEOUT_MS),
+    Option("connectTimeoutMS", "connect_timeout_ms", milliseconds, CONNECT_TIMEOUT_MS),
     Option("directConnection", "direct_connection", boolean),
     Option("enableOverloadRetargeting", "enable_overload_retargeting", boolean, True),
     Option("heartbeatFrequencyMS", "heartbeat_frequency_ms", integer(MIN_HEARTBEAT_FREQUENCY_MS),
@@ -248,7 +267,7 @@ _TABLE = (
     Option("localThresholdMS", "local_threshold_ms", NON_NEGATIVE, LOCAL_THRESHOLD_MS),
     Option("maxAdaptiveRetries", "max_adaptive_retries", NON_NEGATIVE, MAX_ADAPTIVE_RETRIES),
     Option("maxConnecting", "max_connecting", integer(1)),
-    Option("maxIdleTimeMS", "max_idle_time_ms", NON_NEGATIVE),
+    Option("maxIdleTimeMS", "max_idle_time_ms", milliseconds),
     Option("maxPoolSize", "max_pool_size", NON_NEGATIVE),
     Option("maxStalenessSeconds", "max_staleness_seconds", integer(1, allowed=(-1,))),
     Option("minPoolSize", "min_pool_size", NON_NEGATIVE),
@@ -264,15 +283,15 @@ _TABLE = (
     Option("retryWrites", "retry_writes", boolean, True),
     Option("serverMonitoringMode", "server_monitoring_mode", one_of("stream", "poll", "auto"),
            "auto"),
-    Option("serverSelectionTimeoutMS", "server_selection_timeout_ms", NON_NEGATIVE,
+    Option("serverSelectionTimeoutMS", "server_selection_timeout_ms", milliseconds,
            SERVER_SELECTION_TIMEOUT_MS),
     Option("serverSelectionTryOnce", "server_selection_try_once", boolean, True),
     Option("socketCheckIntervalMS", "socket_check_interval_ms", NON_NEGATIVE,
            SOCKET_CHECK_INTERVAL_MS),
-    Option("socketTimeoutMS", "socket_timeout_ms", NON_NEGATIVE, 0),
+    Option("socketTimeoutMS", "socket_timeout_ms", milliseconds, 0),
     Option("srvMaxHosts", "srv_max_hosts", NON_NEGATIVE, 0),
     Option("srvServiceName", "srv_service_name", non_empty_string, "mongodb"),
-    Option("timeoutMS", "timeout_ms", NON_NEGATIVE),
+    Option("timeoutMS", "timeout_ms", milliseconds),
     # singlemongo's own: a file shared by processes to skip the first scan (topology_cache.py).
     Option("topologyCacheFile", "topology_cache_file", non_empty_string),
     Option("tls", "tls", boolean, False),

@@ -279,8 +279,16 @@ def _parse_host(text, uri):
         if rest and not rest.startswith(":"):
             raise errors.InvalidURI("unexpected text after an IPv6 literal in connection string "
                                     "(expected ':port' or nothing)")
-        return Host(host.lower(), _parse_port(rest[1:], text) if rest else None, "ip_literal")
+        # An IPv6 zone index is percent-encoded: fe80::1%25eth0 is fe80::1%eth0.
+        return Host(unquote(host).lower(), _parse_port(rest[1:], text) if rest else None,
+                    "ip_literal")
     decoded = unquote(text)
+    if "%" in text and not decoded.endswith(".sock"):
+        # Connection string spec, "Host": percent-encoding is for UNIX socket paths (and an
+        # IPv6 zone index, inside the brackets above); "a%2Cb" is not two hosts.
+        raise errors.InvalidURI(f"invalid host {_shown_host(text)}: Percent-encoding is only "
+                                f"allowed in Unix domain socket paths and IPv6 zone indexes, "
+                                f"not in hostnames")
     if "/" in decoded:
         if not decoded.endswith(".sock"):
             raise errors.InvalidURI(
@@ -308,8 +316,11 @@ def _parse_port(port, text):
     numeric = port.isascii() and port.isdigit()
     if not numeric or not 1 <= int(port) <= 65535:
         shown = f"{port!r}" if numeric else "not shown: it is not a number"
+        # PyMongo's words first (programs match them), then what is wrong and a hint.
+        lead = "Port contains whitespace character" if any(c.isspace() for c in port) else \
+            "Port must be an integer between 0 and 65535"
         raise errors.InvalidURI(
-            f"invalid port in host {_shown_host(text)} ({shown}): a port is an "
+            f"{lead}: invalid port in host {_shown_host(text)} ({shown}); a port is an "
             f"integer from 1 to 65535 (if that is a username and password, end "
             f"them with '@')")
     return int(port)
@@ -325,20 +336,22 @@ def _check_srv_hosts(hosts, uri, authority):
 
 
 def _parse_database(path, uri):
-    name = unquote(path)
-    bad = sorted(_BAD_DB_CHARS.intersection(name))
+    # Only the database (before the first '.') is checked: a collection may hold any
+    # character, as in PyMongo ("test.name/with \"delimiters").
+    database, _, collection = unquote(path).partition(".")
+    bad = sorted(_BAD_DB_CHARS.intersection(database))
     if bad:
-        # With an '@' in it, the "database" is likely the end of a password with a '/'.
-        shown = "(not shown: it contains '@')" if "@" in name else repr(name)
-        raise errors.InvalidURI(f"invalid database name {shown} in connection string: it must not "
-                                f"contain {' '.join(repr(c) for c in bad)}")
-    database, _, collection = name.partition(".")
+        # Not quoted: the "database" may be the end of a password with a '/' in it.
+        raise errors.InvalidURI(f"invalid database name in connection string (not shown): it "
+                                f"must not contain {' '.join(repr(c) for c in bad)}")
     return database, (collection or None)
 
 
 def _parse_query(query):
     if not query:
         return ()
+    if "&" in query and ";" in query:
+        raise errors.InvalidURI("Can not mix '&' and ';' for option separators")
     separator = "&" if "&" in query or ";" not in query else ";"
     pairs = []
     for item in query.split(separator):

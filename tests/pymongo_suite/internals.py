@@ -25,12 +25,14 @@ LOADED: list = []
 HELPER_NAMES = {
     # Client-side field-level encryption is not offered: no libmongocrypt is used.
     "pymongo.encryption_options": {"_HAVE_PYMONGOCRYPT": False},
-    # The command monitoring spec's security-sensitive commands: singlemongo's own set.
+    # The command monitoring spec's security-sensitive commands: singlemongo's names, in a
+    # set of the helpers' own, as PyMongo's (the helpers add to a copy). singlemongo's
+    # redaction never reads it: a test that empties it to see user commands fails.
     "pymongo.helpers_shared": {"_SENSITIVE_COMMANDS": "singlemongo.monitoring."
-                               "command_monitoring:SENSITIVE"},
+                               "command_monitoring:SENSITIVE:set"},
     # ... and the event base classes the unified-format runner filters events with.
     "pymongo.monitoring": {
-        "_SENSITIVE_COMMANDS": "singlemongo.monitoring.command_monitoring:SENSITIVE",
+        "_SENSITIVE_COMMANDS": "singlemongo.monitoring.command_monitoring:SENSITIVE:set",
         "_CommandEvent": "singlemongo.monitoring.command_monitoring:_CommandEvent",
         "_PoolEvent": "singlemongo.monitoring.pool_events:_PoolEvent",
         "_ConnectionEvent": "singlemongo.monitoring.pool_events:_ConnectionEvent",
@@ -39,6 +41,10 @@ HELPER_NAMES = {
     # The handshake's metadata: singlemongo's own document. singlemongo reads no coding-agent
     # variables (PyMongo's client.env.agent): none to list, and the one the helper blanks
     # is read by nothing here.
+    # The suite's URI spec runner compares options in PyMongo's case-insensitive dictionary:
+    # singlemongo's uri_parser has its own.
+    "pymongo.common": {"_CaseInsensitiveDictionary":
+                       "singlemongo.uri_parser:_CaseInsensitiveDictionary"},
     "pymongo.pool_options": {"_METADATA": "singlemongo.engine.check:client_metadata()",
                              "_AGENT_ENV_VARS": [], "_GENERIC_AGENT_ENV_VAR": "AI_AGENT"},
 }
@@ -84,9 +90,79 @@ class InternalsFinder(importlib.abc.MetaPathFinder):
                                               is_package=hasattr(module, "__path__"))
 
 
-def install():
+MARKER = "PyMongo internal not in singlemongo"
+
+
+class PyMongoInternal:
+    """Stands for a PyMongo internal a test module imports by name from a public module
+    (``from pymongo.operations import _Op``): the module imports, and only a test that uses
+    it fails, naming it (``compare.py`` lists those tests as tests of internals)."""
+
+    def __init__(self, where):
+        object.__setattr__(self, "_where", where)
+
+    def _fail(self, *args, **kwargs):
+        raise AttributeError(f"{MARKER}: {object.__getattribute__(self, '_where')}")
+
+    __call__ = __iter__ = __getitem__ = __len__ = __contains__ = __bool__ = _fail
+    __enter__ = __setattr__ = __int__ = __hash__ = _fail
+
+    def __getattr__(self, name):
+        self._fail()
+
+    def __repr__(self):
+        return f"<{MARKER}: {object.__getattribute__(self, '_where')}>"
+
+
+def placeholders(root):
+    """{module: [name]} of what the suite's modules import by name from a public module of
+    PyMongo's that singlemongo's module does not have (read from their source)."""
+    import ast
+    import pathlib
+    wanted = {}
+    for path in sorted(pathlib.Path(root, "test").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and \
+                    node.module.split(".")[0] in ("pymongo", "gridfs") and \
+                    target(node.module) is not None:
+                wanted.setdefault(node.module, set()).update(a.name for a in node.names)
+    missing = {}
+    for module, names in wanted.items():
+        served = importlib.import_module(module)
+        absent = sorted(n for n in names if n != "*" and not hasattr(served, n))
+        if absent:
+            missing[module] = absent
+    return missing
+
+
+def _rebind(internals):
+    """Each internal module's references to PyMongo's *public* classes, functions and modules
+    become singlemongo's (``bulk_shared.BulkWriteError``, the ``ConfigurationError`` that
+    ``uri_parser_shared`` raises): what the suite catches and compares is then singlemongo's,
+    never a second copy of PyMongo's."""
+    import types
+    for module in internals.values():
+        for name, value in list(vars(module).items()):
+            if name.startswith("__"):
+                continue
+            if isinstance(value, types.ModuleType):
+                home = value.__name__
+            else:
+                home = getattr(value, "__module__", None)
+            if not isinstance(home, str) or not home.startswith(("pymongo.", "gridfs")) or \
+                    target(home) is None:
+                continue
+            served = importlib.import_module(home)
+            replacement = served if isinstance(value, types.ModuleType) else \
+                getattr(served, name, None)
+            if replacement is not None:
+                setattr(module, name, replacement)
+
+
+def install(root=None):
     """Import PyMongo's internals, install singlemongo as pymongo, then serve the internals
-    before singlemongo's finder, and give the helpers their private names."""
+    before singlemongo's finder, give the helpers their private names and, for the suite
+    at ``root``, placeholders for the internals its modules import by name."""
     import warnings
     internals = _pymongo_internals()
     import singlemongo
@@ -94,6 +170,7 @@ def install():
         warnings.simplefilter("ignore")  # "PyMongo was imported before": on purpose
         singlemongo.install_as_pymongo()
     sys.meta_path.insert(sys.meta_path.index(FINDER), InternalsFinder(internals))
+    _rebind(internals)
     # Imported now, each becomes an attribute of its parent as a submodule import makes it
     # (``from pymongo import message`` reads the attribute: the served module's own name is
     # singlemongo's, so the import system would not find it by name).
@@ -104,8 +181,14 @@ def install():
         for name, value in names.items():
             if isinstance(value, str) and value.startswith("singlemongo."):  # our own object
                 where, _, attribute = value.partition(":")
+                attribute, _, as_set = attribute.partition(":")
                 call = attribute.endswith("()")
                 value = getattr(importlib.import_module(where), attribute.removesuffix("()"))
                 value = value() if call else value
+                value = set(value) if as_set else value
             if not hasattr(served, name):
                 setattr(served, name, value)
+    for module, names in (placeholders(root) if root else {}).items():
+        served = importlib.import_module(module)
+        for name in names:
+            setattr(served, name, PyMongoInternal(f"{module}.{name}"))

@@ -13,14 +13,38 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # this checkout, for tests.ecosystem
 
-from tests.ecosystem.run_suite import PORT, PORT_BUSY, Outcomes  # noqa: E402
+from tests.ecosystem.run_suite import PORT_BUSY, Outcomes  # noqa: E402
+
+# Where the suite looks for MongoDB (its own DB_PORT variable), 27017 unless set.
+PORT = int(os.environ.get("DB_PORT", "27017"))
+
+
+class Messages(Outcomes):
+    """Outcomes, and each failure's last error line (what compare.py classifies)."""
+
+    def __init__(self):
+        super().__init__()
+        self.messages = {}
+
+    def pytest_runtest_teardown(self, item):
+        # test_client's test_constants sets MongoClient.PORT = 123456789 and restores it
+        # only if it passes; singlemongo refuses that port (README), and the rest of the
+        # module must not inherit it.
+        import pymongo
+        pymongo.MongoClient.HOST, pymongo.MongoClient.PORT = "localhost", 27017
+
+    def pytest_runtest_logreport(self, report):
+        super().pytest_runtest_logreport(report)
+        if report.outcome == "failed":
+            lines = [line for line in report.longreprtext.splitlines() if line.startswith("E ")]
+            self.messages[report.nodeid] = (lines[-1] if lines else "")[:500]
 
 
 def main(driver, root, out, *modules):
     root, out = os.path.abspath(root), os.path.abspath(out)
     if driver == "singlemongo":
         from tests.pymongo_suite import internals
-        internals.install()
+        internals.install(root)
     sys.path.remove(str(HERE.parent.parent))  # the suite's ``test`` package, not ours
     for name in [n for n in sys.modules if n == "tests" or n.startswith("tests.")]:
         del sys.modules[name]
@@ -33,7 +57,7 @@ def main(driver, root, out, *modules):
     except OSError:
         deployment.stop()
         sys.exit(PORT_BUSY)
-    plugin = Outcomes()
+    plugin = Messages()
     os.chdir(root)
     sys.path.insert(0, root)
     try:
@@ -45,7 +69,8 @@ def main(driver, root, out, *modules):
     finally:
         deployment.stop()
     with open(out, "w") as handle:
-        json.dump(plugin.outcomes, handle, indent=1, sort_keys=True)
+        json.dump({"outcomes": plugin.outcomes, "messages": plugin.messages}, handle,
+                  indent=1, sort_keys=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,358 @@
+"""Differential property tests (issue 45): arguments drawn from PyMongo's accepted domain,
+the empty and falsy forms included (``[]``, ``{}``, ``None``, ``0``, ``""``, ``False``), SON
+and other mappings, tuples, generators and keyword spellings, given to the same public method
+of PyMongo and of singlemongo on the same simulated replica set. The return value (or the
+exception class and code), what was sent to the server and the collection afterwards must be
+equal. A difference is fixed, or is one of the documented ones (``DIFFERENCES``).
+
+``make test`` runs a fast profile (HYPOTHESIS_PROFILE=default); ``make fuzz`` many examples.
+Each driver keeps one client for the module, so an example costs a few milliseconds."""
+import collections
+import os
+
+import bson
+import pymongo
+import pytest
+from bson import SON
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import singlemongo
+from singlemongo.testing import ReplicaSet
+
+from .side_by_side.harness import (_PyMongoListener, _Recorder, error_signature, normalise,
+                                   _Ids)
+
+settings.register_profile("differential", max_examples=25, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                 HealthCheck.too_slow])
+settings.register_profile("differential-fuzz", max_examples=1000, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                 HealthCheck.too_slow])
+PROFILE = "differential-fuzz" if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz" \
+    else "differential"
+DOCS = [{"_id": i, "a": i % 3, "b": 10 - i, "s": f"s{i}", "t": ["x", "y"][: i % 3]}
+        for i in range(1, 7)]
+ERRORS = (pymongo.errors.PyMongoError, singlemongo.errors.PyMongoError, TypeError,
+          ValueError, KeyError, AttributeError, IndexError, NotImplementedError)
+
+
+class _Side:
+    """One driver's client, its command recorder and the deployment they share."""
+
+    def __init__(self, driver, deployment):
+        self.driver, self.deployment = driver, deployment
+        self.recorder = _Recorder()
+        if driver == "pymongo":
+            listener = _PyMongoListener()
+            listener.commands = self.recorder.commands
+            self.client = pymongo.MongoClient(deployment.uri, event_listeners=[listener],
+                                              serverMonitoringMode="poll")
+            self.lib = pymongo
+        else:
+            self.client = singlemongo.MongoClient(deployment.uri,
+                                                  event_listeners=[self.recorder])
+            self.lib = singlemongo
+
+    def run(self, call, seed):
+        """(outcome, commands, documents after) of ``call(collection, lib)``."""
+        self.deployment.store.reset()
+        self.deployment.store.seed("dif", "c", [dict(d) for d in seed])
+        del self.recorder.commands[:]
+        ids = _Ids()
+        try:
+            raw, failed = call(self.client.dif.c, self.lib), False
+        except ERRORS as exc:
+            raw, failed = exc, True
+        # Generated ids are numbered in the order they were sent (then returned, then kept).
+        sent = [(name, bson.decode(bson.encode(body))) for name, body in self.recorder.commands]
+        sent = normalise(sent, ids)
+        outcome = error_signature(raw) if failed else normalise(raw, ids)
+        after = sorted(normalise(self.deployment.store.documents("dif", "c"), ids), key=repr)
+        return outcome, sent, after
+
+
+@pytest.fixture(scope="module")
+def sides():
+    with ReplicaSet(3) as rs:
+        pair = (_Side("pymongo", rs), _Side("singlemongo", rs))
+        yield pair
+        for side in pair:
+            side.client.close()
+
+
+# Documented differences (README, "Differences from PyMongo"): (predicate over the example's
+# arguments, the error singlemongo raises instead). Only these may differ.
+def _string_projection(projection=None, **_):
+    return projection is not None and isinstance(projection.value, str)
+
+
+def _negative_skip(skip=None, **_):
+    return isinstance(skip, int) and skip < 0
+
+
+# find(skip=-1) is refused before anything is sent, as PyMongo's Cursor.skip(-1) refuses it
+# (PyMongo's find() sends it and the server refuses: OperationFailure 51024).
+DIFFERENCES = [(_string_projection, TypeError), (_negative_skip, ValueError)]
+
+
+def _same(sides, call, seed=DOCS, **arguments):
+    theirs, ours = (side.run(call, seed) for side in sides)
+    for documented, error in DIFFERENCES:
+        if documented(**arguments) and ours[0] != theirs[0]:
+            assert isinstance(ours[0], dict) and ours[0].get("<error>") in \
+                error_signature(error()).classes, ours[0]
+            return
+    assert ours[0] == theirs[0], f"result or error: {ours[0]!r:.300} != PyMongo's {theirs[0]!r:.300}"
+    assert ours[1] == theirs[1], f"commands sent: {ours[1]!r:.400} != PyMongo's {theirs[1]!r:.400}"
+    assert ours[2] == theirs[2], "the collection afterwards differs"
+
+
+# ----- the accepted domain ------------------------------------------------------------------
+
+FIELDS = st.sampled_from(["a", "b", "s", "t", "_id", "missing"])
+SCALARS = st.one_of(st.none(), st.integers(-3, 12), st.sampled_from(["s1", "x", ""]),
+                    st.booleans())
+DIRECTIONS = st.sampled_from([1, -1, pymongo.ASCENDING, pymongo.DESCENDING])
+FALSY = st.sampled_from([None, [], {}, (), 0, "", False])
+
+
+class _made:
+    """A factory for one argument: each driver gets its own (a generator is used once)."""
+
+    def __init__(self, value, kind):
+        self.value, self.kind = value, kind
+
+    def __call__(self):
+        if self.kind == "generator":
+            return (item for item in self.value)
+        if self.kind == "son":
+            return SON(self.value)
+        if self.kind == "tuple":
+            return tuple(self.value)
+        return self.value
+
+    def __repr__(self):
+        return f"{self.kind}({self.value!r})"
+
+
+def _pairs():
+    return st.lists(st.tuples(FIELDS, DIRECTIONS), min_size=1, max_size=3,
+                    unique_by=lambda p: p[0])
+
+
+SORTS = st.one_of(
+    FALSY.map(lambda v: _made(v, "plain")),
+    _pairs().map(lambda v: _made(v, "plain")),
+    _pairs().map(lambda v: _made(v, "tuple")),
+    _pairs().map(lambda v: _made(dict(v), "plain")),
+    _pairs().map(lambda v: _made(v, "son")),
+    FIELDS.map(lambda v: _made(v, "plain")))
+CONDITIONS = st.one_of(
+    SCALARS,
+    st.fixed_dictionaries({}, optional={"$gt": st.integers(-1, 8), "$lt": st.integers(0, 12),
+                                        "$ne": SCALARS, "$exists": st.booleans()}),
+    st.lists(SCALARS, max_size=3).map(lambda v: {"$in": v}))
+FILTERS = st.one_of(
+    FALSY.filter(lambda v: v is None or isinstance(v, dict)).map(lambda v: _made(v, "plain")),
+    st.dictionaries(FIELDS, CONDITIONS, max_size=3).map(lambda v: _made(v, "plain")),
+    st.dictionaries(FIELDS, CONDITIONS, min_size=1, max_size=2).map(
+        lambda v: _made(list(v.items()), "son")),
+    st.dictionaries(FIELDS, CONDITIONS, min_size=1, max_size=2).map(
+        lambda v: _made(collections.OrderedDict(v), "plain")))
+PROJECTIONS = st.one_of(
+    FALSY.map(lambda v: _made(v, "plain")),
+    st.lists(FIELDS, max_size=3, unique=True).map(lambda v: _made(v, "plain")),
+    st.lists(FIELDS, min_size=1, max_size=3, unique=True).map(lambda v: _made(v, "tuple")),
+    st.dictionaries(FIELDS, st.sampled_from([0, 1, True, False]), max_size=3).map(
+        lambda v: _made(v, "plain")))
+COUNTS = st.one_of(st.none(), st.integers(-3, 8), st.booleans(), st.just(2.0),
+                   st.just("2"))
+
+
+# ----- the methods --------------------------------------------------------------------------
+
+@settings(settings.get_profile(PROFILE))
+@given(filter_=FILTERS, projection=PROJECTIONS, sort=SORTS, skip=COUNTS, limit=COUNTS)
+def test_find_takes_every_argument_as_pymongo(sides, filter_, projection, sort, skip, limit):
+    """Collection.find with its filter, projection, sort, skip and limit in every form
+    PyMongo accepts (and those it refuses, refused alike). Found: sort=[] and sort={} raised
+    ValueError (PyMongo: no sort; an ODM passes sort=[] on every query)."""
+    def call(c, lib):
+        kwargs = {"sort": sort()}
+        for name, value in (("skip", skip), ("limit", limit)):
+            if value is not None:
+                kwargs[name] = value
+        return list(c.find(filter_(), projection(), **kwargs))
+    _same(sides, call, projection=projection, skip=skip)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(filter_=FILTERS, sort=SORTS, projection=PROJECTIONS)
+def test_find_one_takes_every_argument_as_pymongo(sides, filter_, sort, projection):
+    """Collection.find_one: the filter may also be an _id value."""
+    _same(sides, lambda c, lib: c.find_one(filter_(), projection(), sort=sort()),
+          projection=projection)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(sort=SORTS, direction=st.one_of(st.none(), DIRECTIONS, st.just("x")))
+def test_cursor_sort_takes_every_argument_as_pymongo(sides, sort, direction):
+    """Cursor.sort(key_or_list, direction): a key and a direction, or pairs, or a mapping;
+    an empty list is refused by both (only find's sort= reads falsy as "no sort")."""
+    _same(sides, lambda c, lib: list(c.find().sort(sort(), direction)))
+
+
+@settings(settings.get_profile(PROFILE))
+@given(filter_=FILTERS, skip=COUNTS, limit=COUNTS)
+def test_count_documents_takes_every_argument_as_pymongo(sides, filter_, skip, limit):
+    """Collection.count_documents(filter, skip=, limit=)."""
+    def call(c, lib):
+        kwargs = {k: v for k, v in (("skip", skip), ("limit", limit)) if v is not None}
+        return c.count_documents(filter_() if filter_() is not None else {}, **kwargs)
+    _same(sides, call)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(key=st.one_of(FIELDS, st.just(""), st.just(1)), filter_=FILTERS)
+def test_distinct_takes_every_argument_as_pymongo(sides, key, filter_):
+    """Collection.distinct(key, filter)."""
+    _same(sides, lambda c, lib: sorted(map(repr, c.distinct(key, filter_()))))
+
+
+UPDATES = st.one_of(
+    st.dictionaries(st.sampled_from(["$set", "$inc", "$unset"]),
+                    st.dictionaries(FIELDS.filter(lambda f: f != "_id"),
+                                    st.integers(0, 3), min_size=1, max_size=2),
+                    min_size=1, max_size=2).map(lambda v: _made(v, "plain")),
+    st.lists(st.fixed_dictionaries({"$set": st.dictionaries(
+        FIELDS.filter(lambda f: f != "_id"), st.integers(0, 3), min_size=1, max_size=2)}),
+        max_size=2).map(lambda v: _made(v, "plain")),
+    FALSY.map(lambda v: _made(v, "plain")),
+    st.dictionaries(FIELDS.filter(lambda f: f != "_id"), st.integers(0, 3), max_size=2).map(
+        lambda v: _made(v, "plain")))
+UPSERTS = st.one_of(st.none(), st.booleans(), st.just(0), st.just(1))
+
+
+@settings(settings.get_profile(PROFILE))
+@given(method=st.sampled_from(["update_one", "update_many"]), filter_=FILTERS,
+       update=UPDATES, upsert=UPSERTS, array_filters=st.one_of(
+           st.none(), st.just([]), st.just({}), st.just([{"x.a": 1}]), st.just("x")),
+       sort=st.one_of(st.none(), st.just({}), st.just({"b": -1})))
+def test_updates_take_every_argument_as_pymongo(sides, method, filter_, update, upsert,
+                                                array_filters, sort):
+    """update_one/update_many: filter, update document or pipeline, upsert, array_filters
+    (a list only), sort (update_one, a mapping). PyMongo's argument checks come first."""
+    def call(c, lib):
+        kwargs = {"array_filters": array_filters}
+        if upsert is not None:
+            kwargs["upsert"] = upsert
+        if sort is not None and method == "update_one":
+            kwargs["sort"] = sort
+        result = getattr(c, method)(filter_() if filter_() is not None else {}, update(),
+                                    **kwargs)
+        return result
+    _same(sides, call)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(method=st.sampled_from(["delete_one", "delete_many"]), filter_=FILTERS,
+       hint=st.one_of(st.none(), st.just("_id_"), st.just([("_id", 1)]), st.just({"_id": 1}),
+                      st.just([]), st.just("")))
+def test_deletes_take_every_argument_as_pymongo(sides, method, filter_, hint):
+    """delete_one/delete_many: filter in every form, hint as a name, pairs or a mapping."""
+    def call(c, lib):
+        return getattr(c, method)(filter_() if filter_() is not None else {}, hint=hint)
+    _same(sides, call)
+
+
+DOCUMENTS = st.one_of(
+    st.dictionaries(FIELDS.filter(lambda f: f != "_id"), SCALARS, max_size=3).map(
+        lambda v: _made(v, "plain")),
+    st.dictionaries(FIELDS.filter(lambda f: f != "_id"), SCALARS, min_size=1, max_size=2).map(
+        lambda v: _made(list(v.items()), "son")),
+    st.sampled_from([None, [], (), 0, "", False, [("a", 1)]]).map(lambda v: _made(v, "plain")),
+    st.integers(1, 8).map(lambda i: _made({"_id": i}, "plain")))
+
+
+@settings(settings.get_profile(PROFILE))
+@given(documents=st.lists(DOCUMENTS, max_size=3), ordered=st.one_of(st.booleans(),
+                                                                    st.just(0)),
+       as_generator=st.booleans())
+def test_insert_many_takes_every_argument_as_pymongo(sides, documents, ordered, as_generator):
+    """insert_many: a list or a generator of documents (SON, dicts; not mappings of another
+    kind), ordered; an empty list is refused; duplicate keys fail alike."""
+    def call(c, lib):
+        docs = [make() for make in documents]
+        return c.insert_many((d for d in docs) if as_generator else docs, ordered=ordered)
+    _same(sides, call)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(document=DOCUMENTS)
+def test_insert_one_takes_every_argument_as_pymongo(sides, document):
+    """insert_one: a document (a mapping); anything else is a TypeError."""
+    _same(sides, lambda c, lib: c.insert_one(document()))
+
+
+@settings(settings.get_profile(PROFILE))
+@given(method=st.sampled_from(["find_one_and_update", "find_one_and_replace",
+                               "find_one_and_delete"]),
+       filter_=FILTERS, projection=PROJECTIONS, sort=SORTS,
+       return_document=st.one_of(st.booleans(), st.none()), upsert=st.booleans())
+def test_find_and_modify_take_every_argument_as_pymongo(sides, method, filter_, projection,
+                                                        sort, return_document, upsert):
+    """find_one_and_*: projection and sort in every form (here an empty sort is refused by
+    both), return_document."""
+    def call(c, lib):
+        filt = filter_() if filter_() is not None else {}
+        if method == "find_one_and_delete":
+            return c.find_one_and_delete(filt, projection(), sort=sort())
+        second = {"$set": {"z": 1}} if method == "find_one_and_update" else {"z": 1}
+        return getattr(c, method)(filt, second, projection(), sort=sort(), upsert=upsert,
+                                  return_document=return_document)
+    _same(sides, call, projection=projection)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(pipeline=st.one_of(
+    FALSY.map(lambda v: _made(v, "plain")),
+    st.lists(st.sampled_from([{"$match": {"a": 1}}, {"$sort": {"b": 1}}, {"$limit": 2},
+                              {"$project": {"a": 1}}, {"$count": "n"}]), max_size=3).map(
+        lambda v: _made(v, "plain")),
+    st.lists(st.just({"$match": {}}), min_size=1, max_size=2).map(lambda v: _made(v, "tuple"))),
+    options=st.dictionaries(st.sampled_from(["batchSize", "allowDiskUse", "comment",
+                                             "maxTimeMS", "explain", "cursor"]),
+                            st.one_of(st.integers(0, 3), st.booleans(), st.just("c"),
+                                      st.just({})), max_size=2))
+def test_aggregate_takes_every_argument_as_pymongo(sides, pipeline, options):
+    """aggregate(pipeline, **options): a list (or tuple) of stages; reserved options
+    (explain, cursor) refused as PyMongo refuses them."""
+    _same(sides, lambda c, lib: list(c.aggregate(pipeline(), **options)))
+
+
+@settings(settings.get_profile(PROFILE))
+@given(keys=st.one_of(SORTS, st.just(lambda: [("t", pymongo.TEXT)]),
+                      st.just(lambda: [("a", "hashed")])),
+       options=st.dictionaries(st.sampled_from(["unique", "name", "sparse", "background",
+                                                "expireAfterSeconds"]),
+                               st.one_of(st.booleans(), st.just("n"), st.integers(0, 5)),
+                               max_size=2))
+def test_create_index_takes_every_argument_as_pymongo(sides, keys, options):
+    """create_index(keys, **options): a key, pairs or a mapping; an empty one is refused."""
+    _same(sides, lambda c, lib: (c.create_index(keys(), **options),
+                                 sorted(c.index_information())))
+
+
+@settings(settings.get_profile(PROFILE))
+@given(filter_=st.one_of(st.none(), st.just({}), st.just({"name": "c"}),
+                         st.just({"type": "collection"}), st.just([("name", "c")]),
+                         st.just(SON([("name", "c")])), st.just({"name": {"$regex": "^c"}})),
+       name_only=st.one_of(st.none(), st.booleans()))
+def test_list_collection_names_takes_every_argument_as_pymongo(sides, filter_, name_only):
+    """Database.list_collection_names(filter=, **kwargs). Found: nameOnly was sent with a
+    filter on more than the name (the Enumerating Collections spec forbids it)."""
+    def call(c, lib):
+        kwargs = {} if name_only is None else {"nameOnly": name_only}
+        return sorted(c.database.list_collection_names(filter=filter_, **kwargs))
+    _same(sides, call)
