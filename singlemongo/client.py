@@ -62,11 +62,13 @@ def _read_preference_keywords(kwargs: dict[str, Any]) -> None:
     """PyMongo's ``read_preference=ReadPreference.SECONDARY`` (an object) as the connection
     string's readPreference, readPreferenceTags and maxStalenessSeconds."""
     value = kwargs.get("read_preference")
-    if value is None or isinstance(value, str):
+    if value is None:
         return
     from .read_preferences import _ServerMode, to_core
-    if not isinstance(value, (_ServerMode, _Core)):
-        raise TypeError(f"{value!r} is not a read preference")
+    if not isinstance(value, (_ServerMode, _Core)):  # a mode name too, as in PyMongo
+        raise TypeError(f"{value!r} is not a read preference (read_preference= takes "
+                        f"ReadPreference.SECONDARY or another read preference object; "
+                        f"readPreference= takes a mode name)")
     core = to_core(kwargs.pop("read_preference"))
     assert core is not None
     kwargs["readPreference"] = core.mode
@@ -195,7 +197,10 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
         if not isinstance(driver_info, DriverInfo):
             raise TypeError(f"driver_info must be an instance of DriverInfo, not "
                             f"{type(driver_info)}")
-        if driver_info not in self._topology.drivers:
+        # Handshake spec: a duplicate is not appended; an empty field is an unset one.
+        def same(info: Any) -> tuple[Any, ...]:
+            return tuple(field or None for field in info)
+        if same(driver_info) not in {same(d) for d in self._topology.drivers}:
             self._topology.drivers += (driver_info,)
 
     def __repr__(self) -> str:
@@ -237,8 +242,8 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
                                  f"database, use client[{name!r}].")
         return self[name]
 
-    def __iter__(self) -> NoReturn:
-        raise TypeError("'MongoClient' object is not iterable")
+    # None, as PyMongo: iteration is a TypeError and ``isinstance(x, Iterable)`` is False.
+    __iter__ = None  # type: ignore[assignment]
 
     def __next__(self) -> NoReturn:
         """Not an iterator: raises TypeError (as PyMongo's MongoClient)."""

@@ -142,13 +142,13 @@ class ClientSession:
     # ----- gossip -----------------------------------------------------------------------------
 
     def advance_cluster_time(self, cluster_time: Mapping[str, Any]) -> None:
-        """Move the session's cluster time forward (never back); TypeError or ValueError for
-        a value that is not a $clusterTime document."""
+        """Move the session's cluster time forward (never back); TypeError for a value that
+        is not a $clusterTime document (PyMongo's class for both checks)."""
         if not isinstance(cluster_time, Mapping):
             raise TypeError(f"cluster_time must be a subclass of collections.Mapping, not "
                             f"{type(cluster_time).__name__}")
         if not isinstance(cluster_time.get("clusterTime"), Timestamp):
-            raise ValueError("Invalid cluster_time")
+            raise TypeError("Invalid cluster_time: its clusterTime must be a bson Timestamp")
         if self._cluster_time is None or \
                 cluster_time["clusterTime"] > self._cluster_time["clusterTime"]:
             self._cluster_time = cluster_time

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 else:
     # Loaded at their first use: a read-only program never loads the code for writes.
     WriteMethods = deferred_mixin(".collection_writes", "WriteMethods", (
-        "_as_collection", "_check_unacknowledged", "_size_check", "insert_one", "insert_many",
+        "_as_collection", "_check_unacknowledged", "_size_check", "_statement_check",
+        "insert_one", "insert_many",
         "_update", "update_one", "update_many", "replace_one", "_delete", "delete_one",
         "delete_many", "bulk_write"))
     FindAndModifyMethods = deferred_mixin(".find_and_modify", "FindAndModifyMethods", (
@@ -114,8 +115,8 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
         return Collection(self._database, f"{self._name}.{name}", False, self._codec_options,
                           self._read_preference_core, self._write_concern, self._read_concern)
 
-    def __iter__(self) -> NoReturn:
-        raise TypeError("'Collection' object is not iterable")
+    # None, as PyMongo: iteration is a TypeError and ``isinstance(x, Iterable)`` is False.
+    __iter__ = None  # type: ignore[assignment]
 
     def __next__(self) -> NoReturn:
         """Not an iterator: raises TypeError (as PyMongo's Collection)."""

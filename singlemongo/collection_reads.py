@@ -131,7 +131,9 @@ class ReadMethods(Generic[_DocumentType]):
     def estimated_document_count(self, comment: Any = None, **kwargs: Any) -> int:
         """The collection's document count from its metadata (the ``count`` command)."""
         read_preference = kwargs.pop("read_preference", None)
-        session = kwargs.pop("session", None)
+        if "session" in kwargs:  # as PyMongo: the count command is not causally consistent
+            raise ConfigurationError("estimated_document_count does not support sessions")
+        session = None
         cmd: dict[str, Any] = {"count": self._name}
         cmd.update(kwargs)
         if comment is not None:
@@ -165,7 +167,10 @@ class ReadMethods(Generic[_DocumentType]):
         read_concern = self._read_concern_document()
         if read_concern is not None:
             cmd["readConcern"] = read_concern
-        return list(self._read_command(cmd, read_preference, session=session)["values"])
+        # The values are the collection's data: decoded with its codec options (its type
+        # registry's decoders included), as PyMongo decodes them.
+        return list(self._read_command(cmd, read_preference, {"values": 1},
+                                       self._codec_options, session=session)["values"])
 
     def _aggregate_options(self, cmd: dict[str, Any], kwargs: dict[str, Any],
                            comment: Any) -> None:

@@ -13,9 +13,8 @@ from bson.codec_options import CodecOptions
 from .common import (Generic, hint_value, is_raw, validate_boolean, validate_collation,
                      validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                      validate_ok_for_update)
-from .errors import (ConfigurationError, DuplicateKeyError, InvalidOperation, WriteConcernError,
-                     WriteError,
-                     WTimeoutError)
+from .errors import (ConfigurationError, DocumentTooLarge, DuplicateKeyError, InvalidOperation,
+                     WriteConcernError, WriteError, WTimeoutError)
 from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
                       UpdateResult)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
@@ -28,6 +27,11 @@ if TYPE_CHECKING:
     from .collection import Collection
     from .engine.topology import Topology
     from .write_concern import WriteConcern
+
+
+# OP_MSG: how far beyond maxBsonObjectSize a command may go (what the server allows for the
+# command's own fields; PyMongo's _COMMAND_OVERHEAD).
+COMMAND_OVERHEAD = 16382
 
 
 def _raise_write_error(reply: Mapping[str, Any], address: Any) -> None:
@@ -92,6 +96,17 @@ class WriteMethods(Generic[_DocumentType]):
             return sequences, retry
         return check
 
+    def _statement_check(self, name: str, statement: Mapping[str, Any]) -> Any:
+        """A ``Request.prepare``: DocumentTooLarge, before anything is sent, for an update or
+        delete statement over maxBsonObjectSize plus OP_MSG's command overhead (PyMongo's
+        "update command document too large")."""
+        def check(conn: Any, sequences: tuple[Any, ...], retry: Optional[str]) -> Any:
+            limit = conn.write_limits[0] + COMMAND_OVERHEAD
+            if len(bson.encode(statement, codec_options=self._codec_options)) > limit:
+                raise DocumentTooLarge(f"{name} command document too large")
+            return sequences, retry
+        return check
+
     def insert_one(self, document: Union[_DocumentType, RawBSONDocument],
                    bypass_document_validation: Optional[bool] = None, session: Any = None,
                    comment: Any = None) -> InsertOneResult:
@@ -153,7 +168,8 @@ class WriteMethods(Generic[_DocumentType]):
         if bypass_document_validation is not None:
             cmd["bypassDocumentValidation"] = bypass_document_validation
         reply = self._write_command(cmd, (("updates", [op]),), retryable=not multi,
-                                    session=session, prepare=prepare)
+                                    session=session,
+                                    prepare=prepare or self._statement_check("update", op))
         if not self._acknowledged(session):
             return UpdateResult(None, False)
         raw = dict(reply)
@@ -216,7 +232,8 @@ class WriteMethods(Generic[_DocumentType]):
         if comment is not None:
             cmd["comment"] = comment
         reply = self._write_command(cmd, (("deletes", [op]),), retryable=limit == 1,
-                                    session=session)
+                                    session=session,
+                                    prepare=self._statement_check("delete", op))
         return DeleteResult(reply if self._acknowledged(session) else None,
                             self._acknowledged(session))
 

@@ -191,10 +191,16 @@ class _ServerCursor(Generic[_DocumentType]):
                                    or length < 1):
             raise ValueError(f"to_list length must be a positive integer, not {length!r}")
         out: list[_DocumentType] = []
-        for doc in self:
-            out.append(doc)
-            if length is not None and len(out) >= length:
-                break
+        # As PyMongo's: it ends at the first empty batch, so a change stream or tailable
+        # cursor (alive for ever) returns what there is instead of waiting for ever.
+        one, self._one_refresh_per_next = self._one_refresh_per_next, True
+        try:
+            while length is None or len(out) < length:
+                out.append(self.__next__())
+        except StopIteration:
+            pass
+        finally:
+            self._one_refresh_per_next = one
         return out
 
     # ----- the server cursor ---------------------------------------------------------------

@@ -377,7 +377,9 @@ def index_document(keys: Any) -> dict[str, Any]:
         (item, ASCENDING) if isinstance(item, str) else item for item in keys)
     document = {}
     for pair in pairs:
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        if not isinstance(pair, (tuple, list)):  # PyMongo: a TypeError (it cannot unpack)
+            raise TypeError(f"each key must be a (key, direction) pair, not {pair!r}")
+        if len(pair) != 2:
             raise ValueError(f"each key must be a (key, direction) pair, not {pair!r}")
         key, value = pair
         if not isinstance(key, str):

@@ -329,6 +329,11 @@ class Cursor(_ServerCursor[_DocumentType]):
         other._spec = copy.deepcopy(self._spec)
         return other
 
+    def __deepcopy__(self, memo: Any) -> Cursor[_DocumentType]:
+        """``copy.deepcopy(cursor)`` is an unstarted clone, its filter deep-copied (as PyMongo:
+        the client, sessions and sockets are shared, never copied)."""
+        return self.clone()
+
     def rewind(self) -> Cursor[_DocumentType]:
         """Close the server cursor and start over at the next ``next()``."""
         self.close()

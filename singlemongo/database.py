@@ -81,8 +81,8 @@ class Database(BaseObject, Watchable, Generic[_DocumentType]):
     def __getitem__(self, name: str) -> Collection[_DocumentType]:
         return Collection(self, name)
 
-    def __iter__(self) -> NoReturn:
-        raise TypeError("'Database' object is not iterable")
+    # None, as PyMongo: iteration is a TypeError and ``isinstance(x, Iterable)`` is False.
+    __iter__ = None  # type: ignore[assignment]
 
     def __next__(self) -> NoReturn:
         """Not an iterator: raises TypeError (as PyMongo's Database)."""
@@ -299,6 +299,9 @@ class Database(BaseObject, Watchable, Generic[_DocumentType]):
         """Run ``validate`` on a collection; its reply."""
         name = name_or_collection.name if isinstance(name_or_collection, Collection) \
             else name_or_collection
+        if not isinstance(name, str):
+            raise TypeError(f"name_or_collection must be an instance of str or Collection, not "
+                            f"{type(name)}")
         cmd: dict[str, Any] = {"validate": name, "scandata": scandata, "full": full}
         if background is not None:
             cmd["background"] = background

@@ -9,6 +9,7 @@ from .common import (Generic, hint_value, index_document, validate_boolean, vali
                      validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                      validate_ok_for_update)
 from .cursor import projection_document
+from .errors import ConfigurationError
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class FindAndModifyMethods(Generic[_DocumentType]):
         if hint is not None:
             cmd["hint"] = hint_value(hint)
         if array_filters is not None:
+            if not self._acknowledged(session):  # PyMongo's refusal: nothing would say
+                raise ConfigurationError("arrayFilters is unsupported for unacknowledged "
+                                         "writes.")
             cmd["arrayFilters"] = list(array_filters)
         if collation is not None:
             cmd["collation"] = collation
@@ -101,6 +105,8 @@ class FindAndModifyMethods(Generic[_DocumentType]):
                             **kwargs: Any) -> Optional[_DocumentType]:
         """Update the first matching document; the document before (or after) the update."""
         validate_ok_for_update(update)
+        if array_filters is not None and not isinstance(array_filters, list):
+            raise TypeError(f"array_filters must be a list, not {type(array_filters)}")
         return self._find_and_modify(filter, projection, sort, upsert, return_document,
                                      array_filters, hint=hint, let=let, session=session,
                                      update=update, comment=comment, **kwargs)

@@ -135,4 +135,8 @@ def list_search_indexes(coll: Collection[Any], name: Any, session: Any, comment:
     stage = {"$listSearchIndexes": {} if name is None else {"name": name}}
     plain: Collection[Any] = _concern_free(coll).with_options(codec_options=CodecOptions(),
                                                               read_preference=_PRIMARY)
-    return plain.aggregate([stage], session=session, comment=comment, **kwargs)
+    # The options as aggregate's own (not as keywords: "pipeline" is refused, not a clash).
+    from .collection_reads import _aggregate
+    options = dict(kwargs)
+    return _aggregate(plain, plain.name, [stage], options.pop("let", None), comment, options,
+                      session)

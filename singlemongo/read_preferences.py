@@ -29,6 +29,8 @@ class _ServerMode:
         if tag_sets is not None and (isinstance(tag_sets, (str, Mapping)) or not all(
                 isinstance(t, Mapping) for t in tag_sets)):
             raise TypeError(f"tag_sets must be a list of documents, not {tag_sets!r}")
+        if tag_sets is not None and not list(tag_sets):  # PyMongo: [{}] is "any member"
+            raise ValueError("tag_sets may not be empty (use [{}] for any member)")
         if isinstance(max_staleness, bool) or not isinstance(max_staleness, int):
             raise TypeError(f"max_staleness must be an integer, not {max_staleness!r}")
         if max_staleness == 0 or max_staleness < -1:

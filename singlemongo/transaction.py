@@ -48,7 +48,15 @@ class TransactionOptions:
             if not write_concern.acknowledged:
                 raise ConfigurationError(f"transactions do not support unacknowledged write "
                                          f"concerns: {write_concern!r}")
-        to_core(read_preference)  # a clear error now for a value that is no read preference
+        if read_preference is not None:  # a clear error now (PyMongo's words and class)
+            try:
+                valid = to_core(read_preference) is not None
+            except (TypeError, ValueError):
+                valid = False
+            if not valid or isinstance(read_preference, (str, Mapping)):
+                raise TypeError(f"{read_preference!r} is not valid for read_preference. See "
+                                f"singlemongo.read_preferences (pymongo.read_preferences) for "
+                                f"valid options.")
         if max_commit_time_ms is not None and (isinstance(max_commit_time_ms, bool) or not
                                                isinstance(max_commit_time_ms, int)):
             raise TypeError(f"max_commit_time_ms must be an integer or None, not "

@@ -317,3 +317,18 @@ def test_split_options_warns_and_refuses_as_pymongo():
             split_options(bad)
     with pytest.raises(ConfigurationError, match="rejected_option_key"):
         split_options("rejected_option_key=1", warn=False, from_uri=False)
+
+
+def test_to_list_on_a_change_stream_cursor_returns_what_there_is(mongo_replica_set):
+    """Issue 45, PyMongo's test_command_cursor_to_list: ``aggregate([{"$changeStream": {}}])``
+    gives a command cursor that stays alive; ``to_list()`` returns at its first empty batch
+    (PyMongo's rule), where it waited for ever (every getMore empty, the cursor alive)."""
+    from singlemongo import MongoClient
+    client = MongoClient(mongo_replica_set.uri)
+    cursor = client.db.coll.aggregate([{"$changeStream": {}}], maxAwaitTimeMS=1)
+    assert cursor.to_list() == [] and cursor.alive
+    client.db.coll.insert_one({"_id": 1})
+    changes = cursor.to_list()
+    assert [c["documentKey"] for c in changes] == [{"_id": 1}]
+    cursor.close()
+    client.close()

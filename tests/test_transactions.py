@@ -190,7 +190,8 @@ def test_read_preference_in_a_transaction_must_be_primary(rs):
     than primary is refused before anything is sent; a write is not checked."""
     client, commands = client_for(rs)
     with client.start_session() as session:
-        session.start_transaction(read_preference="secondary")
+        from singlemongo import ReadPreference  # an object: a name is a TypeError, as PyMongo
+        session.start_transaction(read_preference=ReadPreference.SECONDARY)
         client.app.c.insert_one({"_id": 1}, session=session)
         sent = len(commands.started)
         with pytest.raises(InvalidOperation, match="must be primary"):

@@ -108,6 +108,8 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
         order[name] = value is None
         value = validate_keyword(key, value)
         _check_spellings_agree(given.setdefault(name, (key, value)), name, key, value)
+        if key.lower() in ("tls", "ssl") and value is not None:
+            found.tls_values.append((key, value))  # a keyword never silently beats the URI's
         if name == "compressors":  # as in a connection string: the usable ones, warned
             value = _known_compressors(list(value), found.warnings)
         if name == "serverSelectionTryOnce" and name in found.values and found.values[name] != value:
@@ -160,7 +162,7 @@ def _check_spellings_agree(first, name, key, value):
     uuidrepresentation with its caller's uuidRepresentation)."""
     first_key, first_value = first
     if first_value != value and (key.lower() in ALIASES) != (first_key.lower() in ALIASES):
-        raise ConfigurationError(
+        raise errors.InvalidURI(
             f"conflicting values for option {name}: {first_key}="
             f"{redact_value(name, first_value)!r} and {key}={redact_value(name, value)!r}")
 
@@ -350,8 +352,8 @@ def _check_conflicts(options, tls_values):
         raise errors.InvalidURI(
             "conflicting tls and ssl values: " + ", ".join(f"{k}={str(x).lower()}" for k, x in tls_values))
     for first, second in TLS_CONFLICTS:
-        if first in given and second in given:
-            raise ConfigurationError(f"options {first} and {second} cannot both be given")
+        if first in given and second in given:  # PyMongo's class: InvalidURI
+            raise errors.InvalidURI(f"options {first} and {second} cannot both be given")
     if v["directConnection"] and (options.is_srv or seeds > 1):
         raise ConfigurationError(
             "directConnection=true needs exactly one host" + (

@@ -212,6 +212,8 @@ def datetime_conversion(value):
         return value
     if isinstance(value, str) and value.upper() in DatetimeConversion.__members__:
         return DatetimeConversion[value.upper()]
+    if isinstance(value, str) and _is_integer_text(value):  # a connection string's "2"
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return DatetimeConversion(value)
     raise ValueError(f"expected one of {', '.join(DatetimeConversion.__members__)}")

@@ -79,7 +79,7 @@ class ReadPreference:
             doc["tags"] = [dict(t) for t in self.tag_sets]
         if self.max_staleness_seconds is not None:
             doc["maxStalenessSeconds"] = self.max_staleness_seconds
-        if self.hedge is not None:
+        if self.hedge:  # an empty hedge document is left out, as PyMongo leaves it
             doc["hedge"] = dict(self.hedge)
         return doc
 

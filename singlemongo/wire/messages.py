@@ -61,7 +61,19 @@ class EncodedBatch(list):
 
 
 def encode_op_msg(request_id, body, sequences=(), flags=0, codec=CODEC):
-    """An OP_MSG with one kind 0 section and optional kind 1 sections ``(identifier, docs)``."""
+    """An OP_MSG with one kind 0 section and optional kind 1 sections ``(identifier, docs)``.
+    A value bson cannot encode is singlemongo's InvalidDocument (``pymongo.errors``'), which
+    is also bson's."""
+    try:
+        return _encode_op_msg(request_id, body, sequences, flags, codec)
+    except bson.errors.InvalidDocument as exc:
+        from .. import errors
+        if isinstance(exc, errors.InvalidDocument):
+            raise
+        raise errors.InvalidDocument(str(exc)) from None
+
+
+def _encode_op_msg(request_id, body, sequences, flags, codec):
     parts = [_UINT32.pack(flags), b"\x00", bson.encode(body, codec_options=codec)]
     for identifier, docs in sequences:
         encoded = getattr(docs, "encoded", None)  # an EncodedBatch: the bytes of its documents

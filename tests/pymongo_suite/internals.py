@@ -105,7 +105,8 @@ class PyMongoInternal:
         raise AttributeError(f"{MARKER}: {object.__getattribute__(self, '_where')}")
 
     __call__ = __iter__ = __getitem__ = __len__ = __contains__ = __bool__ = _fail
-    __enter__ = __setattr__ = __int__ = __hash__ = _fail
+    __enter__ = __setattr__ = __int__ = __index__ = __hash__ = _fail
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _fail  # a constant compared
 
     def __getattr__(self, name):
         self._fail()
@@ -127,9 +128,12 @@ def placeholders(root):
                     target(node.module) is not None:
                 wanted.setdefault(node.module, set()).update(a.name for a in node.names)
     missing = {}
+    pymongo_dir = pathlib.Path(importlib.machinery.PathFinder.find_spec("pymongo").origin).parent
     for module, names in wanted.items():
         served = importlib.import_module(module)
-        absent = sorted(n for n in names if n != "*" and not hasattr(served, n))
+        # A PyMongo submodule ("from pymongo import message") is imported, never replaced.
+        absent = sorted(n for n in names if n != "*" and not hasattr(served, n) and not (
+            module == "pymongo" and (pymongo_dir / f"{n}.py").exists()))
         if absent:
             missing[module] = absent
     return missing

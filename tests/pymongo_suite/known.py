@@ -6,10 +6,58 @@ comparison (``compare.py``); a test is listed here only after reading why it fai
 - ``DIFFERENCES``: a deliberate difference, each a line of README "Differences from PyMongo".
 - ``CONTROL_FAILS``: PyMongo itself fails on the simulator, with the cause (issue 48)."""
 
-INTERNALS: dict = {}
+INTERNALS: dict = {
+    "test/test_client.py::TestClient::test_init_disconnected":
+        "compares with client._topology._description",
+    # client_knobs lowers PyMongo's private minimum heartbeat interval (common.
+    # MIN_HEARTBEAT_INTERVAL) so that heartbeatFrequencyMS=2 or 10 is accepted.
+    "test/test_client.py::TestClient::test_continuous_network_errors":
+        "client_knobs (private minimum heartbeat interval)",
+    "test/test_session.py::TestClusterTime::test_cluster_time_not_used_by_sdam":
+        "client_knobs (private minimum heartbeat interval)",
+    # ReadPrefTester subclasses MongoClient and overrides its private _conn_from_server to
+    # record where each read went; singlemongo never calls it, so nothing is recorded.
+    "test/test_read_preferences.py::TestCommandAndReadPreference::":
+        "MongoClient._conn_from_server overridden",
+    # Constructs CommandCursor(collection, cursor document, address), a constructor PyMongo
+    # documents as not for applications; singlemongo's takes its own arguments.
+    "test/test_monitoring.py::TestCommandMonitoring::test_get_more_failure":
+        "CommandCursor's private constructor arguments",
+}
 _PLUS = ("'+' in a connection string is a plus sign, as the connection string spec says "
          "(its 'Subdelimiters in user/pass' test); PyMongo decodes it as a space")
+_MESSAGE = ("the message of an error the driver raises is singlemongo's: it names what was "
+            "tried, the server and the code (README, \"Messages\")")
 DIFFERENCES: dict = {
+    "test/test_client.py::ClientUnitTest::test_max_adaptive_retries":
+        "maxAdaptiveRetries defaults to 5, the seed client backpressure specification's "
+        "maxSystemOverloadRetryAttempts; PyMongo 4.20 defaults to 2",
+    "test/test_client.py::ClientUnitTest::test_enable_overload_retargeting":
+        "an overloaded server is deprioritized for the retry by default, as the seed client "
+        "backpressure specification says; PyMongo 4.20 makes it an opt-in",
+    "test/test_client.py::TestClient::test_network_error_message": _MESSAGE,
+    "test/test_client.py::TestClient::test_handshake_06_region_too_long":
+        "the handshake names the driver singlemongo (handshake spec), not PyMongo",
+    "test/test_client.py::TestClient::test_heartbeat_frequency_ms":
+        "no background monitor: heartbeats happen before operations, never on a timer",
+    "test/test_client.py::TestClient::test_small_heartbeat_frequency_ms":
+        "an invalid option in a connection string is ignored with a warning (URI options "
+        "spec and its tests); PyMongo raises",
+    "test/test_client.py::ClientUnitTest::test_repr_redacts_secret_auth_mechanism_properties":
+        "authMechanismProperties a mechanism does not take are refused (the repr redaction "
+        "the test checks is the same, tests/test_pymongo_parity.py)",
+    # These read PyMongo's source text, not behaviour: the annotation spelled "Any | None"
+    # and docstrings holding ":param comment:" and "Added ``comment`` parameter" (the
+    # commands each helper sends with its comment are checked by the side-by-side tests).
+    **dict.fromkeys([f"test/test_comment.py::TestComment::test_{kind}_helpers"
+                     for kind in ("client", "collection", "database")],
+                    "compares PyMongo's annotation spelling and docstring text"),
+    "test/test_monitoring.py::TestCommandMonitoring::test_not_primary_error":
+        "a retryable write to a secondary reached directly is retried once (retryable writes "
+        "spec: any server type but standalone, with sessions); PyMongo retries only on a "
+        "primary or mongos, so its error is the first attempt's",
+    "test/test_collection.py::TestCollection::test_insert_many_large_batch": _MESSAGE,
+    "test/test_client.py::ClientUnitTest::test_validate_suggestion": _MESSAGE,
     "test/test_uri_parser.py::TestURI::test_special_chars": _PLUS,
     "test/test_uri_parser.py::TestURI::test_unquote_during_parsing": _PLUS,
     "test/test_uri_parser.py::TestURI::test_validate_userinfo": _PLUS,
