@@ -58,6 +58,33 @@ def _warn_if_insecure(options: ClientOptions) -> None:
                       SingleMongoWarning, stacklevel=3)
 
 
+# Hosts of services that speak MongoDB's protocol but are not MongoDB (PyMongo says so too).
+_EXTERNAL_DBS = ((("cosmos.azure.com",), "CosmosDB", "cosmosdb"),
+                 (("docdb.amazonaws.com", "docdb-elastic.amazonaws.com"), "DocumentDB",
+                  "documentdb"))
+
+
+def _detect_external_db(options: ClientOptions) -> None:
+    """Say once, as PyMongo does, that the deployment looks like CosmosDB or DocumentDB: an
+    INFO message under ``singlemongo.client`` if logging is set up for it, else a
+    SingleMongoWarning (a UserWarning)."""
+    hosts = [h for h, _ in options.seeds] + ([options.srv_host] if options.srv_host else [])
+    for suffixes, name, page in _EXTERNAL_DBS:
+        if any(h.lower().endswith(tuple("." + s for s in suffixes)) for h in hosts):
+            message = (f"You appear to be connected to a {name} cluster. For more information "
+                       f"regarding feature compatibility and support please visit "
+                       f"https://www.mongodb.com/supportability/{page}")
+            from .monitoring import INFO, logging_enabled
+            if logging_enabled("singlemongo.client", INFO):
+                import logging
+                logging.getLogger("singlemongo.client").info(message)
+            else:
+                import warnings
+                from .errors import SingleMongoWarning
+                warnings.warn(message, SingleMongoWarning, stacklevel=3)
+            return
+
+
 def _read_preference_keywords(kwargs: dict[str, Any]) -> None:
     """PyMongo's ``read_preference=ReadPreference.SECONDARY`` (an object) as the connection
     string's readPreference, readPreferenceTags and maxStalenessSeconds."""
@@ -143,6 +170,7 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
             from .options.credentials import check_authenticates
             check_authenticates(self._settings.credentials)
         _warn_if_insecure(self._settings)
+        _detect_external_db(self._settings)
         # The engine loads with the first client.
         engine = _import_paused("engine.topology")
         self._topology = engine.Topology(self._settings, clock or DEFAULT_CLOCK, listeners,

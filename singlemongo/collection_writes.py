@@ -15,6 +15,7 @@ from .common import (Generic, hint_value, is_raw, validate_boolean, validate_col
                      validate_ok_for_update)
 from .errors import (ConfigurationError, DocumentTooLarge, DuplicateKeyError, InvalidOperation,
                      WriteConcernError, WriteError, WTimeoutError)
+from .wire.messages import encoding
 from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
                       UpdateResult)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
@@ -90,7 +91,7 @@ class WriteMethods(Generic[_DocumentType]):
             max_bson = conn.write_limits[0]
             from . import bulk as _bulk  # loaded by the first write, not by import
             size = len(document.raw) if is_raw(document) else len(
-                bson.encode(document, codec_options=self._codec_options))
+                encoding(bson.encode, document, codec_options=self._codec_options))
             if size > max_bson:
                 raise _bulk.too_large(size, max_bson)
             return sequences, retry
@@ -102,7 +103,7 @@ class WriteMethods(Generic[_DocumentType]):
         "update command document too large")."""
         def check(conn: Any, sequences: tuple[Any, ...], retry: Optional[str]) -> Any:
             limit = conn.write_limits[0] + COMMAND_OVERHEAD
-            if len(bson.encode(statement, codec_options=self._codec_options)) > limit:
+            if len(encoding(bson.encode, statement, codec_options=self._codec_options)) > limit:
                 raise DocumentTooLarge(f"{name} command document too large")
             return sequences, retry
         return check

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, Mapping, MutableMapping, Optional
 from .errors import ConfigurationError, InvalidURI
 from .options import uri as _uri
 from .options.client_options import unknown_option_message
+from .options.table import ALIASES as _DEPRECATED
 from .options.table import OPTIONS, canonical_name, keyword_value
 
 # The authentication mechanisms PyMongo's validators accept (auth spec).
@@ -167,6 +168,13 @@ def split_options(opts: str, validate: bool = True, warn: bool = False,
 def _split_pairs(raw: Any, validate: bool, warn: bool, normalize: bool,
                  from_uri: bool) -> MutableMapping[str, Any]:
     seen: set[str] = set()
+    present = {key.lower() for key, _ in raw}
+    replaced = [key for key, _ in raw if key.lower() in _DEPRECATED and key.lower() != "ssl"
+                and _DEPRECATED[key.lower()].lower() in present]
+    for key in replaced:  # URI options spec: a deprecated name beside its replacement
+        warnings.warn(f"Deprecated option '{key}' ignored in favor of "
+                      f"'{_DEPRECATED[key.lower()]}'", stacklevel=3)
+    raw = [(key, value) for key, value in raw if key not in replaced]
     for key, value in raw:
         name = canonical_name(key) or key
         if key.lower() in seen and not (name in OPTIONS and OPTIONS[name].is_list):

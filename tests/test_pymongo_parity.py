@@ -332,3 +332,23 @@ def test_to_list_on_a_change_stream_cursor_returns_what_there_is(mongo_replica_s
     assert [c["documentKey"] for c in changes] == [{"_id": 1}]
     cursor.close()
     client.close()
+
+
+@pytest.mark.parametrize("host", ["host.cosmos.azure.com", "host.docdb.amazonaws.com",
+                                  "a.docdb-elastic.amazonaws.com,b", "normal.host.com"])
+def test_a_cosmos_or_documentdb_host_is_said_once_as_pymongo_says_it(host):
+    """Issue 45, PyMongo's test_detected_environment_warning: a client for CosmosDB or
+    DocumentDB hosts warns (a UserWarning) when nothing logs INFO, once per client; a normal
+    host says nothing. Before, nothing was said."""
+    import warnings
+
+    import pymongo
+
+    from singlemongo import MongoClient
+    said = []
+    for make in (pymongo.MongoClient, MongoClient):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            make(host, connect=False).close()
+        said.append([str(w.message) for w in caught if issubclass(w.category, UserWarning)])
+    assert said[1] == said[0]

@@ -109,7 +109,9 @@ def client_options(uri, default_port=DEFAULT_PORT, **kwargs):
         value = validate_keyword(key, value)
         _check_spellings_agree(given.setdefault(name, (key, value)), name, key, value)
         if key.lower() in ("tls", "ssl") and value is not None:
-            found.tls_values.append((key, value))  # a keyword never silently beats the URI's
+            # The same name as a keyword overrides the URI's; the other name must agree.
+            found.tls_values[:] = [(k, v) for k, v in found.tls_values
+                                   if k.lower() != key.lower()] + [(key, value)]
         if name == "compressors":  # as in a connection string: the usable ones, warned
             value = _known_compressors(list(value), found.warnings)
         if name == "serverSelectionTryOnce" and name in found.values and found.values[name] != value:

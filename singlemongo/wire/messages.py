@@ -64,8 +64,14 @@ def encode_op_msg(request_id, body, sequences=(), flags=0, codec=CODEC):
     """An OP_MSG with one kind 0 section and optional kind 1 sections ``(identifier, docs)``.
     A value bson cannot encode is singlemongo's InvalidDocument (``pymongo.errors``'), which
     is also bson's."""
+    return encoding(_encode_op_msg, request_id, body, sequences, flags, codec)
+
+
+def encoding(encode, *args, **kwargs):
+    """``encode(*args, **kwargs)``, bson's InvalidDocument raised as singlemongo's (also
+    bson's): ``except pymongo.errors.InvalidDocument`` catches it, as with PyMongo."""
     try:
-        return _encode_op_msg(request_id, body, sequences, flags, codec)
+        return encode(*args, **kwargs)
     except bson.errors.InvalidDocument as exc:
         from .. import errors
         if isinstance(exc, errors.InvalidDocument):

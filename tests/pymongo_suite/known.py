@@ -7,6 +7,15 @@ comparison (``compare.py``); a test is listed here only after reading why it fai
 - ``CONTROL_FAILS``: PyMongo itself fails on the simulator, with the cause (issue 48)."""
 
 INTERNALS: dict = {
+    "test/test_read_preferences.py::TestSelections::test_bool":
+        "pymongo.server_selectors.Selection over client._topology.description",
+    # PatchSessionTimeout sets PyMongo's private client_session_shared.
+    # _WITH_TRANSACTION_RETRY_TIME_LIMIT (an internal module: singlemongo never reads it).
+    **dict.fromkeys([f"test/test_transactions.py::TestTransactionsConvenientAPI::test_{name}"
+                     for name in ("3_1_callback_not_retried_after_timeout",
+                                  "3_2_callback_not_retried_after_commit_timeout",
+                                  "3_3_commit_not_retried_after_timeout")],
+                    "client_session_shared._WITH_TRANSACTION_RETRY_TIME_LIMIT patched"),
     "test/test_client.py::TestClient::test_init_disconnected":
         "compares with client._topology._description",
     # client_knobs lowers PyMongo's private minimum heartbeat interval (common.
@@ -38,6 +47,8 @@ DIFFERENCES: dict = {
     "test/test_client.py::TestClient::test_network_error_message": _MESSAGE,
     "test/test_client.py::TestClient::test_handshake_06_region_too_long":
         "the handshake names the driver singlemongo (handshake spec), not PyMongo",
+    "test/test_client.py::ClientUnitTest::test_detected_environment_logging":
+        "singlemongo logs under singlemongo.* (singlemongo.client here), not pymongo.*",
     "test/test_client.py::TestClient::test_heartbeat_frequency_ms":
         "no background monitor: heartbeats happen before operations, never on a timer",
     "test/test_client.py::TestClient::test_small_heartbeat_frequency_ms":
@@ -58,6 +69,11 @@ DIFFERENCES: dict = {
         "primary or mongos, so its error is the first attempt's",
     "test/test_collection.py::TestCollection::test_insert_many_large_batch": _MESSAGE,
     "test/test_client.py::ClientUnitTest::test_validate_suggestion": _MESSAGE,
+    "test/test_uri_spec.py::TestAllScenarios::test_test_uri_options_srv-options_Non-SRV_URI_with_srvAllowedHostsSuffix":
+        "srvAllowedHostsSuffix, PyMongo's own option, is not offered: unknown, so ignored "
+        "with a warning rather than refused outside mongodb+srv://",
+    "test/test_uri_parser.py::TestURI::test_split_options":
+        _MESSAGE + "; the suggestions keep their camelCase (PyMongo lower-cases them)",
     "test/test_uri_parser.py::TestURI::test_special_chars": _PLUS,
     "test/test_uri_parser.py::TestURI::test_unquote_during_parsing": _PLUS,
     "test/test_uri_parser.py::TestURI::test_validate_userinfo": _PLUS,
