@@ -88,9 +88,9 @@ def _detect_external_db(options: ClientOptions) -> None:
 def _read_preference_keywords(kwargs: dict[str, Any]) -> None:
     """PyMongo's ``read_preference=ReadPreference.SECONDARY`` (an object) as the connection
     string's readPreference, readPreferenceTags and maxStalenessSeconds."""
-    value = kwargs.get("read_preference")
-    if value is None:
+    if "read_preference" not in kwargs:
         return
+    value = kwargs["read_preference"]
     from .read_preferences import _ServerMode, to_core
     if not isinstance(value, (_ServerMode, _Core)):  # a mode name too, as in PyMongo
         raise TypeError(f"{value!r} is not a read preference (read_preference= takes "
@@ -151,6 +151,7 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
             listeners = [*monitoring._GLOBAL_LISTENERS, *listeners]
         scan_executor = kwargs.pop("scan_executor", "concurrent")
         server_selector = kwargs.pop("server_selector", None)
+        document_class = document_class or None  # as PyMongo: a falsy one is dict
         for name, value in (("document_class", document_class), ("tz_aware", tz_aware),
                             ("connect", connect), ("type_registry", type_registry)):
             if value is not None:

@@ -46,8 +46,7 @@ class InsertOne(_Model, Generic[_DocumentType]):
     __slots__ = ("_doc",)
 
     def __init__(self, document: _DocumentType) -> None:
-        validate_is_document_type("document", document)
-        self._doc = document
+        self._doc = document  # checked when the bulk takes it, in order, as PyMongo does
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
         bulk.add_insert(self._doc)

@@ -67,6 +67,15 @@ def _pymongo_value(name: str, value: Any) -> Any:
             from .errors import ConfigurationFileNotFoundError
             raise ConfigurationFileNotFoundError(f"{name} {value!r} does not exist",
                                                  value) from None
+    if name == "compressors" and isinstance(value, (list, tuple)):
+        # PyMongo reports the compressors it can use: unknown names and missing packages out
+        # (warned, as a client warns for them).
+        from .options.client_options import _known_compressors
+        dropped: list[str] = []
+        value = _known_compressors(list(value), dropped)
+        for message in dropped:
+            warnings.warn(message, stacklevel=4)
+        return value
     if name == "authMechanismProperties" and isinstance(value, dict):
         return {k: {"true": True, "false": False}.get(v, v)
                 if k == "CANONICALIZE_HOST_NAME" else v for k, v in value.items()}
@@ -204,11 +213,11 @@ def _check_tls_options(pairs: Any) -> None:
 
 
 def _pymongo_tls(options: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """tlsInsecure=true reported with what it implies, as PyMongo reports it."""
-    if options.get("tlsInsecure"):
+    """tlsInsecure reported with what it implies, as PyMongo reports it."""
+    if "tlsInsecure" in options:  # what it implies takes its value, true or false
         for name in ("tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames",
                      "tlsDisableOCSPEndpointCheck"):
-            options[name] = True
+            options[name] = options["tlsInsecure"]
     return options
 
 

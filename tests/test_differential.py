@@ -96,8 +96,11 @@ def _negative_skip(skip=None, **_):
 DIFFERENCES = [(_string_projection, TypeError), (_negative_skip, ValueError)]
 
 
-def _same(sides, call, seed=DOCS, **arguments):
+def _same(sides, call, seed=DOCS, ignore=(), **arguments):
     theirs, ours = (side.run(call, seed) for side in sides)
+    if ignore:  # a documented difference on the wire: those command fields are not compared
+        theirs, ours = ((o, [[n, {k: v for k, v in b.items() if k not in ignore}]
+                             for n, b in c], a) for o, c, a in (theirs, ours))
     for documented, error in DIFFERENCES:
         if documented(**arguments) and ours[0] != theirs[0]:
             assert isinstance(ours[0], dict) and ours[0].get("<error>") in \
@@ -356,3 +359,155 @@ def test_list_collection_names_takes_every_argument_as_pymongo(sides, filter_, n
         kwargs = {} if name_only is None else {"nameOnly": name_only}
         return sorted(c.database.list_collection_names(filter=filter_, **kwargs))
     _same(sides, call)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(chain=st.lists(st.tuples(
+    st.sampled_from(["skip", "limit", "batch_size", "max_time_ms", "comment", "hint",
+                     "collation", "allow_disk_use", "max_await_time_ms", "where"]),
+    st.one_of(st.none(), st.integers(-2, 5), st.booleans(), st.just("_id_"), st.just("x"),
+              st.just([("_id", 1)]), st.just({"locale": "en"}), st.just({}), st.just([]))),
+    max_size=3))
+def test_cursor_methods_take_every_argument_as_pymongo(sides, chain):
+    """Cursor's chaining methods (skip, limit, batch_size, max_time_ms, comment, hint,
+    collation, allow_disk_use, max_await_time_ms, where) with values of every kind: the
+    same documents, or the same error, and the same find command."""
+    def call(c, lib):
+        cursor = c.find()
+        for method, value in chain:
+            cursor = getattr(cursor, method)(value)
+        return list(cursor)
+    _same(sides, call)
+
+
+OPERATIONS = st.sampled_from([
+    ("InsertOne", ({"z": 1},)), ("InsertOne", ({"_id": 1},)), ("InsertOne", ([],)),
+    ("UpdateOne", ({"_id": 1}, {"$set": {"z": 2}})), ("UpdateOne", ({}, {"z": 2})),
+    ("UpdateMany", ({"a": 1}, {"$inc": {"b": 1}})), ("UpdateMany", ({}, [])),
+    ("ReplaceOne", ({"_id": 2}, {"z": 3})), ("ReplaceOne", ({}, {"$set": {"z": 3}})),
+    ("DeleteOne", ({"_id": 3},)), ("DeleteMany", ({"a": 0},)),
+    # DeleteMany(None) is left out: a documented difference (README).
+])
+
+
+@settings(settings.get_profile(PROFILE))
+@given(operations=st.lists(OPERATIONS, max_size=4), ordered=st.booleans(),
+       as_tuple=st.booleans())
+def test_bulk_write_takes_every_argument_as_pymongo(sides, operations, ordered, as_tuple):
+    """Collection.bulk_write with operations of every kind, valid or not (a replacement with
+    operators, an update without, an empty list, a tuple of requests): the same result or
+    error, the same commands and the same contents."""
+    def call(c, lib):
+        requests = [getattr(lib, name)(*[bson.decode(bson.encode({"v": a}))["v"]
+                                         if a is not None else a for a in args])
+                    for name, args in operations]
+        return c.bulk_write(tuple(requests) if as_tuple else requests, ordered=ordered)
+    # README, "Bulk retryability per command": txnNumber is decided per command.
+    _same(sides, call, ignore=("txnNumber",))
+
+
+URI_OPTIONS = st.sampled_from([
+    "connectTimeoutMS", "socketTimeoutMS", "serverSelectionTimeoutMS", "timeoutMS",
+    "maxPoolSize", "w", "journal", "readPreference", "readPreferenceTags", "replicaSet",
+    "tls", "ssl", "tlsInsecure", "tlsAllowInvalidHostnames", "retryWrites", "appname",
+    "compressors", "zlibCompressionLevel", "uuidRepresentation", "loadBalanced",
+    "directConnection", "authSource", "authMechanism", "heartbeatFrequencyMS",
+    "localThresholdMS", "maxStalenessSeconds", "readConcernLevel", "wTimeoutMS"])
+URI_VALUES = st.sampled_from(["0", "1", "5", "-1", "0.5", "true", "false", "majority",
+                              "secondary", "standard", "zlib", "dc:ny", "", "x", "SCRAM-SHA-256"])
+
+
+def _below(text, limit):
+    try:
+        return float(text) < limit
+    except ValueError:
+        return False
+
+
+@settings(settings.get_profile(PROFILE))
+@given(pairs=st.lists(st.tuples(URI_OPTIONS, URI_VALUES), max_size=3),
+       hosts=st.sampled_from(["h", "h:27018", "a,b", "[::1]:5"]))
+def test_uri_parser_reads_connection_strings_as_pymongo(pairs, hosts):
+    """uri_parser.parse_uri over generated connection strings: the same hosts, credentials
+    and options (by PyMongo's keys and values), or a refusal of PyMongo's error family (a
+    ConfigurationError, a ValueError); warnings aside."""
+    import warnings
+
+    import pymongo.uri_parser as theirs
+
+    from singlemongo import uri_parser as ours
+    uri = f"mongodb://{hosts}/?" + "&".join(f"{k}={v}" for k, v in pairs)
+    results = []
+    for module in (theirs, ours):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                results.append(dict(module.parse_uri(uri)["options"]))
+            except (ValueError, TypeError, pymongo.errors.PyMongoError):  # refused (the
+                results.append("refused")  # classes are compared in test_pymongo_parity)
+    if results[1] == "refused" and any(k == "heartbeatFrequencyMS" and _below(v, 500)
+                                       for k, v in pairs):
+        return  # documented: under the SDAM minimum, refused as a client refuses it
+    assert results[1] == results[0], uri
+
+
+KEYWORDS = st.sampled_from([
+    "connectTimeoutMS", "socketTimeoutMS", "serverSelectionTimeoutMS", "maxPoolSize", "w",
+    "journal", "readPreference", "replicaSet", "tls", "retryWrites", "appname",
+    "compressors", "uuidRepresentation", "directConnection", "authSource", "tz_aware",
+    "document_class", "read_preference", "wTimeoutMS", "localThresholdMS"])
+_NUMERIC = frozenset({"connectTimeoutMS", "socketTimeoutMS", "serverSelectionTimeoutMS",
+                      "maxPoolSize", "wTimeoutMS", "localThresholdMS", "w"})
+KEYWORD_VALUES = st.sampled_from([None, 0, 1, 5, -1, 0.5, True, False, "", "x", "majority",
+                                  "secondary", "standard", [], {}, dict])
+
+
+def _family(exc):
+    return TypeError if isinstance(exc, TypeError) else \
+        ValueError if isinstance(exc, ValueError) else singlemongo.errors.ConfigurationError
+
+
+def _pymongo_refusal(keywords):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            pymongo.MongoClient(connect=False, **keywords).close()
+        except (TypeError, ValueError, pymongo.errors.PyMongoError) as exc:
+            return exc
+    return None
+
+
+@settings(settings.get_profile(PROFILE))
+@given(keywords=st.dictionaries(KEYWORDS, KEYWORD_VALUES, max_size=3))
+def test_client_keywords_are_taken_as_pymongo_takes_them(keywords):
+    """MongoClient(**keywords, connect=False) with option keywords of every kind: made, and
+    then with PyMongo's repr, or refused with an error of PyMongo's family (TypeError,
+    ValueError/ConfigurationError)."""
+    import warnings
+
+    results = []
+    for make in (pymongo.MongoClient, singlemongo.MongoClient):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                client = make(connect=False, **keywords)
+            except (TypeError, ValueError, pymongo.errors.PyMongoError) as exc:
+                results.append(exc)
+                continue
+        results.append("made")
+        client.close()
+    theirs, ours = results
+    if isinstance(ours, Exception) and (
+            any(isinstance(v, bool) and k in _NUMERIC for k, v in keywords.items())
+            or keywords.get("authSource") == ""):
+        # Documented: a boolean for a number is refused (PyMongo takes True as 1); so is an
+        # empty authSource (auth spec; PyMongo takes it when no credential is given).
+        return
+    if isinstance(theirs, Exception):  # refused: ours is caught as PyMongo's is, for one of
+        # the keywords PyMongo refuses (which of several bad ones is named first may differ)
+        families = {_family(theirs)} | {_family(e) for e in map(_pymongo_refusal, (
+            {k: v} for k, v in keywords.items())) if e is not None}
+        assert any(isinstance(ours, f) for f in families), (keywords, theirs, ours)
+    else:
+        assert ours == "made", (keywords, ours)

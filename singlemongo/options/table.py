@@ -110,6 +110,8 @@ def secret(validate):
 
 def one_of(*choices):
     def check(value):
+        if not isinstance(value, str):  # PyMongo: a TypeError for another type
+            raise TypeError(f"expected one of {', '.join(choices)}")
         if value not in choices:
             raise ValueError(f"expected one of {', '.join(choices)}")
         return value
@@ -127,7 +129,7 @@ def write_concern_w(value):
     if isinstance(value, str) and _is_integer_text(value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError("expected a non-negative integer or a string")
+        raise TypeError("expected a non-negative integer or a string")  # PyMongo's class
     if isinstance(value, int) and value < 0:
         raise ValueError("expected a non-negative integer or a string")
     return value
@@ -136,8 +138,12 @@ def write_concern_w(value):
 def string_list(value):
     if isinstance(value, str):
         return [item for item in value.split(",") if item]
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return list(value)
+    try:  # as PyMongo: any iterable of names
+        items = list(value)
+    except TypeError:
+        raise TypeError("expected a comma-separated list or a list of strings") from None
+    if all(isinstance(v, str) for v in items):
+        return items
     raise ValueError("expected a comma-separated list")
 
 
@@ -266,7 +272,7 @@ _TABLE = (
     Option("fsync", "fsync", boolean),
     Option("waitQueueMultiple", "wait_queue_multiple", NON_NEGATIVE),
     Option("loadBalanced", "load_balanced", boolean, False),
-    Option("localThresholdMS", "local_threshold_ms", NON_NEGATIVE, LOCAL_THRESHOLD_MS),
+    Option("localThresholdMS", "local_threshold_ms", milliseconds, LOCAL_THRESHOLD_MS),
     Option("maxAdaptiveRetries", "max_adaptive_retries", NON_NEGATIVE, MAX_ADAPTIVE_RETRIES),
     Option("maxConnecting", "max_connecting", integer(1)),
     Option("maxIdleTimeMS", "max_idle_time_ms", milliseconds),
@@ -340,11 +346,24 @@ KEYWORD_NONE = {"connectTimeoutMS": 0, "socketTimeoutMS": 0, "document_class": d
                 "tz_aware": False}
 
 
+# Options whose keyword PyMongo refuses as None (a TypeError; a ValueError for the second
+# group), though their default is none: a program written for PyMongo never passes it.
+NONE_REFUSED_TYPE = frozenset({
+    "authMechanismProperties", "authSource", "compressors", "directConnection", "journal",
+    "fsync", "maxStalenessSeconds", "minPoolSize", "maxConnecting", "srvMaxHosts", "w",
+    "wTimeoutMS", "connect"})
+NONE_REFUSED_VALUE = frozenset({"authMechanism", "readPreferenceTags"})
+
+
 def keyword_value(name, value):
     """The value of option ``name`` given as a keyword (or to validate_options): a None that
-    means something is that (KEYWORD_NONE; None where the default is none); anything else is
-    validated (ValueError or TypeError)."""
+    means something is that (KEYWORD_NONE; None where the default is none, unless PyMongo
+    refuses it); anything else is validated (ValueError or TypeError)."""
     opt = OPTIONS[name]
+    if value is None and name in NONE_REFUSED_TYPE:
+        raise TypeError("None is not a value for it, as in PyMongo (leave the keyword out)")
+    if value is None and name in NONE_REFUSED_VALUE:
+        raise ValueError("None is not a value for it, as in PyMongo (leave the keyword out)")
     if value is None and (opt.default is None or name in KEYWORD_NONE):
         return KEYWORD_NONE.get(name)
     return opt.validate(value)
