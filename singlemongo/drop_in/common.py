@@ -202,10 +202,14 @@ def _fields_list_to_dict(fields: Any, option_name: str) -> Mapping[str, Any]:
 
 
 def validate(option: str, value: Any) -> tuple[str, Any]:
-    """A client option and its validated value (singlemongo's option table); an unknown
-    option is a ConfigurationError with suggestions."""
+    """A client option and its validated value (singlemongo's option table) in PyMongo's
+    units (timeouts in seconds, uuidRepresentation as its code); an unknown option is a
+    ConfigurationError with suggestions."""
     from ..options.client_options import validate_keyword
-    return option, validate_keyword(option, value)
+    from ..options.table import canonical_name
+    from ..uri_parser import _pymongo_value
+    return option, _pymongo_value(canonical_name(option) or option,
+                                  validate_keyword(option, value))
 
 
 def get_validated_options(options: Mapping[str, Any], warn: bool = True) -> dict[str, Any]:
@@ -279,3 +283,7 @@ class Version(tuple):  # type: ignore[type-arg]
 
     def __str__(self) -> str:
         return ".".join(map(str, self))
+
+
+# The connection string names read as another option (PyMongo's map: ssl is tls).
+INTERNAL_URI_OPTION_NAME_MAP: dict[str, str] = {"ssl": "tls"}
