@@ -99,7 +99,8 @@ def main(argv):
         print(f"\nPyMongo's own failures on the simulator not yet explained: {len(unlisted)}")
         for test in unlisted:
             print(f"  {test}: {control[test]}")
-    print(f"\nTests of PyMongo internals (each with the internal it needs): {len(internals)}")
+    print(f"\nTests of PyMongo internals, and documented differences (README), each with "
+          f"its reason: {len(internals)}")
     for test, reason in sorted(internals.items()):
         print(f"  {test}: {reason}")
     if regressions:
