@@ -210,6 +210,8 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
         return outcome.reply
 
     def _create(self, options: dict[str, Any], session: Any) -> None:
+        if "size" in options:  # as PyMongo: a number, sent as a double (TypeError otherwise)
+            options["size"] = float(options["size"])
         cmd: dict[str, Any] = {"create": self._name}
         collation = validate_collation(options.pop("collation", None))
         if collation is not None:

@@ -214,7 +214,9 @@ class GridIn:
                     raise TypeError("must specify an encoding for file in order to write str")
                 data = data.encode(encoding)
             read = io.BytesIO(data).read
-        size = int(self._file["chunkSize"])
+        size = self._file["chunkSize"]
+        if isinstance(size, bool) or not isinstance(size, int):  # PyMongo's class for it
+            raise TypeError(f"chunkSize must be an integer, not {size!r}")
         if self._buffer.tell() > 0:
             space = size - self._buffer.tell()
             try:
