@@ -30,28 +30,34 @@ def main(driver, root, out):
     if driver == "singlemongo":
         import singlemongo
         singlemongo.install_as_pymongo()
+    plugin = Outcomes()
+    run_pytest(root, ["tests"], plugin)
+    with open(out, "w") as handle:
+        json.dump(plugin.outcomes, handle, indent=1, sort_keys=True)
+
+
+def run_pytest(root, args, plugin, port=PORT):
+    """A simulated replica set named ``rs`` on 127.0.0.1:``port`` (its members announcing
+    themselves as localhost), and pytest on ``args`` in ``root`` with ``plugin``; exits with
+    PORT_BUSY if something else listens on the port."""
     import pytest
     from singlemongo.testing import ReplicaSet
     deployment = ReplicaSet(3, host="localhost")  # as a replica set configured by name
-    deployment.servers[0].port = PORT
+    deployment.servers[0].port = port
     try:
         deployment.start()
     except OSError:  # something else listens there
         deployment.stop()
         sys.exit(PORT_BUSY)
-    plugin = Outcomes()
     os.chdir(root)
     sys.path.insert(0, root)
     try:
         pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:singlemongo", "-W", "ignore",
                      "--continue-on-collection-errors", "--timeout", "60", "-c",
-                     os.path.join(root, "pytest.ini"), "--rootdir", root, "tests"],
+                     os.path.join(root, "pytest.ini"), "--rootdir", root, *args],
                     plugins=[plugin])
     finally:
         deployment.stop()
-    with open(out, "w") as handle:
-        json.dump(plugin.outcomes, handle, indent=1, sort_keys=True)
-
 
 if __name__ == "__main__":
     main(*sys.argv[1:])

@@ -13,7 +13,7 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # this checkout, for tests.ecosystem
 
-from tests.ecosystem.run_suite import PORT_BUSY, Outcomes  # noqa: E402
+from tests.ecosystem.run_suite import Outcomes, run_pytest  # noqa: E402
 
 # Where the suite looks for MongoDB (its own DB_PORT variable), 27017 unless set.
 PORT = int(os.environ.get("DB_PORT", "27017"))
@@ -48,26 +48,9 @@ def main(driver, root, out, *modules):
     sys.path.remove(str(HERE.parent.parent))  # the suite's ``test`` package, not ours
     for name in [n for n in sys.modules if n == "tests" or n.startswith("tests.")]:
         del sys.modules[name]
-    import pytest
-    from singlemongo.testing import ReplicaSet
-    deployment = ReplicaSet(3, host="localhost")
-    deployment.servers[0].port = PORT
-    try:
-        deployment.start()
-    except OSError:
-        deployment.stop()
-        sys.exit(PORT_BUSY)
     plugin = Messages()
-    os.chdir(root)
-    sys.path.insert(0, root)
-    try:
-        pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:singlemongo", "-W", "ignore",
-                     "--continue-on-collection-errors", "--timeout", "60", "-c",
-                     os.path.join(root, "pytest.ini"), "--rootdir", root, "-m",
-                     "default or default_async",
-                     *(f"test/{m}.py" for m in modules)], plugins=[plugin])
-    finally:
-        deployment.stop()
+    run_pytest(root, ["-m", "default or default_async", *(f"test/{m}.py" for m in modules)],
+               plugin, PORT)
     with open(out, "w") as handle:
         json.dump({"outcomes": plugin.outcomes, "messages": plugin.messages}, handle,
                   indent=1, sort_keys=True)
