@@ -242,3 +242,23 @@ def test_explain_names_the_plan_and_counts_what_it_examined(client):
     with pytest.raises(OperationFailure) as caught:
         client.shop.command("explain", {"find": "items"}, verbosity="loud")
     assert caught.value.code == 2 and "loud" in str(caught.value)
+
+
+def test_a_dropped_collection_loses_its_validator():
+    """MongoDB (the "drop" command: it removes the collection and its options): a collection
+    created again after a drop has no validator. Issue 48: the simulator kept the validator
+    with the name, and 14 of PyMongo's own tests then failed with "Document failed
+    validation"; checked with PyMongo as the client."""
+    with ReplicaSet(3) as rs:
+        client = pymongo.MongoClient(rs.uri, serverMonitoringMode="poll")
+        db = client.validated
+        db.create_collection("t", validator={"a": {"$type": "int"}})
+        with pytest.raises(OperationFailure) as refused:
+            db.t.insert_one({"a": "text"})
+        assert refused.value.code == 121
+        db.drop_collection("t")
+        db.t.insert_one({"a": "text"})  # a new collection: no validator
+        assert db.t.find_one({}, {"_id": 0}) == {"a": "text"}
+        assert db.command("listCollections", filter={"name": "t"})["cursor"]["firstBatch"][0][
+            "options"] == {}
+        client.close()

@@ -351,6 +351,16 @@ def cursor_next(self):
     return mm_collection._cast_document_class(results[index], document_class)
 
 
+def _dropping_options(drop):
+    """A dropped collection loses its options (its validator among them), as on a server:
+    the engine kept them, so a validator outlived a drop and refused the next collection of
+    that name's documents."""
+    def drop_all(self):
+        drop(self)
+        self.options = {}
+    return drop_all
+
+
 def apply():
     """Install the fixes (idempotent)."""
     if getattr(filtering, "_singlemongo_fixed", False):
@@ -373,6 +383,7 @@ def apply():
     mm_collection.Collection._ensure_uniques = ensure_uniques
     mm_collection.validate_against_validator = validate_against_validator
     mm_collection.Cursor.__next__ = mm_collection.Cursor.next = cursor_next
+    mm_store.CollectionStore.drop = _dropping_options(mm_store.CollectionStore.drop)
     for name in ("__contains__", "__getitem__", "__setitem__", "__delitem__"):
         setattr(mm_store.CollectionStore, name, _keyed(getattr(mm_store.CollectionStore, name)))
     filtering._singlemongo_fixed = True
