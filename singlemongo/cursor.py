@@ -352,13 +352,14 @@ class Cursor(_ServerCursor[_DocumentType]):
             skip = index.start or 0
             if skip < 0 or (index.stop is not None and index.stop < 0):
                 raise IndexError("Cursor instances do not support negative indices")
+            limit = 0  # as PyMongo: a slice sets both bounds ([a:] has none), whatever before
             if index.stop is not None:
                 limit = index.stop - skip
                 if limit < 0:
                     raise IndexError(f"stop index must be greater than start index for "
                                      f"slice {index!r}")
-                self._empty = limit == 0
-                self._limit = limit
+            self._empty = index.stop is not None and limit == 0
+            self._limit = limit
             self._skip = skip
             return self
         if isinstance(index, bool) or not isinstance(index, int):

@@ -352,3 +352,19 @@ def test_a_cosmos_or_documentdb_host_is_said_once_as_pymongo_says_it(host):
             make(host, connect=False).close()
         said.append([str(w.message) for w in caught if issubclass(w.category, UserWarning)])
     assert said[1] == said[0]
+
+
+def test_a_slice_sets_both_bounds_of_a_cursor_as_pymongo(mongo_replica_set):
+    """PyMongo's test_getitem_slice_index (the counts below are the ones it asserts):
+    ``find()[40:45][20:]`` is skip 20 with no limit (a slice replaces the earlier one's
+    bounds); the second slice kept the first one's limit of 5."""
+    from singlemongo import MongoClient
+    mongo_replica_set.store.seed("sl", "c", [{"_id": i} for i in range(100)])
+    client = MongoClient(mongo_replica_set.uri)
+    coll = client.sl.c
+    counts = [len(list(cursor)) for cursor in (
+        coll.find()[40:45][20:], coll.find()[40:45].limit(0).skip(20),
+        coll.find().limit(10).skip(40)[20:], coll.find()[10:10].limit(0).skip(20),
+        coll.find()[20:25], coll.find()[99:1000], coll.find()[:0])]
+    client.close()
+    assert counts == [80, 80, 80, 80, 5, 1, 0]

@@ -7,6 +7,8 @@ comparison (``compare.py``); a test is listed here only after reading why it fai
 - ``CONTROL_FAILS``: PyMongo itself fails on the simulator, with the cause (issue 48)."""
 
 INTERNALS: dict = {
+    "test/test_cursor.py::TestCursor::test_clone":
+        "compares Cursor.__dict__ and mutates the private _projection",
     "test/test_read_preferences.py::TestSelections::test_bool":
         "pymongo.server_selectors.Selection over client._topology.description",
     # PatchSessionTimeout sets PyMongo's private client_session_shared.
@@ -45,6 +47,10 @@ DIFFERENCES: dict = {
         "an overloaded server is deprioritized for the retry by default, as the seed client "
         "backpressure specification says; PyMongo 4.20 makes it an opt-in",
     "test/test_client.py::TestClient::test_network_error_message": _MESSAGE,
+    **dict.fromkeys([f"test/test_cursor.py::TestRawBatch{kind}::test_monitoring"
+                     for kind in ("Cursor", "CommandCursor")],
+                    "a raw-batch cursor's CommandSucceededEvent shows the batch's documents "
+                    "one by one; PyMongo shows the batch as one raw bytes object"),
     "test/test_client.py::TestClient::test_handshake_06_region_too_long":
         "the handshake names the driver singlemongo (handshake spec), not PyMongo",
     "test/test_client.py::ClientUnitTest::test_detected_environment_logging":
