@@ -16,8 +16,6 @@ import sys
 
 from singlemongo.drop_in import FINDER, target
 
-# What was served this way, for the report.
-LOADED: list = []
 # Private names the suite's helpers (test/__init__.py, helpers.py, utils.py) import from
 # *public* modules at import time, so that no test could run without them. They are set on
 # singlemongo's module for this run only, each with singlemongo's true value, never taken
@@ -85,7 +83,6 @@ class InternalsFinder(importlib.abc.MetaPathFinder):
         module = self.internals.get(fullname)
         if module is None:
             return None
-        LOADED.append(fullname)
         return importlib.machinery.ModuleSpec(fullname, _Existing(module),
                                               is_package=hasattr(module, "__path__"))
 
