@@ -171,9 +171,7 @@ class ClientSession:
         Options left None come from ``default_transaction_options``, then the client. As a
         context manager (``with session.start_transaction():``) it commits when the block
         ends normally and aborts when it raises, as PyMongo's does."""
-        self._check_ended()
-        if self._options.snapshot:
-            raise InvalidOperation("Transactions are not supported in snapshot sessions")
+        self._check_transactions_allowed()
         options = resolve_options(
             TransactionOptions(read_concern, write_concern, read_preference, max_commit_time_ms),
             self._options.default_transaction_options, self._client)
@@ -185,6 +183,12 @@ class ClientSession:
         txn.commit_attempts = 0
         txn.txn_number = self._take_server_session().next_txn_number()
         return _TransactionContext(self)
+
+    def _check_transactions_allowed(self) -> None:
+        # Before the options are checked, as PyMongo: the session's state is the first error.
+        self._check_ended()
+        if self._options.snapshot:
+            raise InvalidOperation("Transactions are not supported in snapshot sessions")
 
     def commit_transaction(self) -> None:
         """Commit the transaction; a second call re-runs the commit (with w: majority).
@@ -204,7 +208,7 @@ class ClientSession:
             cmd["writeConcern"] = wc.document
         if txn.commit_attempts > 1:  # "writeConcern for commitTransaction attempts"
             cmd["writeConcern"] = majority(cmd.get("writeConcern"))
-        if txn.options.max_commit_time_ms is not None:
+        if txn.options.max_commit_time_ms:  # 0 is the server's "no limit": not sent, as PyMongo
             cmd["maxTimeMS"] = txn.options.max_commit_time_ms
         self._run_admin(cmd)
 
@@ -251,6 +255,7 @@ class ClientSession:
         frozen-time test advances it, or the attempts' bound ends the loop). Returns what
         the callback returned."""
         from .with_transaction import run
+        self._check_transactions_allowed()
         return run(self, callback, TransactionOptions(read_concern, write_concern,
                                                       read_preference, max_commit_time_ms))
 

@@ -36,21 +36,42 @@ def test_a_compressed_reply_without_negotiation_is_refused(mongo_standalone, fak
         client.test.c.find_one()
 
 
+def _peak_of_a_compressed_find(deployment, clock, inflated, announced, refusal, limits=None):
+    """The peak of traced memory while a find is answered with a zlib reply of ``inflated``
+    bytes announcing ``announced``, which the client refuses with ``refusal``."""
+    server = deployment.servers[0]
+    server.limits = dict(limits or {})
+    client = MongoClient(deployment.uri, clock=clock, compressors="zlib")
+    client.admin.command("ping")
+    reply = _compressed_reply(0, inflated, announced)[16:]
+    server.fail("find", action="raw-reply", times=None, raw=lambda request_id: wire.HEADER.pack(
+        16 + len(reply), request_id + 1, request_id, wire.OP_COMPRESSED) + reply)
+    tracemalloc.start()
+    try:
+        with pytest.raises(errors.ConnectionFailure, match=refusal):
+            client.test.c.find_one()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        client.close()
+
+
 def test_a_compression_bomb_is_refused_before_it_fills_memory(mongo_standalone, fake_clock):
     """A reply that inflates past the size it announces is refused after that many bytes.
     Before, a 1 MB reply inflated to 2 GiB of memory."""
-    server = mongo_standalone.servers[0]
-    client = MongoClient(mongo_standalone.uri, clock=fake_clock, compressors="zlib")
-    client.admin.command("ping")
-    bomb = _compressed_reply(0, b"\0" * 100_000_000, 1000)[16:]
-    server.fail("find", action="raw-reply", times=None, raw=lambda request_id: wire.HEADER.pack(
-        16 + len(bomb), request_id + 1, request_id, wire.OP_COMPRESSED) + bomb)
-    tracemalloc.start()
-    with pytest.raises(errors.ConnectionFailure, match="inflates past"):
-        client.test.c.find_one()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak = _peak_of_a_compressed_find(mongo_standalone, fake_clock, b"\0" * 100_000_000, 1000,
+                                      "inflates past")
     assert peak < 20_000_000  # not the 100 MB it would inflate to
+
+
+def test_a_huge_announced_message_size_does_not_bound_inflation(mongo_standalone, fake_clock):
+    """Issue 46: inflation was bounded by the server's own maxMessageSizeBytes, so a server
+    announcing 2**31-1 inflated a small zlib reply into as much memory as it said. It is
+    bounded by what a real server can announce (48,000,000 bytes) whatever this one says."""
+    peak = _peak_of_a_compressed_find(mongo_standalone, fake_clock, b"\0" * 60_000_000,
+                                      60_000_000, "over maxMessageSizeBytes",
+                                      {"maxMessageSizeBytes": 2**31 - 1})
+    assert peak < 20_000_000  # not the 60 MB it announces
 
 
 HOSTILE_HELLOS = {

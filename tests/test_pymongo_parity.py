@@ -368,3 +368,62 @@ def test_a_slice_sets_both_bounds_of_a_cursor_as_pymongo(mongo_replica_set):
         coll.find()[20:25], coll.find()[99:1000], coll.find()[:0])]
     client.close()
     assert counts == [80, 80, 80, 80, 5, 1, 0]
+
+
+def _commands_of(client_class, uri, call, **kwargs):
+    """The commands ``call(client)`` sends (name, body), through either driver's listener."""
+    from tests.side_by_side.harness import _PyMongoListener, _Recorder
+    recorder = _Recorder()
+    if client_class.__module__.startswith("pymongo"):
+        listener = _PyMongoListener()
+        listener.commands = recorder.commands
+    else:
+        listener = recorder
+    client = client_class(uri, event_listeners=[listener], **kwargs)
+    try:
+        call(client)
+    finally:
+        client.close()
+    return recorder.commands
+
+
+def test_max_commit_time_ms_zero_is_not_sent_as_pymongo(mongo_replica_set):
+    """Found by the differential session test: ``start_transaction(max_commit_time_ms=0)``
+    sent ``maxTimeMS: 0`` with commitTransaction; PyMongo sends no maxTimeMS for 0 (the
+    server's "no limit"). A positive value is sent by both."""
+    import pymongo
+
+    from singlemongo import MongoClient
+
+    def call(client):
+        for ms in (0, 7):
+            with client.start_session() as session:
+                session.start_transaction(max_commit_time_ms=ms)
+                client.tx.c.insert_one({}, session=session)
+                session.commit_transaction()
+    sent = [[body.get("maxTimeMS") for name, body in
+             _commands_of(cls, mongo_replica_set.uri, call) if name == "commitTransaction"]
+            for cls in (MongoClient, pymongo.MongoClient)]
+    assert sent[0] == sent[1] == [None, 7]
+
+
+def test_a_snapshot_session_refuses_a_transaction_before_its_options(mongo_replica_set):
+    """Found by the differential session test: ``with_transaction(cb, max_commit_time_ms="1")``
+    on a snapshot session raised TypeError (the options were checked first); PyMongo says
+    InvalidOperation, "Transactions are not supported in snapshot sessions", first."""
+    import pymongo
+
+    from singlemongo import MongoClient
+    outcomes = []
+    for cls in (MongoClient, pymongo.MongoClient):
+        client = cls(mongo_replica_set.uri)
+        with client.start_session(snapshot=True) as session:
+            for start in (lambda: session.with_transaction(lambda s: 1, max_commit_time_ms="1"),
+                          lambda: session.start_transaction(max_commit_time_ms="1")):
+                with pytest.raises(Exception) as caught:
+                    start()
+                outcomes.append((type(caught.value).__name__, str(caught.value)))
+        client.close()
+    assert outcomes[:2] == outcomes[2:]
+    assert outcomes[0] == ("InvalidOperation",
+                           "Transactions are not supported in snapshot sessions")

@@ -298,3 +298,26 @@ def test_a_failed_write_leaves_no_temporary_file(rs, tmp_path):
         _client(rs, path).t.c.find_one()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["topology.bson"]
     assert list(path.iterdir()) == []
+
+
+def test_a_fifo_planted_at_the_cache_path_is_refused_without_blocking(rs, tmp_path):
+    """Issue 46 (open without blocking, check the open file): a FIFO at the cache path, which
+    another user can plant in a shared directory, blocked every process in ``open()`` for
+    ever, before the ownership check. It is refused with the usual warning, at once."""
+    import signal
+    path = tmp_path / "topology.bson"
+    os.mkfifo(path, 0o600)
+
+    def hung(signum, frame):
+        raise TimeoutError("open() of the FIFO blocked")
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, 5.0)
+    try:
+        with pytest.warns(SingleMongoWarning, match="not a regular file"):
+            client = _client(rs, path)
+            client.t.c.insert_one({"_id": "fifo"})
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    client.close()
+    assert {"_id": "fifo"} in rs.store.documents("t", "c")

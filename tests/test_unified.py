@@ -89,3 +89,46 @@ def test_runner_refuses_a_malformed_file():
     assert "bad.json does not conform" in str(refused.value)
     assert "tests/0: Additional properties are not allowed ('operation'" in str(refused.value)
     assert "tests/0/operations/0:" in str(refused.value)
+
+
+def _at_project_revision(node):
+    """A retryable-reads GridFS file of PyMongo's copy as the project's specifications revision
+    writes it: the download's files query is ``{_id: <id>}``, not ``{_id: {$eq: <id>}}``."""
+    if isinstance(node, list):
+        return [_at_project_revision(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if set(node) == {"_id"} and isinstance(node["_id"], dict) and set(node["_id"]) == {"$eq"}:
+        return {"_id": node["_id"]["$eq"]}
+    return {key: _at_project_revision(value) for key, value in node.items()}
+
+
+GRIDFS_DOWNLOADS = [pytest.param(rel, doc, test, id=f"{rel}::{test['description']}")
+                    for rel, _, fmt, doc in collect()
+                    if fmt == "unified" and "retryable_reads/unified/gridfs-download" in rel
+                    for test in doc.get("tests", ())]
+
+
+@pytest.mark.parametrize("rel,doc,test", GRIDFS_DOWNLOADS)
+def test_gridfs_download_queries_as_the_project_revision_says(request, rel, doc, test):
+    """Issue 46: at the specifications revision this project implements, the retryable-reads
+    GridFS tests expect the files query ``{_id: <id>}`` (16 of them failed on ``$eq``). A
+    document id is still ``$eq`` (test_gridfs_download_of_an_operator_id_matches_nothing)."""
+    doc = _at_project_revision(doc)
+    test = next(t for t in doc["tests"] if t["description"] == test["description"])
+    Runner(request, doc, test, rel.replace("retryable_reads", "retryable-reads"), None).run()
+
+
+def test_gridfs_download_of_an_operator_id_matches_nothing(mongo_replica_set):
+    """GridFS spec, downloads by id: an id that is a document is matched for equality
+    (``$eq``), so ``{"$gt": MinKey}`` finds no file instead of any file."""
+    from bson.min_key import MinKey
+
+    from singlemongo import MongoClient
+    from singlemongo.gridfs import GridFSBucket, NoFile
+    client = MongoClient(mongo_replica_set.uri)
+    bucket = GridFSBucket(client.g)
+    bucket.upload_from_stream("f", b"data")
+    with pytest.raises(NoFile):
+        bucket.open_download_stream({"$gt": MinKey()}).read()
+    client.close()

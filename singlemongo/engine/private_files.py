@@ -2,7 +2,8 @@
 insert, and its SCRAM exchange, are sent, so a file another user could have planted or
 changed is never read.
 
-A file is trusted when it is a regular file (not a symlink: opened with O_NOFOLLOW), owned by
+A file is trusted when it is a regular file (not a symlink: opened with O_NOFOLLOW; not a
+FIFO or device: opened with O_NONBLOCK, checked once open), owned by
 the current user, and not writable by group or others. A bare name (no directory) lives in
 the user's private cache directory, ``$XDG_CACHE_HOME/singlemongo`` (``~/.cache/singlemongo``),
 created with mode 0700; files are written with mode 0600, atomically, and a failed write
@@ -40,10 +41,16 @@ def _check(st, what):
     return None
 
 
+_READ = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+         | getattr(os, "O_NONBLOCK", 0))
+
+
 def read_private(path, limit=1 << 20):
     """The file's bytes; FileNotFoundError if absent, UntrustedFile if it cannot be trusted."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        # O_NONBLOCK: a FIFO planted at the path would block open() for ever (issue 46);
+        # a regular file reads the same with it, and anything else is refused below.
+        fd = os.open(path, _READ)
     except OSError:
         if os.path.islink(path):
             raise UntrustedFile("it is a symbolic link") from None

@@ -13,7 +13,7 @@ from ..errors import ConfigurationError
 from .deadline import open_with_lifetime, whole_operation
 from .errors import NoFile
 from .grid_in import DEFAULT_CHUNK_SIZE, GridIn, clear_type_registry, disallow_transactions
-from .grid_out import GridOut, GridOutCursor
+from .grid_out import GridOut, GridOutCursor, id_filter
 
 if TYPE_CHECKING:
     from ..collection import Collection
@@ -224,7 +224,7 @@ class GridFSBucket:
         it within the timeoutMS in force now, if any."""
         grid_out = open_with_lifetime(GridOut(self._collection, file_id, session=session),
                                       self._collection)
-        grid_out.open()
+        grid_out._open(id_filter("_id", file_id))
         return grid_out  # type: ignore[no-any-return]
 
     @whole_operation

@@ -2,8 +2,8 @@
 zlib, snappy or zstd, each loaded at its first use. A connection loads this module only when
 the handshake negotiated a compressor, so a one-off query without compression loads none of it.
 
-Inflation is bounded by the size the message announces (itself bounded by
-maxMessageSizeBytes): a compression bomb is refused before it is inflated past that.
+Inflation is bounded by the size the message announces (itself bounded by the
+connection's max_reply_size): a compression bomb is refused before it is inflated past that.
 """
 from __future__ import annotations
 

@@ -242,6 +242,13 @@ class Connection:
         self.compressor = next((c for c in compressors if c in offered), None)
 
     @property
+    def max_reply_size(self):
+        """What a reply may be, read or inflated: the announced maxMessageSizeBytes, but never
+        more than a real server announces (48,000,000 since MongoDB 2.6), so a server saying
+        2**31-1 cannot make a small compressed reply inflate into gigabytes (issue 46)."""
+        return min(self.max_message_size, wire.DEFAULT_MAX_MESSAGE_SIZE)
+
+    @property
     def write_limits(self):
         """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) from the handshake."""
         hello = self.hello or {}
@@ -370,9 +377,9 @@ class Connection:
     def _receive(self, response_to, deadline, codec, user_fields):
         try:
             header = wire.check_header(self._recv_exactly(wire.HEADER.size, deadline),
-                                       self.max_message_size, response_to)
+                                       self.max_reply_size, response_to)
             body = self._recv_exactly(header.length - wire.HEADER.size, deadline)
-            flags, reply = wire.decode_reply_flags(header, body, self.max_message_size,
+            flags, reply = wire.decode_reply_flags(header, body, self.max_reply_size,
                                                    compressed=self.compressor is not None,
                                                    codec=codec or wire.CODEC,
                                                    user_fields=user_fields)
