@@ -161,3 +161,58 @@ def test_connection_closed_during_handshake_is_an_overload_not_a_dead_server(sta
     assert clock.sleeps[-1:] == [0.05]
     assert client.topology_description.servers[address].server_type is ServerType.STANDALONE
     assert standalone.servers[0].connections == 3
+
+
+@pytest.mark.parametrize("first", ["network", "retryable-label"])
+def test_backoff_index_counts_every_earlier_retry(standalone, first):
+    """Client backpressure rule 5: ``i`` is the retry attempt, 0 for the first retry; read as
+    every retry of the operation, whatever made it (the seed's pseudocode counts all
+    attempts). Before, an overload after an ordinary retry (a network error) backed off with
+    i=0 but after a RetryableError-only retry with i=1."""
+    client, clock, events = _client(standalone)
+    client.test.c.insert_one({"a": 1})
+    clock.sleeps.clear()
+    server = standalone.servers[0]
+    if first == "network":
+        server.fail("find", action="close")
+    else:
+        server.fail("find", code=462, errmsg="retry me", labels=("RetryableError",))
+    server.fail("find", **OVERLOAD)
+    assert client.test.c.find_one()["a"] == 1
+    # The last sleep is the backoff (a network error also waits for the rescan, 500 ms).
+    assert clock.sleeps[-1] == 0.1 and 0.05 not in clock.sleeps  # i=1: 200 ms x jitter 0.5
+
+
+def test_backoff_index_is_zero_for_an_overload_on_the_first_attempt(standalone):
+    """The other order of the same rule: the first retry (i=0) after an overload, then an
+    ordinary retry without backoff."""
+    client, clock, events = _client(standalone)
+    client.test.c.insert_one({"a": 1})
+    clock.sleeps.clear()
+    server = standalone.servers[0]
+    server.fail("find", **OVERLOAD)
+    server.fail("find", action="close")
+    assert client.test.c.find_one()["a"] == 1
+    assert clock.sleeps[0] == 0.05  # then the rescan's wait after the network error
+
+
+def test_a_mongos_closing_handshakes_is_deprioritized_for_the_retry():
+    """Client backpressure rule 6: the server of a failed attempt is deprioritized when the
+    error carries SystemOverloadedError, a handshake the mongos closed included (the driver
+    labels it). Before, the failed attempt's server was recorded only once a connection
+    existed, so every retry went back to the same mongos."""
+    with Sharded(2) as sh:
+        client, clock, _ = _client(sh)
+        client.test.c.find_one()
+        first = next(s for s in sh.servers if s.commands.get("find"))
+        other = next(s for s in sh.servers if s is not first)
+        for server in sh.servers:
+            client._topology.close_connection(server.address)  # the idle sockets went away
+        first.fail("hello", commands=("hello", "isMaster"), action="close", times=None)
+        before = (first.commands.get("find", 0), other.commands.get("find", 0))
+        client.test.c.find_one()
+        assert (first.commands.get("find", 0), other.commands.get("find", 0)) == \
+            (before[0], before[1] + 1)
+        assert clock.sleeps[-1:] == [0.05]  # one overload backoff, then the other mongos
+        first.clear_faults()
+        client.close()

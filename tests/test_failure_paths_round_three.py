@@ -7,7 +7,7 @@ import pytest
 from singlemongo import errors
 from singlemongo.client import MongoClient
 
-from .util import CommandRecorder
+from .util import CommandRecorder, selection_records
 
 
 def test_a_gridfs_download_whose_chunk_query_keeps_failing_retries_once(mongo_replica_set):
@@ -28,3 +28,127 @@ def test_a_gridfs_download_whose_chunk_query_keeps_failing_retries_once(mongo_re
         stream.read()
     assert recorder.names().count("find") == 2
     client.close()
+
+
+def test_an_incompatible_wire_version_logs_server_selection_failed(mongo_standalone,
+                                                                    fake_clock, caplog):
+    """Server Selection, single-threaded step 5 and "Logging": an invalid topology wire
+    version raises, and the "Server selection failed" message is logged with it. Before,
+    only "started" was logged."""
+    mongo_standalone.servers[0].limits = {"maxWireVersion": 6}
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock)
+    records = selection_records(caplog, lambda: pytest.raises(
+        errors.IncompatibleWireVersionError, client.admin.command, "ping"))
+    assert [r["message"] for r in records] == ["Server selection started",
+                                               "Server selection failed"]
+    assert "requires at least" in records[-1]["failure"]
+    client.close()
+
+
+def test_a_load_balanced_client_ignores_an_application_server_selector(mongo_load_balanced,
+                                                                        fake_clock):
+    """Load Balancer Support, "Server Selection": the single server in the topology MUST
+    always be selected. Before, a ``server_selector`` returning nothing made every operation
+    fail in load-balanced mode (PyMongo ignores the selector there)."""
+    client = MongoClient(mongo_load_balanced.uri, clock=fake_clock,
+                         server_selector=lambda servers: [])
+    assert client.admin.command("ping")["ok"] == 1
+    client.t.c.insert_one({"_id": 1})
+    assert client.t.c.find_one() == {"_id": 1}
+    client.close()
+
+
+def test_load_balanced_mode_does_not_wait_for_a_scan_after_an_error(mongo_load_balanced,
+                                                                    fake_clock):
+    """Load Balancer Support: a load balancer is never monitored, so there is no scan to
+    wait for. Before, the next operation after any error slept 500 ms (minHeartbeatFrequency)
+    for a scan this mode never performs."""
+    client = MongoClient(mongo_load_balanced.uri, clock=fake_clock, retryWrites=False)
+    client.admin.command("ping")
+    mongo_load_balanced.servers[0].fail("insert", action="close")
+    with pytest.raises(errors.AutoReconnect):
+        client.t.c.insert_one({"_id": 1})
+    before = fake_clock.monotonic()
+    client.t.c.insert_one({"_id": 2})
+    assert fake_clock.monotonic() - before < 0.05
+    client.close()
+
+
+def _names(events, start=0):
+    return [type(e).__name__ for e in events[start:]]
+
+
+def _became_unknown(event):
+    return type(event).__name__ == "ServerDescriptionChangedEvent" and \
+        event.new_description.server_type_name == "Unknown"
+
+
+def _assert_unknown_then_cleared(after, interrupt):
+    """One PoolClearedEvent (with ``interrupt``), after the server became Unknown."""
+    cleared = [e for e in after if type(e).__name__ == "PoolClearedEvent"]
+    assert len(cleared) == 1 and cleared[0].interrupt_connections is interrupt
+    unknown = next(i for i, e in enumerate(after) if _became_unknown(e))
+    assert unknown < after.index(cleared[0]), _names(after)
+
+
+def test_a_check_timeout_clears_the_pool_interrupting_connections_after_unknown(
+        mongo_standalone):
+    """Server Monitoring, "Network or command error during server check", step 3: a check's
+    network timeout marks the server Unknown, then clears its pool with
+    interruptInUseConnections=true. Before, the event said false, and it came before the
+    server was Unknown (a listener saw PoolClearedEvent while the server was selectable)."""
+    from singlemongo.clock import Clock
+    events = []
+    client = MongoClient(mongo_standalone.uri, clock=Clock(), connectTimeoutMS=200,
+                         heartbeatFrequencyMS=500, event_listeners=[events.append])
+    client.admin.command("ping")
+    mongo_standalone.servers[0].fail("hello", action="hang")
+    import time
+    time.sleep(0.6)  # a heartbeat is due: the next operation checks the server
+    start = len(events)
+    client.admin.command("ping")
+    _assert_unknown_then_cleared(events[start:], interrupt=True)
+    client.close()
+
+
+def test_an_application_network_error_marks_unknown_before_clearing(mongo_replica_set,
+                                                                    fake_clock):
+    """Server Monitoring / application errors: the server is marked Unknown, then its pool
+    is cleared (interruptInUseConnections=false). Before, PoolClearedEvent came first."""
+    events = []
+    client = MongoClient(mongo_replica_set.uri, clock=fake_clock, retryReads=False,
+                         event_listeners=[events.append])
+    client.t.c.find_one()
+    mongo_replica_set.primary.fail("find", action="close")
+    start = len(events)
+    with pytest.raises(errors.AutoReconnect):
+        client.t.c.find_one()
+    _assert_unknown_then_cleared(events[start:], interrupt=False)
+    client.close()
+
+
+@pytest.mark.parametrize("kind", ["Standalone", "LoadBalancer"])
+def test_an_authentication_error_clears_the_pool_before_closing_the_connection(kind,
+                                                                               fake_clock):
+    """CMAP logging, load balancers ("errors during authentication are processed") and
+    SDAM's pool-clear-checkout-error, at this project's specifications revision: check-out
+    started, (Unknown,) pool cleared, the connection closed with reason "error", then the
+    check-out failed. Before, the pool was cleared last."""
+    from singlemongo import testing
+    with getattr(testing, kind)(users={"alice": "right-pw"}) as deployment:
+        events = []
+        uri = deployment.uri.replace("mongodb://", "mongodb://alice:wrong-pw@", 1)
+        client = MongoClient(uri, clock=fake_clock, retryWrites=False,
+                             event_listeners=[events.append])
+        with pytest.raises(errors.OperationFailure):
+            client.t.c.insert_one({"_id": 1})
+        client.close()
+    pool = [e for e in _names(events) if e.startswith(("Connection", "Pool")) and
+            e not in ("PoolCreatedEvent", "PoolReadyEvent", "PoolClosedEvent")]
+    assert pool[-3:] == ["PoolClearedEvent", "ConnectionClosedEvent",
+                         "ConnectionCheckOutFailedEvent"], pool
+    closed = next(e for e in events if type(e).__name__ == "ConnectionClosedEvent")
+    assert closed.reason == "error"
+    if kind == "Standalone":
+        names = _names(events)
+        assert any(_became_unknown(e) for e in events[:names.index("PoolClearedEvent")])

@@ -289,3 +289,29 @@ def test_document_validation_reports_the_failing_document(db):
     assert caught.value.details["errInfo"]["failingDocumentId"] == 2
     db.checked.insert_one({"_id": 3, "x": 3}, bypass_document_validation=True)
     assert db.checked.count_documents({}) == 2
+
+
+def test_coll_mod_prepares_and_converts_an_index_to_unique(db):
+    """MongoDB 6.0+ collMod: ``prepareUnique`` refuses new duplicates (11000) and keeps the
+    old ones; converting to ``unique`` then fails with CannotConvertIndexToUnique (359),
+    each group of conflicting _ids a violation (the collection-management
+    modifyCollection-errorResponse test). Before, both were accepted and nothing was
+    enforced. Without prepareUnique the conversion is refused (72)."""
+    db.test.insert_many([{"_id": 1, "x": 1}, {"_id": 2, "x": 1}, {"_id": 4, "x": 2}])
+    db.test.create_index("x")
+    with pytest.raises(OperationFailure) as refused:
+        db.command("collMod", "test", index={"keyPattern": {"x": 1}, "unique": True})
+    assert refused.value.code == 72
+    reply = db.command("collMod", "test", index={"keyPattern": {"x": 1},
+                                                 "prepareUnique": True})
+    assert reply["prepareUnique_old"] is False and reply["prepareUnique_new"] is True
+    with pytest.raises(pymongo.errors.DuplicateKeyError):
+        db.test.insert_one({"_id": 3, "x": 1})
+    db.test.insert_one({"_id": 5, "x": 3})
+    with pytest.raises(OperationFailure) as conflict:
+        db.command("collMod", "test", index={"keyPattern": {"x": 1}, "unique": True})
+    assert conflict.value.code == 359
+    assert conflict.value.details["violations"] == [{"ids": [1, 2]}]
+    db.test.delete_one({"_id": 2})
+    db.command("collMod", "test", index={"keyPattern": {"x": 1}, "unique": True})
+    assert next(i for i in db.test.list_indexes() if i["name"] == "x_1")["unique"] is True

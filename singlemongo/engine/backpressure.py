@@ -65,7 +65,11 @@ def decide(state, error, *, ordinary_retryable, max_adaptive_retries, bucket, ji
             return Decision(False, f"retry attempts exhausted ({state.overload_retries} overload "
                                    f"retries, maxAdaptiveRetries={max_adaptive_retries})")
         overloaded = SYSTEM_OVERLOADED in labels
-        backoff = backoff_seconds(state.overload_retries, jitter) if overloaded else 0.0
+        # Rule 5: "i is the retry attempt (starting with 0 for the first retry)", read as
+        # every retry of the operation so far, ordinary ones included (the seed's Python
+        # pseudocode counts every attempt), so the order of earlier errors never matters.
+        retry_index = max(state.attempts - 1, 0)
+        backoff = backoff_seconds(retry_index, jitter) if overloaded else 0.0
         if deadline is not None and now + backoff > deadline:
             return Decision(False, f"the deadline (timeoutMS) would pass during a "
                                    f"{backoff * 1000:.0f} ms backoff")

@@ -235,12 +235,14 @@ def _succeeded(topology, address, outcome, prior):
     reply, now = outcome.reply, topology.clock.monotonic()
     topology.verified.add(address)
     events = topology.events.active
-    if reply.get("ok") not in (1, 1.0, True):  # a command error: Unknown, connection cleared
-        topology.close_connection(address, bump_generation=True)
+    if reply.get("ok") not in (1, 1.0, True):  # a command error: Unknown, then cleared
         if events:
             from ..sdam import monitoring as m
             topology.events.publish(m.ServerHeartbeatFailedEvent(outcome.duration, reply, address))
         sd = ServerDescription.from_hello(address, reply, now=now)
+        topology.apply(sd)
+        topology.close_connection(address, bump_generation=True)
+        return topology.description.servers.get(address, sd)
     else:
         if events:
             shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive
@@ -272,13 +274,15 @@ def _log_dropped(topology, sd):
 
 
 def failed(topology, address, outcome):
-    """A failed check: the connection cleared, the server Unknown with a network error (its
-    cooldown starts)."""
-    topology.close_connection(address, bump_generation=True)
+    """A failed check: the server Unknown with a network error (its cooldown starts), then
+    its pool cleared, interrupting in-use connections if the check timed out (server
+    monitoring, "Network or command error during server check")."""
     ended_unapplied_failure(topology, address, outcome)
     sd = ServerDescription(address, error=str(outcome.error), error_is_network=True,
                            last_update_time=topology.clock.monotonic())
     topology.apply(sd)
+    topology.close_connection(address, bump_generation=True,
+                              interrupt=bool(getattr(outcome.error, "timeout", False)))
     return topology.description.servers.get(address, sd)
 
 

@@ -22,11 +22,11 @@ def idle_check(topology, conn):
             # spec: the topology stays LoadBalanced, no other events).
             topology.close_connection(conn.address)
             return False
-        topology.close_connection(conn.address, bump_generation=True)
         # Not a failed check: a stale idle socket says little about the server, so no
-        # cooldown; the reselection's scan reconnects at once.
+        # cooldown; the reselection's scan reconnects at once. Unknown, then cleared.
         topology.apply(ServerDescription(conn.address,
                                          error=f"idle connection check failed: {exc}"))
+        topology.close_connection(conn.address, bump_generation=True)
         return False
     conn.last_used = topology.clock.monotonic()
     return True
@@ -121,6 +121,7 @@ def connection_for(topology, sd, connect_timeout_s=None):
             conn, reply, _ = topology.connect(sd.address, connect_timeout_s)
         except ConnectionFailure as exc:
             _label_overload(exc)
+            exc.selected_address = sd.address
             raise  # the server stays a LoadBalancer either way
         if reply.get("serviceId") is None:
             conn.close()
@@ -146,6 +147,9 @@ def connection_for(topology, sd, connect_timeout_s=None):
         outcome.error.handshake_s = outcome.duration
         if _label_overload(outcome.error):
             check.ended_unapplied_failure(topology, sd.address, outcome)
+            # Client backpressure rule 6: the retry deprioritizes this server, which the
+            # operation learns here, before any connection to it exists.
+            outcome.error.selected_address = sd.address
             raise outcome.error
         check.failed(topology, sd.address, outcome)
         topology.stale = True
@@ -176,16 +180,20 @@ def handshake_failed(topology, conn, exc):
     from .backpressure import SYSTEM_OVERLOADED
     if SYSTEM_OVERLOADED in getattr(exc, "error_labels", ()):
         return
+    if topology.description.topology_type is not TopologyType.LOAD_BALANCED:
+        topology.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",
+                                         last_update_time=topology.clock.monotonic()))
+        topology.stale = True
+    # The load balancer and SDAM tests' order: Unknown, pool cleared, the connection
+    # closed (reason "error"), then the check-out failed.
+    topology.clear_pool(conn.address, conn.service_id)
+    if topology.connections.get(conn.address) is conn:
+        topology.connections.pop(conn.address)
     if not conn.closed:
         conn.close_error = str(exc)
     conn.close()
-    if topology.pool is not None:  # CMAP's order: closed, check-out failed, pool cleared
+    if topology.pool is not None:
         topology.pool.check_out_failed(topology.clock.monotonic(), exc)
-    topology.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
-    if topology.description.topology_type is not TopologyType.LOAD_BALANCED:
-        topology.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",
-                                     last_update_time=topology.clock.monotonic()))
-        topology.stale = True
 
 
 REAUTHENTICATION_REQUIRED = 391

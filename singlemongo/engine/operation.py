@@ -265,6 +265,10 @@ class _Run:
                 raise
             if self.handshake_budget_s is not None:  # overload: the server closed handshakes
                 self.handshake_budget_s -= getattr(exc, "handshake_s", 0.0)
+            address = getattr(exc, "selected_address", None)
+            if address is not None:  # the attempt's server, for deprioritization (rule 6)
+                self.last_server = self.t.description.servers.get(address) or \
+                    ServerDescription(address)
             # No wire version: the handshake did not finish (PyMongo's rule, 0).
             return None, exc, self._checkout_retry_kind(), 0
         if not self.checked_out:

@@ -93,14 +93,14 @@ class PoolMonitor:
                 new_td.topology_type is TopologyType.SINGLE)):
             self.mark_ready(sd.address)
 
-    def cleared(self, address, service_id, load_balanced):
+    def cleared(self, address, service_id, load_balanced, interrupt=False):
         """A generation bump: published unless the pool is already paused (CMAP: clearing a
         paused pool publishes nothing); behind a load balancer a pool is never paused."""
         if load_balanced:
-            self._emit(e.PoolClearedEvent(address, service_id))
+            self._emit(e.PoolClearedEvent(address, service_id, interrupt))
         elif address in self.ready:
             self.ready.discard(address)
-            self._emit(e.PoolClearedEvent(address, service_id))
+            self._emit(e.PoolClearedEvent(address, service_id, interrupt))
 
     def closed(self, address):
         self.ready.discard(address)

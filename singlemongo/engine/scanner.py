@@ -202,8 +202,9 @@ def select_server(topo, criteria, deprioritized=(), operation="command", operati
             f"{remaining_ms:.0f} ms.", topo, criteria, operation, operation_id,
             message="Waiting for suitable server to become available",
             remainingTimeMS=remaining_ms))
-    except ServerSelectionError as exc:
-        # "Logging": the failure is the error; the topology description has its own field.
+    except (ServerSelectionError, errors.IncompatibleWireVersionError) as exc:
+        # "Logging": the failure is the error (step 5's invalid wire version too); the
+        # topology description has its own field.
         failure = getattr(exc, "summary", None) or str(exc).splitlines()[0]
         _log(DEBUG, f"Server selection failed {what[:-1]}. Failure: {failure}", topo,
              criteria, operation, operation_id, message="Server selection failed",
@@ -234,8 +235,9 @@ def _select(topo, criteria, deprioritized, log_waiting):
     limit = budget.deadline if (not try_once or topo.deadline is not None) else None
     for _ in range(max_rounds):
         if topo.stale:
+            # A load balancer is never monitored (load balancer spec): no scan to wait for.
             ready = topo.last_scan_end + MIN_INTERVAL_S if topo.last_scan_end is not None \
-                else budget.start
+                and not options.load_balanced else budget.start
             if limit is not None and ready > limit:
                 if not try_once or scanned:
                     break

@@ -162,19 +162,26 @@ class Topology:
                 self.events.publish(event)
 
     def close_connection(self, address, bump_generation=False, service_id=None,
-                         reason="error"):
+                         reason="error", interrupt=False):
         """Close the server's connection (for CMAP's ConnectionClosedReason ``reason``); with
-        ``bump_generation`` its pool is cleared: connections from before are stale."""
+        ``bump_generation`` its pool is cleared first (connections from before are stale),
+        so a listener sees PoolClearedEvent, then the stale connection's ConnectionClosed."""
         conn = self.connections.pop(address, None)
+        if conn is not None:
+            service_id = service_id or conn.service_id
+        if bump_generation:
+            self.clear_pool(address, service_id, interrupt)
         if conn is not None:
             if not conn.closed:
                 conn.close_reason = "stale" if bump_generation else reason
             conn.close()
-            service_id = service_id or conn.service_id
-        if bump_generation:
-            self.generations[address] += 1
-            if self.pool is not None:
-                self.pool.cleared(address, service_id, self.options.load_balanced)
+
+    def clear_pool(self, address, service_id=None, interrupt=False):
+        """CMAP "clear": the generation bumped, PoolClearedEvent published (its
+        interruptInUseConnections says whether a check timed out: server monitoring)."""
+        self.generations[address] += 1
+        if self.pool is not None:
+            self.pool.cleared(address, service_id, self.options.load_balanced, interrupt)
 
     # ----- checks --------------------------------------------------------------------------
 
@@ -455,10 +462,12 @@ class Topology:
                                             self.generations[conn.address])
         if conn.closed and self.connections.get(conn.address) is conn:
             self.connections.pop(conn.address)
-        if decision.clear_pool:
-            self.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
+        # SDAM "Application errors": the server is marked Unknown, then its pool is cleared
+        # (a listener never sees the pool cleared while the server is still selectable).
         if decision.new_description is not None:
             self.apply(decision.new_description)
+        if decision.clear_pool:
+            self.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
         if decision.mark_stale:
             self.stale = True
         return decision

@@ -272,7 +272,10 @@ def select(td, criteria, settings=SelectionSettings(), deprioritized=()):
     if criteria.operation == READ:
         validate_max_staleness(td, criteria.read_preference, settings.heartbeat_frequency_ms)
     servers = suitable_servers(td, criteria, settings, deprioritized)
-    if settings.server_selector is not None and servers:
+    # Load balancer spec, "Server Selection": the single server MUST always be selected, so
+    # an application's selector does not apply (PyMongo ignores it there too).
+    if settings.server_selector is not None and servers and \
+            td.topology_type is not T.LOAD_BALANCED:
         servers = list(settings.server_selector(list(servers)))
     return Selection(tuple(servers), tuple(latency_window(servers, settings.local_threshold_ms)))
 

@@ -145,13 +145,30 @@ def _modify_index(coll, spec):
         raise CommandError(2, "collMod's index must name the index (name or keyPattern)")
     for name, index in coll._store.indexes.items():
         if name == spec.get("name") or dict(index.get("key", ())) == spec.get("keyPattern"):
+            if spec.get("unique"):
+                _convert_to_unique(coll, index)
             changes = {}
-            for field in ("hidden", "expireAfterSeconds"):
+            for field in ("hidden", "expireAfterSeconds", "prepareUnique", "unique"):
                 if field in spec:
-                    changes[f"{field}_old"] = index.get(field, False if field == "hidden" else 0)
+                    changes[f"{field}_old"] = index.get(field, 0 if field ==
+                                                        "expireAfterSeconds" else False)
                     index[field] = changes[f"{field}_new"] = spec[field]
             return changes
     raise CommandError(27, f"cannot find index {spec}")
+
+
+def _convert_to_unique(coll, index):
+    """collMod {index: {unique: true}}: only an index already prepareUnique, and only when no
+    two documents share an entry (each group is a violation, as MongoDB 6.0 reports them)."""
+    from .conformance import duplicate_groups
+    if not index.get("prepareUnique"):
+        raise CommandError(72, "Cannot make index unique with 'prepareUnique=false'. Run "
+                               "collMod to set it first.")
+    violations = [{"ids": group} for group in duplicate_groups(coll, index)]
+    if violations:
+        raise CommandError(359, "Cannot convert the index to unique. Please resolve "
+                                "conflicting documents before running collMod again.",
+                           violations=violations)
 
 
 COMMANDS = {"collMod": coll_mod}
