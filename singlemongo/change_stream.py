@@ -152,7 +152,13 @@ class ChangeStream(Generic[_DocumentType]):
         except PyMongoError:
             pass
         self._resume_pending = True  # until the aggregate succeeds
-        self._cursor = self._create_cursor()
+        # "Resume Process": the resume's selection may wait serverSelectionTimeoutMS for a
+        # primary (an election), as PyMongo's does; trying once would end the stream.
+        waits, self._topology.selection_waits = self._topology.selection_waits, True
+        try:
+            self._cursor = self._create_cursor()
+        finally:
+            self._topology.selection_waits = waits
         self._resume_pending = False
 
     # ----- PyMongo's API -------------------------------------------------------------------
@@ -206,7 +212,10 @@ class ChangeStream(Generic[_DocumentType]):
                 self._resume_pending = True
             raise
         except BaseException:
-            self.close()
+            # An interrupt (Ctrl-C, a signal's exception) closes the stream at once: its
+            # killCursors waits for the client's next operation, never for a silent server.
+            self._closed = True
+            self._cursor._defer_kill()
             raise
         if not self._cursor.alive:
             self._closed = True

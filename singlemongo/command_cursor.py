@@ -373,27 +373,34 @@ class _ServerCursor(Generic[_DocumentType]):
         it is open, else a new one to its server (but not behind a load balancer, where the
         cursor lived on that connection)."""
         topology = self._topology
-        conn = topology.connections.get(self._address)
-        if conn is None or conn.closed:
-            if topology.options.load_balanced:
-                return
-            try:
-                conn = checkout_pinned(topology, self._address)[1]
-            except PyMongoError:
-                return
         assert self._ns is not None and self._id is not None
+        # The new connection's handshake is within the same deadline (a ``timeout()`` block
+        # bounds it: Ctrl-C on a silent server must not wait connectTimeoutMS).
         with topology.timeout_scope(topology.new_deadline(self._timeout_s)):
+            conn = topology.connections.get(self._address)
+            if conn is None or conn.closed:
+                if topology.options.load_balanced:
+                    return
+                try:
+                    conn = checkout_pinned(topology, self._address)[1]
+                except PyMongoError:
+                    return
             kill_cursor(topology, conn, *self._ns, self._id, self._session,
                         self._explicit_session)
 
+    def _defer_kill(self) -> None:
+        """Closed without a round trip: killCursors waits in the kill queue for the client's
+        next operation (the garbage collector's way; an interrupt's too)."""
+        if self._forked():
+            return  # the parent's cursor: not the child's to kill
+        if self._id and self._ns is not None:
+            self._topology.kill_queue.append((self._address, *self._ns, self._id))
+            self._id = 0
+        self._release_session()
+
     def __del__(self) -> None:
         try:
-            if self._forked():
-                return  # the parent's cursor: not the child's to kill
-            if self._id and self._ns is not None:
-                self._topology.kill_queue.append((self._address, *self._ns, self._id))
-                self._id = 0
-            self._release_session()
+            self._defer_kill()
         except Exception:
             pass
 

@@ -45,6 +45,22 @@ def start_token(coll):
         return json_util.dumps(stream.resume_token)
 
 
+def watcher_after_one_change(rs, *args):
+    """(process, the first line it printed): a watcher of app.jobs started before an insert
+    of {_id: "a"}, once it printed that change."""
+    coll = singlemongo.MongoClient(rs.uri).app.jobs
+    begin = start_token(coll)
+    coll.insert_one({"_id": "a"})
+    proc = subprocess.Popen(CLI + ["--uri", rs.uri, "watch", "app.jobs", "--resume-after",
+                                   begin, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONFAULTHANDLER="1"))
+    if not select.select([proc.stdout], [], [], 20)[0]:
+        proc.kill()
+        proc.wait()
+        pytest.fail("no change printed within 20 s")
+    return proc, os.read(proc.stdout.fileno(), 65536).decode().splitlines()[0]
+
+
 def test_max_events_then_continue_from_the_printed_token_until_idle(rs):
     """The token printed at --max-events continues the stream in a later run: together the
     two runs print every change once, in order; both exit 0."""
@@ -84,15 +100,8 @@ def test_a_database_stream_with_a_pipeline_ends_with_the_database(rs):
 def test_ctrl_c_exits_130_with_the_token_of_the_last_change(rs):
     """Ctrl-C (SIGINT) while the watcher waits for changes: exit 130, and the last token on
     stderr, as for every other end."""
-    coll = singlemongo.MongoClient(rs.uri).app.jobs
-    begin = start_token(coll)
-    coll.insert_one({"_id": "a"})
-    proc = subprocess.Popen(CLI + ["--uri", rs.uri, "watch", "app.jobs", "--resume-after",
-                                   begin], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=dict(os.environ, PYTHONFAULTHANDLER="1"))
+    proc, line = watcher_after_one_change(rs)
     try:
-        assert select.select([proc.stdout], [], [], 20)[0], "no change printed within 20 s"
-        line = os.read(proc.stdout.fileno(), 65536).decode()
         proc.send_signal(signal.SIGINT)
         code = wait_or_explain(proc, 20)
         err = proc.stderr.read().decode()
@@ -100,7 +109,7 @@ def test_ctrl_c_exits_130_with_the_token_of_the_last_change(rs):
         proc.kill()
         proc.wait()
     assert code == 130, err
-    change = json_util.loads(line.splitlines()[0])
+    change = json_util.loads(line)
     assert change["documentKey"] == {"_id": "a"}
     assert json_util.loads(token_in(err)) == change["_id"]
     assert "interrupted" in err
@@ -127,3 +136,76 @@ def test_a_standalone_cannot_be_watched_exit_5():
         code, changes, err = watch(standalone.uri, "app.jobs", "--max-events", "1")
     assert code == 5 and not changes
     assert "40573" in err and TOKEN_PREFIX not in err
+
+
+def test_a_broken_pipe_prints_the_token_of_the_last_change_written(rs):
+    """Issue 46 (`singlemongo watch | head -1`): after the reader went away, the token on
+    stderr is that of the last change actually written, so a run resumed from it prints the
+    change that could not be written. Before, it was the unwritten change's token: resuming
+    skipped that change."""
+    proc, line = watcher_after_one_change(rs)
+    first = json_util.loads(line)
+    try:
+        proc.stdout.close()  # the reader goes away, as head -1 does
+        singlemongo.MongoClient(rs.uri).app.jobs.insert_one({"_id": "b"})
+        code = wait_or_explain(proc, 20)
+        err = proc.stderr.read().decode()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert code == 141, err
+    assert first["documentKey"] == {"_id": "a"}
+    assert json_util.loads(token_in(err)) == first["_id"]
+    code, rest, err = watch(rs.uri, "app.jobs", "--resume-after", token_in(err),
+                            "--max-events", "1")
+    assert code == 0 and rest[0]["documentKey"] == {"_id": "b"}, err
+
+
+def _stalled_watcher(rs, *args):
+    """A watcher that printed one change, whose server then stops answering (its getMores,
+    and any new connection's handshake, hang)."""
+    proc, _ = watcher_after_one_change(rs, *args)
+    rs.primary.fail("*", commands=("getMore", "aggregate", "hello", "isMaster",
+                                   "killCursors"), action="hang", times=None)
+    return proc
+
+
+def test_idle_exit_ends_the_run_when_the_server_stops_answering(rs):
+    """Issue 46: ``--idle-exit 2`` never exited when the server stopped answering getMore
+    (the getMore waited for ever). Each wait is bounded, so the run ends 2 s after the last
+    change, exit 0, with the token."""
+    import time
+    proc = _stalled_watcher(rs, "--idle-exit", "2")
+    started = time.monotonic()
+    try:
+        code = wait_or_explain(proc, 20)
+        err = proc.stderr.read().decode()
+    finally:
+        proc.kill()
+        proc.wait()
+        rs.primary.clear_faults()
+    assert code == 0, err
+    assert time.monotonic() - started < 8
+    assert token_in(err)
+
+
+def test_ctrl_c_exits_at_once_when_the_server_stops_answering(rs):
+    """Issue 46: Ctrl-C while the server did not answer took 10 s: closing the stream sent
+    killCursors on a new connection, whose handshake waited connectTimeoutMS. Closing is
+    best effort within a short bound; exit 130 with the token."""
+    import time
+    proc = _stalled_watcher(rs)
+    try:
+        time.sleep(1.5)  # in a getMore the server never answers
+        proc.send_signal(signal.SIGINT)
+        interrupted = time.monotonic()
+        code = wait_or_explain(proc, 20)
+        elapsed = time.monotonic() - interrupted
+        err = proc.stderr.read().decode()
+    finally:
+        proc.kill()
+        proc.wait()
+        rs.primary.clear_faults()
+    assert code == 130, err
+    assert elapsed < 3, f"{elapsed:.1f} s after Ctrl-C"
+    assert token_in(err)

@@ -152,3 +152,32 @@ def test_an_authentication_error_clears_the_pool_before_closing_the_connection(k
     if kind == "Standalone":
         names = _names(events)
         assert any(_became_unknown(e) for e in events[:names.index("PoolClearedEvent")])
+
+
+def test_a_change_stream_resumes_across_an_election_within_server_selection_timeout():
+    """Change Streams, "Resume Process": the resume's server selection may take the stream's
+    own budget, serverSelectionTimeoutMS. Before, the primary going down while an election
+    took 1.5 s ended the stream (``singlemongo watch`` exited 4): the resume's selection
+    tried once (serverSelectionTryOnce) and failed. PyMongo's stream waits and continues."""
+    import threading
+
+    from singlemongo.testing import ReplicaSet
+    with ReplicaSet(3) as rs:
+        client = MongoClient(rs.uri, serverSelectionTimeoutMS=10_000)
+        coll = client.db.c
+        with coll.watch(max_await_time_ms=50) as stream:
+            assert stream.try_next() is None
+            old = rs.primary
+            old.fail("getMore", action="close", times=1)
+            rs.step_down()
+            timer = threading.Timer(1.5, rs.elect, args=(1,))
+            timer.start()
+            try:
+                changes = [stream.try_next() for _ in range(3)]
+            finally:
+                timer.join()
+            assert stream.alive
+            client.db.c.insert_one({"_id": "after"})
+            assert next(stream)["documentKey"] == {"_id": "after"}
+        assert changes == [None, None, None]
+        client.close()

@@ -12,12 +12,19 @@ its exit code, after the token.
 from bson import json_util
 
 from ..clock import Deadline
+from ..csot import timeout
 from ..errors import PyMongoError
 from . import json_input
 from .json_input import UsageError
 
 FULL_DOCUMENT = ("updateLookup", "whenAvailable", "required")
 MAX_AWAIT_MS = 1000  # how long one getMore waits on the server for a change
+# Every wait has a deadline: a getMore (or a resume) the server does not answer within its
+# maxAwaitTimeMS and this much more (or the --idle-exit time left) times out; the stream stays
+# open and the next call resumes it. Closing the stream (killCursors) is best effort within
+# CLOSE_S, so Ctrl-C never waits for a silent server's connectTimeoutMS.
+GRACE_S = 10.0
+CLOSE_S = 1.0
 
 
 def add_parser(command):
@@ -61,32 +68,54 @@ def _target(client, namespace):
 
 
 def run(client, args, out, err):
-    """Watch until an end condition; the last resume token goes to ``err`` in any case."""
+    """Watch until an end condition; the last resume token goes to ``err`` in any case: that
+    of the last change written (or of the stream's position when no change was pending), so
+    that a change whose write failed (a broken pipe) is printed again by a resumed run."""
     options = _options(args)
     stream = _target(client, args.namespace).watch(**options)
     clock = client._topology.clock
     printed = 0
+    written = stream.resume_token  # the token to resume from: nothing after it was lost
+    wait_s = options["max_await_time_ms"] / 1000.0
     try:
         idle = Deadline(clock, args.idle_exit, "--idle-exit")
         while stream.alive:
-            change = stream.try_next()
+            change = _next_within(stream, wait_s, idle)
             if change is None:
+                written = stream.resume_token  # no change returned: nothing to lose
                 if idle.expired():
                     break
                 continue
             out.doc(change)
             out.stream.flush()
+            written = stream.resume_token
             printed += 1
             if args.max_events is not None and printed >= args.max_events:
                 break
             idle = Deadline(clock, args.idle_exit, "--idle-exit")
     finally:
-        token = stream.resume_token
-        if token is not None:
-            err.write("resume token: " + json_util.dumps(token, json_options=out.options)
-                      + "\n")
-            err.flush()
+        _report(written, out, err)
         try:
-            stream.close()
+            with timeout(CLOSE_S):
+                stream.close()
         except PyMongoError:
             pass  # the server forgets an unused cursor; what ended the run is reported
+
+
+def _next_within(stream, wait_s, idle):
+    """The next change, or None: also when the server did not answer in time (a timeout
+    leaves the stream open; the next call resumes it)."""
+    left = idle.remaining()
+    with timeout(wait_s + (GRACE_S if left is None else min(GRACE_S, max(left, 0.5)))):
+        try:
+            return stream.try_next()
+        except PyMongoError as exc:
+            if not exc.timeout:
+                raise
+            return None
+
+
+def _report(token, out, err):
+    if token is not None:
+        err.write("resume token: " + json_util.dumps(token, json_options=out.options) + "\n")
+        err.flush()

@@ -220,7 +220,7 @@ def select_server(topo, criteria, deprioritized=(), operation="command", operati
 def _select(topo, criteria, deprioritized, log_waiting):
     """The single-threaded algorithm; ``log_waiting`` is called at most once."""
     options = topo.options
-    try_once = options.server_selection_try_once
+    try_once = options.server_selection_try_once and not topo.selection_waits
     budget = _Budget(topo.clock, _timeout_s(topo))
     settings = settings_for(topo)
     if not options.enable_overload_retargeting:

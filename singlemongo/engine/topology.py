@@ -70,6 +70,9 @@ class Topology:
         self._token_bucket = None  # full until a retry spends a token (client backpressure)
         self._tls_context = None
         self.deadline = None  # the current operation's timeoutMS, while one runs
+        # A change stream's resume selects as serverSelectionTryOnce=false would: it may take
+        # serverSelectionTimeoutMS (an election), the stream's own budget (change streams).
+        self.selection_waits = False
         # Held by the thread running an operation. Reentrant, so that a signal landing
         # between its acquisition and the ``with`` that releases it (CPython checks signals
         # there) cannot lock that thread out of its own client: it knows its thread.
