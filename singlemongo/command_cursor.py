@@ -38,6 +38,11 @@ BATCH_FIELDS = {"cursor": {"firstBatch": 1, "nextBatch": 1}}  # where the user's
 # rolled over the document the cursor stood on).
 CURSOR_CLOSED_ERRORS = frozenset({43, 175, 237, 136})  # CursorNotFound, QueryPlanKilled,
 # CursorKilled, CappedPositionLost
+# Another operation on an exhaust cursor's server first reads the rest of its stream (one
+# socket per server), but at most this much, for at most this long (issue 46: a server that
+# streams without end blocked every later operation while memory grew without bound).
+DRAIN_MAX_BYTES = 32 * 2**20
+DRAIN_MAX_S = 5.0
 
 
 class _ServerCursor(Generic[_DocumentType]):
@@ -46,6 +51,7 @@ class _ServerCursor(Generic[_DocumentType]):
     _limit = 0
     _batch_size = 0
     _exhaust = False  # find with CursorType.EXHAUST
+    _abandoned: Optional[str] = None  # why its exhaust stream was given up (a drain's bound)
     # PyMongo's Cursor.next() refreshes once: an empty getMore batch ends that next(), the
     # cursor staying alive; its CommandCursor.next() refreshes while the cursor is alive.
     _one_refresh_per_next = False
@@ -230,6 +236,13 @@ class _ServerCursor(Generic[_DocumentType]):
 
     def _connection(self) -> Any:
         self._topology.check_open()
+        if self._abandoned is not None:  # its stream's connection was closed by a drain
+            self._id = 0
+            self._release_session()
+            raise errors.AutoReconnect(
+                f"cursor on {format_address(self._address)}: {self._abandoned}; run the "
+                f"query again, or read an exhaust cursor to its end before other operations "
+                f"on its server", self._address)
         conn = self._topology.connections.get(self._address)
         if conn is None or conn.closed:
             self._id = 0
@@ -307,12 +320,13 @@ class _ServerCursor(Generic[_DocumentType]):
 
     # ----- exhaust (OP_MSG moreToCome on the cursor's connection) ---------------------------
 
-    def _receive_batch(self, conn: Any) -> None:
+    def _receive_batch(self, conn: Any, deadline: Any = None) -> None:
         """The next batch the server streams; events as for a getMore (PyMongo's)."""
         topology = self._topology
         assert self._ns is not None
         with topology.operation():
-            deadline = topology.deadline or topology.options.socket_timeout_ms / 1000.0 or None
+            deadline = deadline or topology.deadline or \
+                topology.options.socket_timeout_ms / 1000.0 or None
             try:
                 reply = topology.events.command(
                     topology.clock, conn, self._ns[0], self._stream_command, deadline,
@@ -332,10 +346,29 @@ class _ServerCursor(Generic[_DocumentType]):
 
     def _drain(self) -> None:
         """Read the rest of this cursor's stream into its buffer: another operation needs
-        the connection (one socket per server). The documents stay readable."""
+        the connection (one socket per server). The documents stay readable. Bounded by
+        DRAIN_MAX_BYTES and DRAIN_MAX_S: past either (a server that streams without end),
+        the stream's connection is closed and the cursor ends with an error once its
+        buffer is read."""
         conn = self._topology.connections.get(self._address)
-        while conn is not None and conn.more_to_come and not conn.closed:
-            self._receive_batch(conn)
+        if conn is None:
+            return
+        clock = self._topology.clock
+        first_byte, deadline = conn.received_bytes, Deadline(clock, DRAIN_MAX_S, "the drain")
+        while conn.more_to_come and not conn.closed:
+            drained = conn.received_bytes - first_byte
+            if drained > DRAIN_MAX_BYTES or deadline.expired():
+                self._abandoned = (f"its exhaust stream was abandoned after {drained} bytes "
+                                   f"and {DRAIN_MAX_S - (deadline.remaining() or 0):.1f} s "
+                                   f"of draining, so that another operation could use the "
+                                   f"connection (at most {DRAIN_MAX_BYTES} bytes, "
+                                   f"{DRAIN_MAX_S:g} s)")
+                conn.close_reason = "error"
+                conn.close()
+                if self._id and self._ns is not None:  # killed inline by a later operation
+                    self._topology.kill_queue.append((self._address, *self._ns, self._id))
+                return
+            self._receive_batch(conn, deadline)
 
     def _release_session(self, dirty: bool = False) -> None:
         if self._check_in is not None:

@@ -181,3 +181,44 @@ def test_a_change_stream_resumes_across_an_election_within_server_selection_time
             assert next(stream)["documentKey"] == {"_id": "after"}
         assert changes == [None, None, None]
         client.close()
+
+
+def test_an_endless_exhaust_stream_does_not_block_the_next_operation(mongo_standalone):
+    """Issue 46: the next operation on the server first drains an exhaust cursor's stream
+    (one socket per server); a server that streams without end blocked every later operation
+    for ever while memory grew by 200 MiB in 5 s. Draining is bounded (DRAIN_MAX_BYTES,
+    DRAIN_MAX_S): past it the stream's connection is closed, the operation runs on a new
+    one, and the cursor raises when it reaches the end of what it had received."""
+    import time
+    import tracemalloc
+
+    from bson import Int64
+
+    from singlemongo.cursor import CursorType
+    server = mongo_standalone.servers[0]
+    real = server.handler
+
+    def endless(srv, name, cmd, state):
+        if name == "getMore":
+            return {"ok": 1, "cursor": {"id": Int64(7), "ns": "t.c",
+                                        "nextBatch": [{"pad": "x" * 10_000}] * 20}}
+        return real(srv, name, cmd, state)
+    client = MongoClient(mongo_standalone.uri)
+    client.t.c.insert_many([{"_id": i} for i in range(5)])
+    server.handler = endless
+    try:
+        cursor = client.t.c.find(cursor_type=CursorType.EXHAUST, batch_size=2)
+        next(cursor), next(cursor), next(cursor)  # the stream has begun
+        tracemalloc.start()
+        started = time.monotonic()
+        assert client.t.c.count_documents({}) == 5
+        elapsed = time.monotonic() - started
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    finally:
+        server.handler = real
+    assert elapsed < 5 and peak < 100 * 2**20
+    with pytest.raises(errors.AutoReconnect, match="exhaust"):
+        for _ in cursor:
+            pass
+    client.close()

@@ -221,6 +221,7 @@ class Connection:
         # Exhaust: the server streams replies (moreToCome) until this is False again; only
         # receive_more() may read them, and no command may be sent meanwhile.
         self.more_to_come = False
+        self.received_bytes = 0  # what replies brought (a drain of a stream is bounded by it)
         self.last_reply_id = 0
         self.stream_owner = None  # a weak reference to what drains the stream (its cursor)
         # Pool events (engine/pool.py): called once when closed, after the pool took it.
@@ -379,6 +380,7 @@ class Connection:
             header = wire.check_header(self._recv_exactly(wire.HEADER.size, deadline),
                                        self.max_reply_size, response_to)
             body = self._recv_exactly(header.length - wire.HEADER.size, deadline)
+            self.received_bytes += header.length
             flags, reply = wire.decode_reply_flags(header, body, self.max_reply_size,
                                                    compressed=self.compressor is not None,
                                                    codec=codec or wire.CODEC,
