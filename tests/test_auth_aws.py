@@ -242,3 +242,34 @@ def test_the_server_can_have_the_sts_stand_in_check_the_signature(keys, endpoint
             wrong.app.c.find_one()
         wrong.close()
     assert endpoints.caller_identity_checks == 2
+
+
+TOKEN = "a-session-token"
+
+
+@pytest.mark.parametrize("fault", [{"action": "close"}, {"action": "reset"},
+                                   {"action": "error", "code": 18}],
+                         ids=["connection closed", "connection reset", "refused"])
+def test_the_session_token_is_in_no_frame_either(aws_rs, fault):
+    """Issue 46: the MONGODB-AWS session token appeared in traceback frame locals (``signed``,
+    ``second``; on a reset also ``cmd``, ``body`` and ``message`` in the connection layer),
+    as error trackers and ``pytest -l`` show them. It is kept as the secret key is."""
+    from .test_secrets import _leaks
+    aws_rs.reset()
+    aws_rs.primary.fail("saslContinue", **fault)
+    client = MongoClient(aws_uri(aws_rs, f"ASIATEMP:{SECRET}@") + "&retryReads=false"
+                         f"&authMechanismProperties=AWS_SESSION_TOKEN:{TOKEN}")
+    with pytest.raises(BaseException) as caught:
+        client.app.c.find_one()
+    client.close()
+    aws_rs.primary.clear_faults()
+    assert _leaks(caught.value, {"session token": TOKEN, "secret access key": SECRET}) == []
+
+
+def test_a_session_token_still_signs_and_logs_in(aws_rs):
+    """The token kept secret still goes into the signed headers and the conversation."""
+    aws_rs.reset()
+    client = MongoClient(aws_uri(aws_rs, f"ASIATEMP:{SECRET}@") +
+                         f"&authMechanismProperties=AWS_SESSION_TOKEN:{TOKEN}")
+    assert client.app.c.find_one() is None
+    client.close()

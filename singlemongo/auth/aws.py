@@ -18,7 +18,7 @@ import os
 from bson import Binary, decode, encode
 
 from ..errors import ConfigurationError
-from ..options.uri import SecretText
+from ..options.uri import SecretBytes, SecretText
 from . import aws_fetch, aws_sigv4
 
 MECHANISM = "MONGODB-AWS"
@@ -30,8 +30,10 @@ class AwsCredential:
     __slots__ = ("access_key", "secret_key", "token", "expiration")
 
     def __init__(self, access_key, secret_key, token=None, expiration=None):
-        self.access_key, self.token, self.expiration = access_key, token, expiration
+        self.access_key, self.expiration = access_key, expiration
         self.secret_key = SecretText(secret_key)
+        # The session token is a credential too (issue 46): never shown by a frame's locals.
+        self.token = SecretText(token) if token is not None else None
 
     def __repr__(self):
         return f"AwsCredential(access_key={self.access_key!r}, secret_key='<redacted>')"
@@ -106,7 +108,9 @@ def authenticate(conn, credentials, clock, timeout_s, check, cache=None):
             second["t"] = aws.token
         check(conn.command(credentials.source, {
             "saslContinue": 1, "conversationId": first.get("conversationId", 1),
-            "payload": Binary(encode(second))}, timeout_s), _named(credentials, aws), MECHANISM)
+            # SecretBytes: it carries the session token (frames below can raise).
+            "payload": SecretBytes(encode(second))}, timeout_s), _named(credentials, aws),
+            MECHANISM)
     except Exception:
         aws_fetch.clear()  # "Caching Credentials": any failure clears the cache
         raise

@@ -17,7 +17,7 @@ ENDPOINTS = {"sts": "https://sts.amazonaws.com", "ecs": "http://169.254.170.2",
              "ec2": "http://169.254.169.254"}
 EXPIRY_MARGIN_S = 300.0  # "Caching Credentials": valid if more than five minutes from expiry
 IMDS_TOKEN_TTL_S = 30
-_CACHE: dict = {}  # "credential": (access key, SecretText secret, token, expiration)
+_CACHE: dict = {}  # "credential": (access key, SecretText secret, SecretText token, expiration)
 
 
 def cached(clock):
@@ -49,8 +49,9 @@ def _parsed(text, token_field, *path):
     found = json.loads(text)
     for key in path:
         found = found.get(key, found)
+    token = found.get(token_field)
     return (found.get("AccessKeyId"), SecretText(found.get("SecretAccessKey") or ""),
-            found.get(token_field), found.get("Expiration"))
+            SecretText(token) if isinstance(token, str) else token, found.get("Expiration"))
 
 
 def _web_identity(deadline):

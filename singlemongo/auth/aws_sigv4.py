@@ -5,7 +5,7 @@ verifies with the same ``signature`` (``singlemongo.testing.aws``)."""
 import hashlib
 import hmac
 
-from ..options.uri import SecretBytes
+from ..options.uri import SecretBytes, SecretText
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 BODY = "Action=GetCallerIdentity&Version=2011-06-15"
@@ -54,8 +54,12 @@ def signing_key(secret_key, day, region_name, service="sts"):
 def sign(secret_key, date, region_name, service, method, path, query, signed, body):
     """The hex SigV4 signature of one request (``signed``: lower-case header -> value, in
     order)."""
-    canonical = "\n".join([method, path, query, *(f"{k}:{v}" for k, v in signed.items()), "",
-                           ";".join(signed), hashlib.sha256(body.encode()).hexdigest()])
+    # SecretText: a session token is among the signed headers (joined by concatenation,
+    # which keeps a SecretText's value, where formatting would redact it).
+    canonical = SecretText("\n".join([method, path, query,
+                                      *(k + ":" + v for k, v in signed.items()), "",
+                                      ";".join(signed),
+                                      hashlib.sha256(body.encode()).hexdigest()]))
     scope = f"{date[:8]}/{region_name}/{service}/aws4_request"
     to_sign = "\n".join([ALGORITHM, date, scope,
                          hashlib.sha256(canonical.encode()).hexdigest()])

@@ -164,6 +164,17 @@ def key_value_pairs(value):
     return pairs
 
 
+# Mechanism properties that are credentials (auth spec, MONGODB-AWS's session token): kept as
+# SecretText, so that no repr, message or frame local shows them.
+SECRET_MECHANISM_PROPERTIES = frozenset({"AWS_SESSION_TOKEN"})
+
+
+def mechanism_properties(value):
+    """authMechanismProperties: ``key_value_pairs`` with its secrets kept secret."""
+    return {key: SecretText(val) if key in SECRET_MECHANISM_PROPERTIES and
+            isinstance(val, str) else val for key, val in key_value_pairs(value).items()}
+
+
 def tag_set(value):
     """One readPreferenceTags value; the empty string is the empty tag set."""
     if isinstance(value, dict):
@@ -257,7 +268,7 @@ class Option(tuple):
 _TABLE = (
     Option("appname", "appname", appname),
     Option("authMechanism", "auth_mechanism", string),
-    Option("authMechanismProperties", "auth_mechanism_properties", key_value_pairs),
+    Option("authMechanismProperties", "auth_mechanism_properties", mechanism_properties),
     Option("authSource", "auth_source", string),
     Option("compressors", "compressors", string_list, ()),
     Option("connectTimeoutMS", "connect_timeout_ms", milliseconds, CONNECT_TIMEOUT_MS),
