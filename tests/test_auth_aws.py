@@ -273,3 +273,33 @@ def test_a_session_token_still_signs_and_logs_in(aws_rs):
                          f"&authMechanismProperties=AWS_SESSION_TOKEN:{TOKEN}")
     assert client.app.c.find_one() is None
     client.close()
+
+
+HOSTILE_FIRST_REPLIES = {
+    "a payload that is not BSON": {"ok": 1, "conversationId": 1, "done": False,
+                                   "payload": b"\x05\x00\x00\x00garbage"},
+    "a payload that is a string": {"ok": 1, "conversationId": 1, "done": False,
+                                   "payload": "not bytes"},
+    "a nonce of the wrong type": {"ok": 1, "conversationId": 1, "done": False,
+                                  "payload": __import__("bson").encode({"s": 1, "h": 2})},
+}
+
+
+@pytest.mark.parametrize("reply", HOSTILE_FIRST_REPLIES.values(),
+                         ids=HOSTILE_FIRST_REPLIES.keys())
+def test_a_hostile_sasl_reply_is_an_authentication_failure_and_drops_the_socket(aws_rs,
+                                                                                reply):
+    """Issue 46: a garbage saslStart payload or a wrong field type escaped as a raw
+    ``bson.InvalidBSON``/``TypeError`` (the CLI said "internal error") and the
+    half-authenticated socket was kept. It is an AuthenticationFailed naming the mechanism,
+    and that connection is closed."""
+    aws_rs.reset()
+    aws_rs.primary.fail("saslStart", action="error", extra=reply)
+    client = MongoClient(aws_uri(aws_rs, f"{KEY}:{SECRET}@") + "&retryReads=false")
+    with pytest.raises(AuthenticationFailed, match="MONGODB-AWS"):
+        client.app.c.find_one()
+    conn = client._topology.connections.get(aws_rs.primary.address)
+    assert conn is None or conn.closed
+    aws_rs.primary.clear_faults()
+    assert client.app.c.find_one() is None  # a new connection authenticates
+    client.close()

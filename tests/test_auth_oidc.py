@@ -283,3 +283,28 @@ def test_pymongo_authenticates_the_same_way_on_the_same_deployment(rs, issuer):
     assert control.app.c.find_one() == ours.app.c.find_one() == {"_id": 1}
     control.close()
     ours.close()
+
+
+@pytest.mark.parametrize("payload", [b"\x05\x00\x00\x00junk", "text", {"issuer": 1}],
+                         ids=["not BSON", "a string", "an issuer of the wrong type"])
+def test_a_hostile_idp_info_reply_is_an_authentication_failure(rs, issuer, payload):
+    """Issue 46: the human flow's first reply (the IdP information) as garbage or with wrong
+    field types escaped as a raw InvalidBSON/TypeError and kept the half-authenticated
+    socket. It is an AuthenticationFailed naming MONGODB-OIDC, the connection closed, and
+    the human callback is never called."""
+    from bson import encode
+
+    from singlemongo.auth import AuthenticationFailed
+    human = Human(issuer)
+    if isinstance(payload, dict):
+        payload = encode(payload)
+    rs.primary.fail("saslStart", action="error",
+                    extra={"ok": 1, "conversationId": 1, "done": False, "payload": payload})
+    client = client_for(rs, username="human@", OIDC_HUMAN_CALLBACK=human)
+    with pytest.raises(AuthenticationFailed, match="MONGODB-OIDC"):
+        client.app.c.find_one()
+    conn = client._topology.connections.get(rs.primary.address)
+    assert conn is None or conn.closed
+    assert human.contexts == []
+    rs.primary.clear_faults()
+    client.close()

@@ -12,7 +12,9 @@ authenticated this way costs no round trip more than an unauthenticated one.
 """
 import base64
 
-from ..errors import ConfigurationError
+from bson.errors import InvalidBSON
+
+from ..errors import ConfigurationError, PyMongoError
 from .scram import HASHES, AuthenticationFailed, Conversation
 
 __all__ = ["AuthenticationFailed", "handshake_fields", "authenticate"]
@@ -84,6 +86,31 @@ def negotiate(credentials, hello):
     return "SCRAM-SHA-1"
 
 
+# What reading a server's SASL reply raises when the reply is not what the mechanism says:
+# not BSON, a field of the wrong type, a field missing.
+MALFORMED_REPLY = (InvalidBSON, TypeError, ValueError, KeyError, AttributeError, IndexError)
+
+
+def _readable(run, mechanism, *args):
+    """``run(*args)``, a SASL conversation, with a reply it cannot read raised as an
+    AuthenticationFailed (issue 46: a hostile reply escaped as bson's InvalidBSON)."""
+    try:
+        run(*args)
+    except PyMongoError:
+        raise  # ConfigurationError is a ValueError too: the driver's own errors stay
+    except MALFORMED_REPLY as exc:
+        raise malformed(mechanism, exc) from None
+
+
+def malformed(mechanism, exc):
+    """The AuthenticationFailed for a SASL reply that cannot be read (the connection that got
+    it is closed by the caller, as for every failed authentication)."""
+    what = "is not BSON" if isinstance(exc, InvalidBSON) else \
+        f"has a field of the wrong type or is missing one ({type(exc).__name__}: {exc})"
+    return AuthenticationFailed(f"{mechanism} authentication failed: the server's reply "
+                                f"{what}", None, {})
+
+
 def _check(reply, credentials, mechanism):
     if reply.get("ok") not in (1, 1.0, True):
         who = (f"user {credentials.username!r}" if credentials.username is not None else
@@ -108,7 +135,8 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
     if mechanism in OTHER_MECHANISMS:  # each in its module, loaded when it is used
         from importlib import import_module
         module = import_module(f".{OTHER_MECHANISMS[mechanism]}", __name__)
-        module.authenticate(conn, credentials, clock, timeout_s, _check, cache)
+        _readable(module.authenticate, mechanism, conn, credentials, clock, timeout_s, _check,
+                  cache)
         conn.authenticated = True
         conn.conversation = None
         return
@@ -159,5 +187,6 @@ def reauthenticate(conn, credentials, clock, cache, timeout_s=None):
     (no hello); only MONGODB-OIDC supports it."""
     from .oidc import reauthenticate as oidc_reauthenticate
     conn.authenticated = False
-    oidc_reauthenticate(conn, credentials, clock, timeout_s, _check, cache)
+    _readable(oidc_reauthenticate, "MONGODB-OIDC", conn, credentials, clock, timeout_s, _check,
+              cache)
     conn.authenticated = True

@@ -17,7 +17,6 @@ import os
 
 from bson import Binary, decode, encode
 
-from ..errors import ConfigurationError
 from ..options.uri import SecretBytes, SecretText
 from . import aws_fetch, aws_sigv4
 
@@ -77,15 +76,19 @@ def credential(credentials, clock, deadline):
 
 
 def _validate_server_first(reply_payload, nonce):
-    first = decode(bytes(reply_payload))
+    from .scram import AuthenticationFailed
+    if not isinstance(reply_payload, bytes):
+        raise TypeError(f"payload is {type(reply_payload).__name__}, not binary")
+    first = decode(reply_payload)
     server_nonce, host = first.get("s"), first.get("h")
     if not isinstance(server_nonce, bytes) or len(server_nonce) != 64 or \
             server_nonce[:32] != nonce:
-        raise ConfigurationError("MONGODB-AWS: the server's nonce is not 64 bytes starting "
-                                 "with the client's (refused)")
+        raise AuthenticationFailed("MONGODB-AWS authentication failed: the server's nonce is "
+                                   "not 64 bytes starting with the client's (refused)", None, {})
     problem = aws_sigv4.host_problem(host)
     if problem:
-        raise ConfigurationError(f"MONGODB-AWS: the server's STS host is refused: {problem}")
+        raise AuthenticationFailed(f"MONGODB-AWS authentication failed: the server's STS host "
+                                   f"is refused: {problem}", None, {})
     return server_nonce, host
 
 

@@ -161,10 +161,14 @@ def _two_step(conn, credentials, clock, timeout_s, check, oidc, callback):
     first = check(conn.command(credentials.source, {
         "saslStart": 1, "mechanism": MECHANISM, "payload": _payload(principal)}, timeout_s),
         credentials, MECHANISM)
-    info = decode(bytes(first.get("payload", b"")))
+    payload = first.get("payload", b"")
+    if not isinstance(payload, bytes):
+        raise TypeError(f"payload is {type(payload).__name__}, not binary")
+    info = decode(payload)
     if not isinstance(info.get("issuer"), str):
-        raise ConfigurationError("MONGODB-OIDC: the server named no identity provider "
-                                 "(no issuer in its reply)")
+        from .scram import AuthenticationFailed
+        raise AuthenticationFailed("MONGODB-OIDC authentication failed: the server named no "
+                                   "identity provider (no issuer string in its reply)", None, {})
     oidc.idp_info = OIDCIdPInfo(info["issuer"], info.get("clientId"), info.get("requestScopes"))
     token = _call(callback, credentials, clock, oidc, HUMAN_TIMEOUT_S, idp_info=oidc.idp_info)
     conn.oidc_token = token

@@ -108,6 +108,13 @@ def authenticate(topology, conn):
         exc.in_authentication = True  # retryable reads and writes retry it (the handshake's)
         handshake_failed(topology, conn, exc)
         raise
+    except BaseException:
+        # A client-side refusal (ConfigurationError), an interrupt: the server is fine, but a
+        # half-authenticated connection is never used again.
+        if topology.connections.get(conn.address) is conn:
+            topology.connections.pop(conn.address)
+        conn.close()
+        raise
 
 
 def connection_for(topology, sd, connect_timeout_s=None):
