@@ -230,3 +230,38 @@ def test_time_that_goes_backwards_neither_sleeps_nor_strands_a_server(mongo_repl
         td = client.topology_description
         assert td.servers[rs.servers[2].address].server_type is ServerType.RS_SECONDARY
     client.close()
+
+
+@pytest.mark.parametrize("exc", [Interrupted, KeyboardInterrupt])
+def test_a_process_signal_during_decoding_with_another_thread_raises_its_own_exception(
+        mongo_replica_set, make_client, monkeypatch, exc):
+    """Issue 46 (the same rule, whatever the threads): a signal sent to the process (a CGI
+    request timer's SIGALRM, kill) while another thread runs is delivered to that thread,
+    where it is not held, and Python runs its handler in the main thread inside bson's
+    decoding. It came out as ProtocolError. The simulated servers' threads are the other
+    threads here."""
+    import os
+    import threading
+
+    from bson.timestamp import Timestamp
+    assert threading.active_count() > 1  # the simulated servers
+    coll = make_client(mongo_replica_set).test.c
+    coll.insert_one({"x": 0})
+    previous = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(exc("alarm")))
+    real, sent = Timestamp.__init__, []
+
+    def init(self, *args):
+        if not sent and threading.current_thread() is threading.main_thread():
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGALRM)  # process-directed, as a timer's
+            time.sleep(0.05)  # another thread takes it; the main thread runs the handler
+        real(self, *args)
+    monkeypatch.setattr(Timestamp, "__init__", init)
+    try:
+        with pytest.raises(exc, match="alarm"):
+            coll.find_one()
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert sent == [True]
+    monkeypatch.undo()
+    assert coll.find_one()["x"] == 0
