@@ -315,3 +315,15 @@ def test_coll_mod_prepares_and_converts_an_index_to_unique(db):
     db.test.delete_one({"_id": 2})
     db.command("collMod", "test", index={"keyPattern": {"x": 1}, "unique": True})
     assert next(i for i in db.test.list_indexes() if i["name"] == "x_1")["unique"] is True
+
+
+def test_cursor_ids_are_longs_as_a_server_sends_them(db):
+    """A server's cursor id is always a NumberLong, 0 included; the simulator sent an int32
+    for small ids, and the load balancer tests' ``id: {$$type: long}`` failed on it."""
+    from bson import Int64
+    db.c.insert_many([{"_id": i} for i in range(3)])
+    open_cursor = db.command("find", "c", batchSize=1)["cursor"]
+    exhausted = db.command("find", "c")["cursor"]
+    more = db.command("getMore", open_cursor["id"], collection="c", batchSize=1)["cursor"]
+    assert [type(c["id"]) for c in (open_cursor, exhausted, more)] == [Int64] * 3
+    assert exhausted["id"] == 0

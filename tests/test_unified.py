@@ -132,3 +132,15 @@ def test_gridfs_download_of_an_operator_id_matches_nothing(mongo_replica_set):
     with pytest.raises(NoFile):
         bucket.open_download_stream({"$gt": MinKey()}).read()
     client.close()
+
+
+def test_the_runner_keeps_a_long_a_long_when_it_matches():
+    """Test Format, ``$$type``: "long" and "int" are told apart in what the runner compares.
+    It went through relaxed Extended JSON, which made an Int64 cursor id an int: a long was
+    reported as an int (the load balancer tests' ``id: {$$type: long}``)."""
+    from bson import Int64
+
+    from .unified.matching import MatchError, match, plain
+    match({"id": {"$$type": "long"}}, plain({"id": Int64(1000)}), None, True)
+    with pytest.raises(MatchError):
+        match({"id": {"$$type": "long"}}, plain({"id": 1000}), None, True)

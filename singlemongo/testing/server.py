@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+from bson import Int64
 from bson.codec_options import CodecOptions, DatetimeConversion
 
 from ..wire import compression, messages as wire
@@ -427,6 +428,10 @@ class SimServer:
 
     @staticmethod
     def _op_msg_reply(request_id, reply, more_to_come=False):
+        cursor = reply.get("cursor")
+        if isinstance(cursor, dict) and type(cursor.get("id")) is int:
+            # A server's cursor id is always a long (NumberLong), 0 included.
+            reply = {**reply, "cursor": {**cursor, "id": Int64(cursor["id"])}}
         data = wire.encode_op_msg(request_id + 1, reply,
                                   flags=wire.MORE_TO_COME if more_to_come else 0)
         return data[:8] + struct.pack("<i", request_id) + data[12:]

@@ -35,6 +35,14 @@ TYPE_CHECKS = {
 }
 
 
+def plain(value):
+    """``value`` as plain BSON types (dicts, lists), its numeric types kept (canonical
+    Extended JSON: an Int64 stays a long, as ``$$type: long`` checks; relaxed JSON made it an
+    int)."""
+    options = json_util.CANONICAL_JSON_OPTIONS
+    return json_util.loads(json_util.dumps(value, json_options=options), json_options=options)
+
+
 def _is_operator(value):
     return isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith("$$")
 

@@ -16,7 +16,7 @@ from singlemongo.testing.query.collection_options import create as create_collec
 
 from .entities import EntityMap, LogTap, event_name
 from .environment import SCHEMA_MAJOR, Environment, choose_topology
-from .matching import MatchError, match
+from .matching import MatchError, match, plain
 from .operations import run_entity_operation
 from .schema import problems
 from .skips import (FILE_SKIP, MONITOR, Skip,
@@ -227,7 +227,7 @@ class Runner:
         if error is not None:
             raise error
         if "expectResult" in op:
-            actual = json_util.loads(json_util.dumps(result)) if result is not None else None
+            actual = plain(result) if result is not None else None
             if name in ROOT_ITEM_OPERATIONS and isinstance(op["expectResult"], list):
                 # "Evaluating Matches": each document of an iterated result is a root document.
                 expected = op["expectResult"]
@@ -410,7 +410,7 @@ class Runner:
 
     def _check_outcome(self, expected):
         actual = self.deployment.store.documents(expected["databaseName"], expected["collectionName"])
-        actual = json_util.loads(json_util.dumps(actual))
+        actual = plain(actual)
         match(expected["documents"], actual, self.entities, root=False)
 
 
@@ -454,7 +454,7 @@ def match_event(expected, actual, entities):
         raise MatchError(f"expected {name}, got {event_name(actual)}")
     for key, value in (spec or {}).items():
         if key in ("command", "reply"):
-            match(value, json_util.loads(json_util.dumps(getattr(actual, key))), entities, True)
+            match(value, plain(getattr(actual, key)), entities, True)
         elif key == "commandName":
             if actual.command_name != value:
                 raise MatchError(f"commandName {actual.command_name}, expected {value}")
@@ -503,7 +503,7 @@ def _check_log(expected, actual, entities):
     for key in ("level", "component"):
         if expected[key] != actual[key]:
             raise MatchError(f"{key} {actual[key]}, expected {expected[key]}")
-    data = json_util.loads(json_util.dumps(actual["data"]))
+    data = plain(actual["data"])
     match(expected["data"], data, entities, root=True)
     if "failureIsRedacted" in expected:
         failure = str(actual["data"].get("failure", ""))
@@ -558,11 +558,11 @@ def check_error(expected, exc, entities):
             if present:
                 raise MatchError(f"error labels {sorted(labels)} include {sorted(present)}")
         elif key == "errorResponse":
-            match(value, json_util.loads(json_util.dumps(details)), entities, True)
+            match(value, plain(details), entities, True)
         elif key == "expectResult":
             result = getattr(exc, "partial_result", None)
             if result is not None:
-                match(value, json_util.loads(json_util.dumps(result)), entities, True)
+                match(value, plain(result), entities, True)
         else:
             raise MatchError(f"unsupported expectError field {key!r}")
     if not isinstance(exc, (SingleMongoError, TypeError, ValueError)):
