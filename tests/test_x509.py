@@ -195,3 +195,14 @@ def test_no_ca_is_loaded_when_certificates_are_not_verified(certs):
         assert ctx.cert_store_stats()["x509_ca"] == 0, query
     ctx = tls_context(client_options(f"mongodb://h/?tls=true&tlsCAFile={certs / 'ca.pem'}"))
     assert ctx.cert_store_stats()["x509_ca"] == 1
+
+
+def test_an_x509_one_off_loads_no_hashlib_or_hmac(deployment, certs):
+    """Issue 47 (``ssl``, ``hashlib`` and ``hmac`` loaded only on the paths that use them):
+    an X.509 one-off loaded the SCRAM module, and hashlib and hmac with it, because the
+    authentication package imported it whatever the mechanism."""
+    from .test_import_budget import _probe
+    deployment.store.seed("t", "c", [{"_id": 1}])
+    _, _, added, _ = _probe(uri(deployment, certs))
+    assert "ssl" in added
+    assert not {"hashlib", "hmac", "singlemongo.auth.scram"} & set(added)

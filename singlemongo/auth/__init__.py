@@ -14,11 +14,17 @@ import base64
 
 from bson.errors import InvalidBSON
 
-from ..errors import ConfigurationError, PyMongoError
-from .scram import HASHES, AuthenticationFailed, Conversation
+from ..errors import ConfigurationError, OperationFailure, PyMongoError
 
 __all__ = ["AuthenticationFailed", "handshake_fields", "authenticate"]
 X509 = "MONGODB-X509"
+# The SCRAM mechanisms and their hash; ``scram`` (with hashlib and hmac) is loaded only by a
+# SCRAM conversation: an X.509, AWS or OIDC one-off never loads them (issue 47).
+HASHES = {"SCRAM-SHA-1": "sha1", "SCRAM-SHA-256": "sha256"}
+
+
+class AuthenticationFailed(OperationFailure):
+    """Authentication failed; the message never contains the password or the proof."""
 # Auth spec: mechanism -> the module of this package that speaks it.
 OTHER_MECHANISMS = {"PLAIN": "plain", "MONGODB-AWS": "aws", "MONGODB-OIDC": "oidc",
                     "GSSAPI": "gssapi"}
@@ -69,6 +75,7 @@ def handshake_fields(credentials, clock, cache=None):
         return fields, X509Conversation()
     if mechanism not in HASHES:
         return fields, None
+    from .scram import Conversation
     conversation = Conversation(mechanism, credentials.username,
                                 base64.b64encode(clock.random_bytes(24)).decode())
     fields["speculativeAuthenticate"] = {
@@ -150,6 +157,7 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
     if speculative and conversation is not None and conversation.mechanism == mechanism:
         first = speculative
     else:
+        from .scram import Conversation
         conversation = Conversation(mechanism, credentials.username,
                                     base64.b64encode(clock.random_bytes(24)).decode())
         first = _check(conn.command(source, {

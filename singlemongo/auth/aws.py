@@ -69,14 +69,14 @@ def credential(credentials, clock, deadline):
     fetched = aws_fetch.fetch(clock, deadline, problems)
     if fetched is not None:
         return AwsCredential(*fetched)
-    from .scram import AuthenticationFailed
+    from . import AuthenticationFailed
     raise AuthenticationFailed("MONGODB-AWS authentication failed: no credentials found. "
                                "Tried, in the auth spec's order: " + "; ".join(problems), None,
                                {})
 
 
 def _validate_server_first(reply_payload, nonce):
-    from .scram import AuthenticationFailed
+    from . import AuthenticationFailed
     if not isinstance(reply_payload, bytes):
         raise TypeError(f"payload is {type(reply_payload).__name__}, not binary")
     first = decode(reply_payload)

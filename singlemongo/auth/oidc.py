@@ -116,7 +116,7 @@ def _secret(result, name):
 def _accepted(conn, credentials, token, timeout_s, check, oidc):
     """A one-step conversation with ``token``: True if the server took it; False if it
     refused it (error 18), which invalidates it; any other error is raised."""
-    from .scram import AuthenticationFailed
+    from . import AuthenticationFailed
     try:
         _one_step(conn, credentials, token, timeout_s, check)
         return True
@@ -166,7 +166,7 @@ def _two_step(conn, credentials, clock, timeout_s, check, oidc, callback):
         raise TypeError(f"payload is {type(payload).__name__}, not binary")
     info = decode(payload)
     if not isinstance(info.get("issuer"), str):
-        from .scram import AuthenticationFailed
+        from . import AuthenticationFailed
         raise AuthenticationFailed("MONGODB-OIDC authentication failed: the server named no "
                                    "identity provider (no issuer string in its reply)", None, {})
     oidc.idp_info = OIDCIdPInfo(info["issuer"], info.get("clientId"), info.get("requestScopes"))

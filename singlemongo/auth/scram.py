@@ -14,17 +14,12 @@ import hashlib
 import hmac
 from ..records import dataclass, field
 
-from ..errors import OperationFailure
+from . import HASHES, AuthenticationFailed  # re-exported: scram.AuthenticationFailed
 from ..options.uri import SecretBytes, SecretText
 from .saslprep import saslprep
 
-HASHES = {"SCRAM-SHA-1": "sha1", "SCRAM-SHA-256": "sha256"}
 MIN_ITERATIONS = 4096
 MAX_ITERATIONS = 10_000_000  # a server cannot make a one-off query spend minutes in PBKDF2
-
-
-class AuthenticationFailed(OperationFailure):
-    """Authentication failed; the message never contains the password or the proof."""
 
 
 def _escape(name):
