@@ -206,3 +206,20 @@ def test_an_x509_one_off_loads_no_hashlib_or_hmac(deployment, certs):
     _, _, added, _ = _probe(uri(deployment, certs))
     assert "ssl" in added
     assert not {"hashlib", "hmac", "singlemongo.auth.scram"} & set(added)
+
+
+def test_a_tls_context_is_built_once_per_process_until_its_files_change(certs, tmp_path):
+    """Issue 47 (TLS context and CA loading once per process): clients with the same TLS
+    options share one SSLContext; a changed CA file (a rotation) gets a new one."""
+    import shutil
+
+    from singlemongo.options.client_options import client_options
+    from singlemongo.wire.connection import tls_context
+    ca = tmp_path / "ca.pem"
+    shutil.copy(certs / "ca.pem", ca)
+    query = f"tls=true&tlsCAFile={ca}&tlsCertificateKeyFile={certs / 'client.pem'}"
+    first = tls_context(client_options(f"mongodb://h1/?{query}"))
+    assert tls_context(client_options(f"mongodb://h2/?{query}")) is first
+    assert tls_context(client_options(f"mongodb://h1/?{query}&tlsInsecure=true")) is not first
+    ca.write_bytes(ca.read_bytes() + b"\n")
+    assert tls_context(client_options(f"mongodb://h1/?{query}")) is not first

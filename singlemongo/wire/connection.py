@@ -38,9 +38,40 @@ def _seconds(ms):
     return ms / 1000.0 if ms else None
 
 
+# SSLContexts already built in this process, by what they were built from: a second client
+# with the same TLS options (or a client made again in a long process) loads no CA again.
+_TLS_CONTEXTS = {}
+
+
+def _tls_key(options):
+    """What a context depends on: the options, and each file's identity and modification, so
+    that a rotated certificate or CA file is loaded again."""
+    def stamp(path):
+        try:
+            st = os.stat(path)
+        except (OSError, TypeError, ValueError):
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+    files = (options.tls_ca_file, options.tls_crl_file, options.tls_certificate_key_file)
+    if not options.tls_ca_file:  # the system's store: where OpenSSL's variables point
+        files += (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    return (options.tls_insecure, options.tls_allow_invalid_certificates,
+            options.tls_allow_invalid_hostnames, options.tls_certificate_key_file_password,
+            files, tuple(stamp(path) for path in files if path))
+
+
 def tls_context(options):
-    """The SSLContext for these options (build it once per client: loading CAs costs ms).
-    With tlsCAFile only that file's CAs are trusted (as PyMongo: not the system's store as
+    """The SSLContext for these options, built once per process (issue 47: loading CAs costs
+    milliseconds): a later client with the same options, and files unchanged, shares it."""
+    key = _tls_key(options)
+    ctx = _TLS_CONTEXTS.get(key)
+    if ctx is None:
+        ctx = _TLS_CONTEXTS[key] = _new_tls_context(options)
+    return ctx
+
+
+def _new_tls_context(options):
+    """A new SSLContext for these options. With tlsCAFile only that file's CAs are trusted (as PyMongo: not the system's store as
     well); with certificates unverified no CA is loaded at all. A missing file is a
     ConfigurationFileNotFoundError (a FileNotFoundError too, as PyMongo raises), another
     file that cannot be used a ConfigurationError naming it; OpenSSL never prompts for a
