@@ -19,7 +19,8 @@ test: $(STAMP)
 # one-minute soak (signals, resets, hangs).
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz SINGLEMONGO_SOAK_SECONDS=60 $(PY) -m pytest -q -p no:timeout \
-		tests/test_properties.py tests/test_differential.py tests/test_soak.py
+		tests/test_properties.py tests/test_differential.py tests/test_differential_commands.py \
+		tests/test_soak.py
 
 # PyMongo's own synchronous test suite (its sdist's test/), with PyMongo and with singlemongo
 # (install_as_pymongo) on a simulated replica set on 127.0.0.1:27017; prints the per-module

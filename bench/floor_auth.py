@@ -2,7 +2,11 @@
 what any driver must do to run one find on that path, in the fewest round trips the
 specifications allow.
 
-    floor_auth.py PATH HOST:PORT [CA CLIENT_PEM USER PASSWORD]
+    floor_auth.py PATH HOST:PORT[,OTHER:PORT...] [CA CLIENT_PEM USER PASSWORD]
+
+With other members after the primary, the floor first checks each of them as the
+single-threaded scan must (server discovery and monitoring: every server of the first scan),
+a connection with TLS when the path has it and a hello, then runs the path on the primary.
 
 PATH is one of:
 - ``tls``: a default context with the CA file (the same verification as a driver), hello,
@@ -132,7 +136,21 @@ def aws(host, port, _ca, _pem, key_id, secret):
 
 PATHS = {"tls": tls, "tls-scram": tls_scram, "tls-x509": tls_x509, "aws": aws}
 
+
+def scan(others, path, ca, client_pem):
+    """A hello to each other member (the scan's), on connections the path would open."""
+    for address in others:
+        host, port = address.rsplit(":", 1)
+        sock = _connect(host, port, ca if path != "aws" else None,
+                        client_pem if path == "tls-x509" else None)
+        _hello(sock)
+        sock.close()
+
+
 if __name__ == "__main__":
-    path, address, *rest = sys.argv[1:]
-    host, port = address.rsplit(":", 1)
-    PATHS[path](host, port, *(rest + [None] * (4 - len(rest))))
+    path, addresses, *rest = sys.argv[1:]
+    rest += [None] * (4 - len(rest))
+    primary, *others = addresses.split(",")
+    scan(others, path, rest[0], rest[1])
+    host, port = primary.rsplit(":", 1)
+    PATHS[path](host, port, *rest)

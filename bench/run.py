@@ -24,6 +24,7 @@ ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE
 
 from singlemongo.testing import ReplicaSet, Standalone  # noqa: E402  (the installed copy)
 
+import paths  # noqa: E402
 import sdam_bench  # noqa: E402
 
 
@@ -88,20 +89,26 @@ def connections_per_one_off(dep, uri, runs=3):
 
 def one_off_rows(rows):
     with seeded(Standalone()) as sa, seeded(ReplicaSet(3)) as rs, seeded(ReplicaSet(50)) as big:
-        for name, dep, goal in (("standalone", sa, "<= 1.15x floor"),
-                                ("3-member replica set", rs, "<= 1.15x floor"),
-                                ("50-member replica set", big, "<= 1.3x floor")):
+        for name, dep, goal in (("standalone", sa, 1.20), ("3-member replica set", rs, 1.20),
+                                ("50-member replica set", big, 1.25)):
             argvs = [floor_argv(dep), one_off_argv("singlemongo", dep.uri),
                      one_off_argv("pymongo", dep.uri) if dep is not big else
                      [PY, str(HERE / "floor_scan.py"), dep.uri]]
             t = paired(argvs)
+            plain_instruction_row(rows, name, dep, argvs)
             rows.append((f"cold one-off find_one, {name}", ms(t[0]), ms(t[1]),
                          ms(t[2]) if dep is not big else "-", ratio(t[1], t[0]),
-                         ratio(t[1], t[2]) if dep is not big else "-", goal))
+                         ratio(t[1], t[2]) if dep is not big else "-",
+                         "-" if dep is big else f"<= {goal:.2f}x floor (median)"))
+            # The wall clock's goal is on the median of the paired ratios.
+            check(f"cold one-off find_one, {name}, wall clock / "
+                  f"{'scan floor' if dep is big else 'floor'}",
+                  statistics.median(x / y for x, y in zip(t[1], t[2] if dep is big else t[0])),
+                  goal)
             if dep is big:  # the lower bound of any driver that scans as the spec says
                 rows.append((f"raw scan floor, {name} (a hello to every member at once, then "
                              "the find)", ms(t[2]), ms(t[1]), "-", ratio(t[1], t[2]), "-",
-                             f"scan floor / floor {ratio(t[2], t[0])}"))
+                             f"<= {goal:.2f}x scan floor (median)"))
         rss = {}
         for label, argv in (("floor", floor_argv(sa)), ("sm", one_off_argv("singlemongo", sa.uri)),
                             ("pm", one_off_argv("pymongo", sa.uri))):
@@ -113,6 +120,16 @@ def one_off_rows(rows):
                      "<= floor + 1.5 MiB"))
         cache_rows(rows, rs)
         bulk_rows(rows, sa)
+
+
+def plain_instruction_row(rows, name, dep, argvs):
+    """The plain path's instruction count against its floor (with 50 members, against the
+    raw scan floor, which is what any driver that scans as the spec says must do)."""
+    if dep.servers and len(dep.servers) == 50:
+        instruction_row(rows, f"cold one-off find_one, {name}", argvs[2], argvs[1], None,
+                        PLAIN_GOALS[name], "scan floor")
+    else:
+        instruction_row(rows, f"cold one-off find_one, {name}", *argvs, PLAIN_GOALS[name])
 
 
 def cache_rows(rows, rs):
@@ -133,29 +150,68 @@ def cache_rows(rows, rs):
             shutil.rmtree(cache.parent, ignore_errors=True)
 
 
-def auth_rows(rows):
-    """TLS, SCRAM and X.509 one-offs: singlemongo against PyMongo (the floor speaks neither)."""
+# Goals in instructions (callgrind; `make bench` exits 1 when one is missed, with a line
+# saying which): the restated plain-path goals, and each production path at 1.10x its floor,
+# except MONGODB-AWS, whose goal is unreachable today (README, "Performance").
+PLAIN_GOALS = {"standalone": 1.17, "3-member replica set": 1.18, "50-member replica set": 1.40}
+PATH_GOAL = 1.10
+# Where the 1.10x goal is not met today (README, "Performance": why, and the options), the
+# guard is the figure measured on 2026-11-28, so that a change making it worse still fails.
+PATH_GUARDS = {("TLS", "standalone"): 1.11, ("TLS + MONGODB-X509", "standalone"): 1.11,
+               ("MONGODB-AWS (static credentials)", "standalone"): 1.16,
+               ("MONGODB-AWS (static credentials)", "3 members"): 1.17}
+FAILURES = []
+
+
+def check(what, value, goal):
+    """Record a missed goal (the exit status and the last lines say so)."""
+    if value is not None and value > goal:
+        FAILURES.append(f"{what}: {value:.3f}x, over its goal of {goal:.2f}x")
+
+
+def instruction_row(rows, what, floor_argv, sm_argv, pm_argv, goal, floor_label="floor",
+                    guard=None):
+    counts = [paths.instructions(argv, ENV) if argv else None
+              for argv in (floor_argv, sm_argv, pm_argv)]
+    if counts[0] is None:
+        rows.append((f"{what}, instructions", "-", "skipped: no valgrind", "", "", "", ""))
+        return
+    sm_ratio = counts[1] / counts[0]
+    check(f"{what}, instructions / {floor_label}", sm_ratio, guard or goal)
+    shown = f"<= {goal:.2f}x {floor_label}" + (f" (not met; guard {guard:.2f}x)" if guard
+                                                 else "")
+    rows.append((f"{what}, instructions (millions)", f"{counts[0] / 1e6:.1f}",
+                 f"{counts[1] / 1e6:.1f}", f"{counts[2] / 1e6:.1f}" if counts[2] else "-",
+                 f"{sm_ratio:.3f}x", f"{counts[1] / counts[2]:.2f}x" if counts[2] else "-",
+                 shown))
+
+
+def path_rows(rows):
+    """Each production path: the wall clock (paired runs), instructions and round trips of
+    its raw floor, singlemongo and PyMongo, standalone and with 3 members."""
     certs = make_certs()
     if certs is None:
-        rows.append(("TLS / SCRAM / X.509 one-offs", "-", "skipped: no openssl", "", "", "", ""))
+        rows.append(("TLS / SCRAM / X.509 / AWS paths", "-", "skipped: no openssl", "", "",
+                     "", ""))
         return
-    import ssl
-    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server.load_cert_chain(certs / "server.pem", certs / "server.key")
-    server.verify_mode = ssl.CERT_OPTIONAL
-    server.load_verify_locations(certs / "ca.pem")
-    subject = "CN=client,OU=drivers,O=singlemongo"
-    with seeded(Standalone(tls_context=server)) as tls, \
-            seeded(Standalone(users={"bench": "pencil"})) as scram, \
-            seeded(Standalone(tls_context=server, x509_users=[subject])) as x509:
-        cases = (("TLS", tls.uri),
-                 ("SCRAM-SHA-256", with_user(scram.uri, "bench:pencil")),
-                 ("TLS + MONGODB-X509", f"{x509.uri}&authMechanism=MONGODB-X509"
-                                        f"&tlsCertificateKeyFile={certs / 'client.pem'}"))
-        for name, uri in cases:
-            t = paired([one_off_argv("singlemongo", uri), one_off_argv("pymongo", uri)])
-            rows.append((f"cold one-off find_one, {name}", "-", ms(t[0]), ms(t[1]), "-",
-                         ratio(t[0], t[1]), "< PyMongo"))
+    for name, options, floor_args, uri_of in paths.path_cases(certs):
+        goal = PATH_GOAL
+        with paths.deployments(options, seeded) as deps:
+            for shape, dep in deps:
+                argvs = [paths.floor_argv(PY, dep, floor_args),
+                         one_off_argv("singlemongo", uri_of(dep)),
+                         one_off_argv("pymongo", uri_of(dep))]
+                what = f"cold one-off find_one, {name}, {shape}"
+                t = paired(argvs)
+                rows.append((what, ms(t[0]), ms(t[1]), ms(t[2]), ratio(t[1], t[0]),
+                             ratio(t[1], t[2]), f"<= {goal:.2f}x floor"))
+                instruction_row(rows, what, *argvs, goal, guard=PATH_GUARDS.get((name, shape)))
+                trips = [paths.requests_answered(argv, dep, ENV) for argv in argvs]
+                rows.append((f"{what}, round trips (requests the primary answered; PyMongo's "
+                             f"include its monitors')", *map(str, trips),
+                             f"{trips[1] - trips[0]:+d}", f"{trips[1] - trips[2]:+d}", "= floor"))
+                if trips[1] > trips[0]:
+                    FAILURES.append(f"{what}: {trips[1]} round trips, the floor {trips[0]}")
     shutil.rmtree(certs, ignore_errors=True)
 
 
@@ -224,7 +280,7 @@ def import_rows(rows):
 def main():
     rows = []
     one_off_rows(rows)
-    auth_rows(rows)
+    path_rows(rows)
     import_rows(rows)
     header = ("measure", "floor", "singlemongo", "PyMongo 4.20", "sm / floor", "sm / PyMongo",
               "goal")
@@ -237,7 +293,10 @@ def main():
     out = ROOT / "bench-results"
     out.mkdir(exist_ok=True)
     (out / "latest.md").write_text(text + "\n\n" + machine + "\n")
+    for failure in FAILURES:
+        print(f"BENCH GOAL MISSED: {failure}")
+    return 1 if FAILURES else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
