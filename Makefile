@@ -50,7 +50,9 @@ docs: $(STAMP)
 
 # Measured as users get it: a regular install (not editable) into its own venv, bytecode
 # compiled and cached, PYTHONDONTWRITEBYTECODE unset. The checkout is reinstalled each run.
-BENCH_VENV := .bench-venv
+# `make bench PYTHON=python3.12` measures under that Python, in a venv of its own; with
+# BENCH_ROWS=paths only the plain and production-path rows run (each Python's quick check).
+BENCH_VENV := .bench-venv-$(notdir $(PYTHON))
 bench:
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet '.[testing]' > $(BENCH_VENV)/install.log 2>&1 \

@@ -132,6 +132,15 @@ def plain_instruction_row(rows, name, dep, argvs):
         instruction_row(rows, f"cold one-off find_one, {name}", *argvs, PLAIN_GOALS[name])
 
 
+def plain_rows(rows):
+    """The plain path's instructions alone (standalone and 3 members), for BENCH_ROWS=paths."""
+    with seeded(Standalone()) as sa, seeded(ReplicaSet(3)) as rs:
+        for name, dep in (("standalone", sa), ("3-member replica set", rs)):
+            plain_instruction_row(rows, name, dep, [floor_argv(dep),
+                                                    one_off_argv("singlemongo", dep.uri),
+                                                    one_off_argv("pymongo", dep.uri)])
+
+
 def cache_rows(rows, rs):
     with seeded(ReplicaSet(3)) as slow:
         for s in slow.servers:
@@ -279,9 +288,13 @@ def import_rows(rows):
 
 def main():
     rows = []
-    one_off_rows(rows)
-    path_rows(rows)
-    import_rows(rows)
+    if os.environ.get("BENCH_ROWS") == "paths":  # a quick check per Python version
+        plain_rows(rows)
+        path_rows(rows)
+    else:
+        one_off_rows(rows)
+        path_rows(rows)
+        import_rows(rows)
     header = ("measure", "floor", "singlemongo", "PyMongo 4.20", "sm / floor", "sm / PyMongo",
               "goal")
     table = [header, tuple("---" for _ in header)] + rows
@@ -292,7 +305,9 @@ def main():
     print(text + "\n\n" + machine)
     out = ROOT / "bench-results"
     out.mkdir(exist_ok=True)
-    (out / "latest.md").write_text(text + "\n\n" + machine + "\n")
+    name = "latest.md" if os.environ.get("BENCH_ROWS") != "paths" else \
+        f"paths-python{sys.version_info[0]}.{sys.version_info[1]}.md"
+    (out / name).write_text(text + "\n\n" + machine + "\n")
     for failure in FAILURES:
         print(f"BENCH GOAL MISSED: {failure}")
     return 1 if FAILURES else 0

@@ -12,6 +12,7 @@ No traceback reaches the user: errors are one line on stderr (SINGLEMONGO_DEBUG=
 the traceback of an internal error).
 """
 import os
+import re
 import sys
 import warnings
 from types import MappingProxyType
@@ -60,27 +61,32 @@ def _single_seed(options, address):
     return replace(options, seeds=(address,), srv_host=None, values=MappingProxyType(values))
 
 
-def _ping(args, out):
-    """A health probe on one connection: each seed in turn, directly, until one answers."""
+def _ping(args, out, opened):
+    """A health probe on one connection: each seed in turn, directly, until one answers;
+    if none does, one line naming each seed and why."""
     base = MongoClient(args.uri)
+    opened.append(base)
     options = base._topology.options
     if options.is_srv:
         base._topology.open()  # resolves the seed list; no connection yet
         options = base._topology.options
-    last = None
+    failures = []
     for address in options.seeds:
         client = MongoClient.from_options(_single_seed(options, address))
+        opened.append(client)  # --explain explains it; main() closes it
         try:
             reply = client.admin.command("ping")
-            sd = client.topology_description.servers[address]
-            out.doc({"ok": reply.get("ok"), "server": format_address(address),
-                     "type": str(sd.server_type),
-                     "rtt_ms": round((sd.round_trip_time or 0) * 1000, 3)})
-            return client
         except (ServerSelectionError, ConnectionFailure) as exc:
-            last = exc
-            client.close()
-    raise last or ServerSelectionError("the connection string names no seed to ping")
+            sd = client.topology_description.servers.get(address)
+            failures.append(f"{format_address(address)}: {(sd and sd.error) or _summary(exc)}")
+            continue
+        sd = client.topology_description.servers[address]
+        out.doc({"ok": reply.get("ok"), "server": format_address(address),
+                 "type": str(sd.server_type),
+                 "rtt_ms": round((sd.round_trip_time or 0) * 1000, 3)})
+        return
+    raise ServerSelectionError("no seed answered ping: " + ("; ".join(failures) or
+                                                           "the connection string names none"))
 
 
 def _topology(client, args, out):
@@ -96,6 +102,9 @@ def _topology(client, args, out):
             for s in td.servers.values()]})
     else:
         out.stream.write(td.summary() + "\n")
+    if not any(s.is_known for s in td.servers.values()):  # nothing answered: not a success
+        raise ServerSelectionError(f"no member answered: " + "; ".join(
+            f"{format_address(s.address)}: {s.error}" for s in td.servers.values()))
 
 
 def _filter(args):
@@ -103,7 +112,11 @@ def _filter(args):
 
 
 def _delete_filter(args):
-    """`delete --many` deletes everything only when told so: --filter, or --all."""
+    """`delete` deletes only what a filter names: --filter ('{}' for any one document), or
+    --many --all for every document."""
+    if not args.many and args.filter is None and not args.all:
+        raise UsageError("delete without --filter would delete an arbitrary document: give "
+                         "--filter ('{}' for any one)")
     if args.all and args.filter is not None:
         raise UsageError("give either --filter or --all, not both")
     if args.all and not args.many:
@@ -138,7 +151,10 @@ def _write(coll, args, stdin, out):
     if args.action == "insert":
         docs = [json_input.loads(d, "document") for d in args.documents] or \
             json_input.documents(stdin)
-        out.doc({"insertedIds": coll.insert_many(docs).inserted_ids})
+        # One document is insert_one: a duplicate _id is a DuplicateKeyError, as it says.
+        ids = [coll.insert_one(docs[0]).inserted_id] if len(docs) == 1 else \
+            coll.insert_many(docs).inserted_ids
+        out.doc({"insertedIds": ids})
     elif args.action == "update":
         filt, update = _filter(args), json_input.loads(args.update, "--update", None)
         if not isinstance(update, (dict, list)) or (
@@ -158,7 +174,7 @@ def _write(coll, args, stdin, out):
 def _run(args, out, stdin, stderr, opened):
     """Run the subcommand; ``opened`` receives the client so that main() closes it."""
     if args.action == "ping":
-        opened.append(_ping(args, out))
+        _ping(args, out, opened)
         return
     client = MongoClient(args.uri)
     opened.append(client)
@@ -174,6 +190,18 @@ def _run(args, out, stdin, stderr, opened):
         coll = client[db][name]
         _read(coll, args, out)
         _write(coll, args, stdin, out)
+
+
+def _summary(exc):
+    """An error's message as one line: a selection error's servers joined to its first line,
+    without the hint to wait for the cooldown (a fresh process has none to wait for)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    kept = [re.sub(r", in cooldown until .*? from now \(last error: (.*)\)$",
+                   r", last error: \1", line)
+            for line in lines[1:] if not (line.startswith("Hint:") and "cooldown" in line)]
+    return "; ".join([lines[0].rstrip(".") if kept else lines[0], *kept])
 
 
 def _explain(client, err):
@@ -224,7 +252,7 @@ def _execute(args, stdout, stderr, stdin):
         _fail(stderr, exc)
         return EXIT_USAGE
     except SingleMongoError as exc:
-        _fail(stderr, f"{type(exc).__name__}: {exc}")
+        _fail(stderr, f"{type(exc).__name__}: {_summary(exc)}")
         return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
     except Exception as exc:
         if os.environ.get("SINGLEMONGO_DEBUG"):

@@ -127,6 +127,15 @@ class SecretBytes(bytes):
 
 # ----- the connection string ----------------------------------------------------------------
 
+def _scheme_fixed(uri: str) -> str:
+    """``uri`` with a mistyped scheme mended (``mongodb//h``, ``mongodb:/h``, ``mongodb:h``),
+    else with the scheme added: what a suggestion offers."""
+    for scheme in ("mongodb+srv", "mongodb"):
+        if uri.lower().startswith(scheme) and uri[len(scheme):len(scheme) + 1] in (":", "/"):
+            return f"{scheme}://{uri[len(scheme):].lstrip(':/')}"
+    return SCHEME + uri
+
+
 SCHEME = "mongodb://"
 SRV_SCHEME = "mongodb+srv://"
 # Patterns are compiled on first use (re's cache), not at import: a one-off query
@@ -402,7 +411,8 @@ def connection_string(host: Union[str, Sequence[str], None], port: Optional[int]
     if not uri.startswith((SCHEME, SRV_SCHEME)) and "://" not in uri:
         raise errors.InvalidURI(
             f"invalid host {redact_uri(uri)!r}: a host name has no '/', and a connection "
-            f"string begins with 'mongodb://' (did you mean {redact_uri(SCHEME + uri)!r}?)")
+            f"string begins with 'mongodb://' "
+            f"(did you mean {redact_uri(_scheme_fixed(uri))!r}?)")
     if not seeds:
         return uri
     if uri.startswith(SRV_SCHEME):
