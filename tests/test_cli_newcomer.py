@@ -90,3 +90,42 @@ def test_delete_without_a_filter_is_refused(standalone):
     assert json.loads(run(*uri, "count", "app.del")[1]) == 2
     code, out, _ = run(*uri, "delete", "app.del", "--filter", "{}")
     assert code == 0 and json.loads(out)["deletedCount"] == 1
+
+
+@pytest.mark.parametrize("argv", [["serve", "replicaset", "--user", "ann:pw1"],
+                                  ["serve", "standalone"]], ids=["replica set", "standalone"])
+def test_serve_prints_its_connection_string_and_serves_until_ctrl_c(argv):
+    """``singlemongo serve`` (``python -m singlemongo.testing``) starts a simulated
+    deployment from the command line: the first line of stdout is a connection string that
+    works as printed (with the first user's credentials), and Ctrl-C stops it, exit 0."""
+    import select
+    import signal
+    import subprocess
+    import sys
+
+    from singlemongo import MongoClient
+    from .util import wait_or_explain
+    proc = subprocess.Popen([sys.executable, "-m", "singlemongo", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert select.select([proc.stdout], [], [], 20)[0], "no connection string in 20 s"
+        uri = proc.stdout.readline().decode().strip()
+        client = MongoClient(uri)
+        client.app.c.insert_one({"_id": 1})
+        assert client.app.c.find_one() == {"_id": 1}
+        client.close()
+        proc.send_signal(signal.SIGINT)
+        assert wait_or_explain(proc, 20) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert uri.startswith("mongodb://") and ("ann:pw1@" in uri) == ("--user" in argv)
+
+
+def test_serve_refuses_bad_arguments_with_one_line():
+    """A user without a password: exit 2 (argparse's), nothing served."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "singlemongo.testing", "--user", "ann"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0 and "NAME:PASSWORD" in done.stderr

@@ -270,6 +270,10 @@ def _execute(args, stdout, stderr, stdin):
 def main(argv=None, stdout=None, stderr=None, stdin=None):
     """Run the command line; returns the exit status (see the module's docstring)."""
     stdout, stderr, stdin = stdout or sys.stdout, stderr or sys.stderr, stdin or sys.stdin
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["serve"]:  # a simulated deployment: python -m singlemongo.testing
+        from ..testing.__main__ import main as serve
+        return serve(argv[1:])
     try:
         args = arguments.parser(__doc__).parse_args(argv)
     except arguments.ShowVersion as version:
