@@ -55,7 +55,8 @@ docs: $(STAMP)
 BENCH_VENV := .bench-venv-$(notdir $(PYTHON))
 bench:
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip install --quiet '.[testing]' > $(BENCH_VENV)/install.log 2>&1 \
+	$(BENCH_VENV)/bin/python -m pip install --quiet '.[testing]' pymongo-auth-aws \
+		> $(BENCH_VENV)/install.log 2>&1 \
 		|| (cat $(BENCH_VENV)/install.log; exit 1)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps --force-reinstall . \
 		>> $(BENCH_VENV)/install.log 2>&1 || (cat $(BENCH_VENV)/install.log; exit 1)
