@@ -51,7 +51,8 @@ docs: $(STAMP)
 # Measured as users get it: a regular install (not editable) into its own venv, bytecode
 # compiled and cached, PYTHONDONTWRITEBYTECODE unset. The checkout is reinstalled each run.
 # `make bench PYTHON=python3.12` measures under that Python, in a venv of its own; with
-# BENCH_ROWS=paths only the plain and production-path rows run (each Python's quick check).
+# BENCH_ROWS=paths in the environment (`BENCH_ROWS=paths make bench PYTHON=python3.12`) only
+# the plain and production-path rows run (each Python's quick check).
 BENCH_VENV := .bench-venv-$(notdir $(PYTHON))
 bench:
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)

@@ -38,11 +38,6 @@ BATCH_FIELDS = {"cursor": {"firstBatch": 1, "nextBatch": 1}}  # where the user's
 # rolled over the document the cursor stood on).
 CURSOR_CLOSED_ERRORS = frozenset({43, 175, 237, 136})  # CursorNotFound, QueryPlanKilled,
 # CursorKilled, CappedPositionLost
-# Another operation on an exhaust cursor's server first reads the rest of its stream (one
-# socket per server), but at most this much, for at most this long (issue 46: a server that
-# streams without end blocked every later operation while memory grew without bound).
-DRAIN_MAX_BYTES = 32 * 2**20
-DRAIN_MAX_S = 5.0
 
 
 class _ServerCursor(Generic[_DocumentType]):
@@ -318,57 +313,16 @@ class _ServerCursor(Generic[_DocumentType]):
         rtt = (sd.round_trip_time or 0.0) if sd is not None else 0.0
         return max(1, min(wait, int((left - rtt) * 1000)))
 
-    # ----- exhaust (OP_MSG moreToCome on the cursor's connection) ---------------------------
+    # ----- exhaust (OP_MSG moreToCome on the cursor's connection: exhaust.py) ---------------
 
-    def _receive_batch(self, conn: Any, deadline: Any = None) -> None:
-        """The next batch the server streams; events as for a getMore (PyMongo's)."""
-        topology = self._topology
-        assert self._ns is not None
-        with topology.operation():
-            deadline = deadline or topology.deadline or \
-                topology.options.socket_timeout_ms / 1000.0 or None
-            try:
-                reply = topology.events.command(
-                    topology.clock, conn, self._ns[0], self._stream_command, deadline,
-                    codec=self._collection.codec_options, user_fields=BATCH_FIELDS,
-                    exhaust="receive")
-            except ConnectionFailure:
-                self._id = 0
-                self._release_session(dirty=True)
-                raise
-            topology.sessions.advance_cluster_time(reply)
-            if reply.get("ok") in (0, 0.0, False):
-                self._id = 0
-                self._release_session()
-                from .reply_errors import error_from_reply
-                raise error_from_reply(reply, conn.address)
-            self._take_reply(reply, "nextBatch")
+    def _receive_batch(self, conn: Any) -> None:
+        from .exhaust import receive_batch  # only exhaust cursors load it
+        receive_batch(self, conn)
 
     def _drain(self) -> None:
-        """Read the rest of this cursor's stream into its buffer: another operation needs
-        the connection (one socket per server). The documents stay readable. Bounded by
-        DRAIN_MAX_BYTES and DRAIN_MAX_S: past either (a server that streams without end),
-        the stream's connection is closed and the cursor ends with an error once its
-        buffer is read."""
-        conn = self._topology.connections.get(self._address)
-        if conn is None:
-            return
-        clock = self._topology.clock
-        first_byte, deadline = conn.received_bytes, Deadline(clock, DRAIN_MAX_S, "the drain")
-        while conn.more_to_come and not conn.closed:
-            drained = conn.received_bytes - first_byte
-            if drained > DRAIN_MAX_BYTES or deadline.expired():
-                self._abandoned = (f"its exhaust stream was abandoned after {drained} bytes "
-                                   f"and {DRAIN_MAX_S - (deadline.remaining() or 0):.1f} s "
-                                   f"of draining, so that another operation could use the "
-                                   f"connection (at most {DRAIN_MAX_BYTES} bytes, "
-                                   f"{DRAIN_MAX_S:g} s)")
-                conn.close_reason = "error"
-                conn.close()
-                if self._id and self._ns is not None:  # killed inline by a later operation
-                    self._topology.kill_queue.append((self._address, *self._ns, self._id))
-                return
-            self._receive_batch(conn, deadline)
+        """Read the rest of this cursor's stream into its buffer (bounded: exhaust.py)."""
+        from .exhaust import drain
+        drain(self)
 
     def _release_session(self, dirty: bool = False) -> None:
         if self._check_in is not None:

@@ -219,7 +219,7 @@ class Topology:
     def tls_context(self):
         """This client's SSLContext, made at the first TLS connection."""
         if self._tls_context is None:
-            from ..wire.connection import tls_context
+            from ..wire.tls import tls_context
             self._tls_context = tls_context(self.options)
         return self._tls_context
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import _thread
 import struct
-import sys
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Optional
 from ..records import dataclass
 
 import bson
@@ -137,20 +136,10 @@ class UndecodableDocument(Exception):
         self.error, self.flags = error, flags
 
 
-# Asynchronous signals held while a reply is decoded (``signals_held``). Two forms:
-# ``pthread_sigmask`` holds a signal in this thread only; in a process with other threads a
-# signal sent to the process is delivered to one of them, and Python then runs its handler
-# in the main thread at once, inside the decoding (issue 46). So when other threads run and
-# this is the main thread, the Python handlers themselves are deferred for the call.
-_T = TypeVar("_T")
+# Asynchronous signals held while a reply is decoded (``signals_held``): ``pthread_sigmask``
+# in this thread, and with other threads running the main thread's Python handlers deferred
+# (``signal_deferral``).
 _ASYNC_SIGNALS: Any = False  # not looked up yet
-
-
-def _main_thread():
-    """The main thread's id (where Python runs signal handlers): threading's, when loaded
-    (any thread it started loaded it), else the thread running now."""
-    threading = sys.modules.get("threading")
-    return threading.main_thread().ident if threading is not None else _thread.get_ident()
 
 
 def _signals_held():
@@ -166,7 +155,7 @@ def _signals_held():
     return _ASYNC_SIGNALS
 
 
-def signals_held(fn: Callable[..., _T], *args: Any) -> _T:
+def signals_held(fn, *args):
     """``fn(*args)`` with asynchronous signals held. bson runs Python code while it decodes
     (Timestamp, ObjectId) and turns whatever is raised there into InvalidBSON: a signal
     handler's exception (a CGI's SIGALRM) would lose its type and read as malformed bytes.
@@ -176,33 +165,16 @@ def signals_held(fn: Callable[..., _T], *args: Any) -> _T:
     if held is None:
         return fn(*args)
     sig, signals = held
-    if _thread._count() and _thread.get_ident() == _main_thread():
-        return _handlers_deferred(sig, signals, fn, args)
+    if _thread._count():  # other threads run: held here is not enough (signal_deferral.py)
+        from .signal_deferral import call_in_main_thread
+        done, result = call_in_main_thread(sig, signals, fn, args)
+        if done:
+            return result
     previous = sig.pthread_sigmask(sig.SIG_BLOCK, signals)
     try:
         return fn(*args)
     finally:
         sig.pthread_sigmask(sig.SIG_SETMASK, previous)
-
-
-def _handlers_deferred(sig: Any, signals: set, fn: Callable[..., _T], args: tuple) -> _T:
-    """``fn(*args)`` with every Python signal handler replaced by one that notes the signal;
-    the real handlers run afterwards, in order, and what they raise propagates."""
-    pending: list = []
-    replaced = {}
-    for signum in signals:
-        handler = sig.getsignal(signum)
-        if callable(handler):
-            replaced[signum] = handler
-    try:
-        for signum in replaced:
-            sig.signal(signum, lambda signum, frame: pending.append((signum, frame)))
-        return fn(*args)
-    finally:
-        for signum, handler in replaced.items():
-            sig.signal(signum, handler)
-        for signum, frame in pending:
-            replaced[signum](signum, frame)
 
 
 def _decode_doc(data, where, codec=CODEC, user_fields=None):
