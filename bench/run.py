@@ -244,12 +244,17 @@ def make_certs():
         return None
     d = pathlib.Path(tempfile.mkdtemp())
     sh = lambda *a: subprocess.run(a, cwd=d, check=True, capture_output=True)
+    # The extensions Python 3.13's default context (VERIFY_X509_STRICT) requires.
     sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
-       "ca.pem", "-days", "2", "-subj", "/CN=bench CA")
+       "ca.pem", "-days", "2", "-subj", "/CN=bench CA", "-addext",
+       "keyUsage=critical,keyCertSign,cRLSign")
     for name, subj in (("server", "/CN=127.0.0.1"), ("client", "/O=singlemongo/OU=drivers/CN=client")):
         sh("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
            f"{name}.csr", "-subj", subj)
-        (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+        (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n"
+                                   "authorityKeyIdentifier=keyid,issuer\n"
+                                   "keyUsage=digitalSignature,keyEncipherment\n"
+                                   "extendedKeyUsage=serverAuth,clientAuth\n")
         sh("openssl", "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
            "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", "-extfile", "ext.cnf")
     (d / "client.pem").write_bytes((d / "client.pem").read_bytes() + (d / "client.key").read_bytes())
