@@ -327,3 +327,25 @@ def test_cursor_ids_are_longs_as_a_server_sends_them(db):
     more = db.command("getMore", open_cursor["id"], collection="c", batchSize=1)["cursor"]
     assert [type(c["id"]) for c in (open_cursor, exhausted, more)] == [Int64] * 3
     assert exhausted["id"] == 0
+
+
+def test_group_over_no_document_returns_no_document(db):
+    """MongoDB's ``$group`` outputs one document per group of its input: none for no input,
+    even with ``_id: null`` (the engine made one, ``{"_id": None, "n": 0}``), as on an empty
+    collection or after a ``$match`` that keeps nothing. With input, one group as before."""
+    pipeline = [{"$group": {"_id": None, "n": {"$sum": 1}}}]
+    assert list(db.empty.aggregate(pipeline)) == []
+    db.c.insert_many([{"a": 1}, {"a": 2}])
+    assert list(db.c.aggregate([{"$match": {"a": 9}}, *pipeline])) == []
+    assert list(db.c.aggregate(pipeline)) == [{"_id": None, "n": 2}]
+
+
+def test_an_unknown_aggregate_option_is_refused_as_the_server_refuses_it(db):
+    """MongoDB parses the aggregate command strictly: an unknown field is error 40415
+    ("BSON field 'aggregate.x' is an unknown field."); the simulator ignored it."""
+    with pytest.raises(OperationFailure) as refused:
+        db.command("aggregate", "c", pipeline=[], cursor={}, bogusOption=1)
+    assert refused.value.code == 40415
+    assert "aggregate.bogusOption" in str(refused.value)
+    assert db.command("aggregate", "c", pipeline=[], cursor={}, allowDiskUse=True,
+                      comment="x", let={"v": 1}, maxTimeMS=100)["ok"] == 1

@@ -308,7 +308,22 @@ def _merge_fail_on_match(store, cmd, docs, spec):
                                keyPattern={"_id": 1}, keyValue={"_id": doc["_id"]})
 
 
+# The aggregate command's fields (MongoDB's IDL for it, and the generic arguments every
+# command takes): another is refused as the server refuses it (40415).
+AGGREGATE_FIELDS = frozenset({
+    "aggregate", "pipeline", "explain", "allowDiskUse", "cursor", "maxTimeMS",
+    "bypassDocumentValidation", "readConcern", "writeConcern", "collation", "hint", "let",
+    "comment", "rawData", "lsid", "txnNumber", "startTransaction", "autocommit", "stmtId",
+    "apiVersion", "apiStrict", "apiDeprecationErrors", "isMapReduceCommand", "exchange",
+    "collectionUUID", "fromMongos", "fromRouter", "needsMerge", "mergeByPBRT",
+    "encryptionInformation", "maxTimeMSOpOnly", "readOnce"})
+
+
 def aggregate(store, server, cmd):
+    unknown = next((k for k in cmd if not k.startswith("$") and k not in AGGREGATE_FIELDS),
+                   None)
+    if unknown is not None:
+        raise CommandError(40415, f"BSON field 'aggregate.{unknown}' is an unknown field.")
     pipeline = cmd.get("pipeline")
     checks.check_pipeline(pipeline)
     if "cursor" not in cmd and not cmd.get("explain"):
