@@ -203,7 +203,10 @@ def _check_tls_options(pairs: Any) -> None:
     and tlsDisableOCSPEndpointCheck conflict by presence, whatever their values."""
     from .options.client_options import TLS_CONFLICTS
     present = {canonical_name(key) or key: value for key, value in pairs}
-    tls = {value.lower() for key, value in pairs if key.lower() in ("tls", "ssl")}
+    # A repeated key's last value is the one used (with a warning), as in PyMongo: only
+    # what tls and ssl end up as must agree.
+    last = {key.lower(): value for key, value in pairs}
+    tls = {value.lower() for key, value in last.items() if key in ("tls", "ssl")}
     if len(tls) > 1:
         raise InvalidURI("Can not specify conflicting values for URI options ssl and tls.")
     for first, second in TLS_CONFLICTS:

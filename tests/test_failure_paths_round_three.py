@@ -7,7 +7,8 @@ import pytest
 from singlemongo import errors
 from singlemongo.client import MongoClient
 
-from .util import CommandRecorder, selection_records
+from .side_by_side.harness import _Recorder
+from .util import selection_records
 
 
 def test_a_gridfs_download_whose_chunk_query_keeps_failing_retries_once(mongo_replica_set):
@@ -15,7 +16,7 @@ def test_a_gridfs_download_whose_chunk_query_keeps_failing_retries_once(mongo_re
     then the error is raised, as PyMongo does. Before, every CursorNotFound started it again:
     968 finds, then RecursionError."""
     from singlemongo.gridfs import GridFSBucket
-    recorder = CommandRecorder()
+    recorder = _Recorder()
     client = MongoClient(mongo_replica_set.uri, event_listeners=[recorder])
     bucket = GridFSBucket(client.g)
     file_id = bucket.upload_from_stream("f", b"x" * 10, chunk_size_bytes=4)
@@ -23,10 +24,10 @@ def test_a_gridfs_download_whose_chunk_query_keeps_failing_retries_once(mongo_re
         server.fail("find", code=43, errmsg="cursor id 1 not found", times=None,
                     namespace="g.fs.chunks")
     stream = bucket.open_download_stream(file_id)
-    del recorder.events[:]
+    del recorder.commands[:]
     with pytest.raises(errors.CursorNotFound):
         stream.read()
-    assert recorder.names().count("find") == 2
+    assert [name for name, _ in recorder.commands].count("find") == 2
     client.close()
 
 

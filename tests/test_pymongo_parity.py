@@ -427,3 +427,21 @@ def test_a_snapshot_session_refuses_a_transaction_before_its_options(mongo_repli
     assert outcomes[:2] == outcomes[2:]
     assert outcomes[0] == ("InvalidOperation",
                            "Transactions are not supported in snapshot sessions")
+
+
+def test_a_repeated_tls_option_uses_its_last_value_as_pymongo():
+    """Found by the differential parse_uri property: ``tls=0&tls=true`` was refused as an
+    ssl/tls conflict; PyMongo, as the URI options spec says of a repeated key, warns and uses
+    the last value. tls and ssl with different final values still conflict."""
+    import warnings
+
+    import pymongo.uri_parser as pm_uri
+
+    from singlemongo import uri_parser
+    from singlemongo.errors import InvalidURI
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        uri = "mongodb://h/?tls=0&tls=true"
+        assert uri_parser.parse_uri(uri)["options"] == dict(pm_uri.parse_uri(uri)["options"])
+        with pytest.raises(InvalidURI):
+            uri_parser.parse_uri("mongodb://h/?ssl=false&tls=true")

@@ -70,26 +70,3 @@ def wait_or_explain(proc, timeout):
         raise AssertionError(f"still running {timeout} s later; {masks}; stderr: {err[-4000:]}")
 
 
-
-def _command_listener():
-    from singlemongo.monitoring import CommandListener
-    return CommandListener
-
-
-class CommandRecorder(_command_listener()):
-    """A command listener keeping each CommandStartedEvent in ``events``."""
-
-    def __init__(self):
-        self.events = []
-
-    def started(self, event):
-        self.events.append(event)
-
-    def succeeded(self, event):
-        pass
-
-    def failed(self, event):
-        pass
-
-    def names(self):
-        return [event.command_name for event in self.events]
