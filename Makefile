@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: test demo bench fuzz clean docs pymongo-suite
+.PHONY: test demo bench fuzz clean docs docs-check dist pymongo-suite
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,7 @@ pymongo-suite: $(STAMP)
 	$(PY) -m tests.pymongo_suite.compare
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) $(BENCH_VENV) *.egg-info .pytest_cache docs/_build dist
 
 # The demo needs the driver and the simulated deployment only (the testing extra), not the
 # test toolchain: a fresh clone runs it after a small install. `make test` adds the rest.
@@ -43,10 +43,25 @@ $(DEMO_STAMP): setup.cfg pyproject.toml
 demo: $(DEMO_STAMP)
 	$(PY) -m singlemongo.demo
 
-# The API reference, generated from the docstrings (pdoc, from the test extra).
+# The documentation site: the guides (docs/*.md) and the API reference from the docstrings,
+# built by Sphinx (the docs extra, in the test extra too) with warnings as errors, as
+# tests/test_docs.py builds it in make test.
 docs: $(STAMP)
-	$(PY) docs/build.py docs/api
-	@echo "API reference: docs/api/index.html"
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "documentation site: docs/_build/html/index.html"
+
+# Screenshots of the built site in headless Chromium (Debian's chromium package), at desktop
+# and phone widths, into docs/_build/screenshots/: to look at, not part of make test.
+docs-check: docs
+	$(PY) docs/screenshots.py docs/_build/html docs/_build/screenshots
+
+# The sdist and the wheel (python -m build), checked with twine; into dist/.
+dist: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[release]' >> $(VENV)/install.log 2>&1 \
+		|| (cat $(VENV)/install.log; exit 1)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
 
 # Measured as users get it: a regular install (not editable) into its own venv, bytecode
 # compiled and cached, PYTHONDONTWRITEBYTECODE unset. The checkout is reinstalled each run.

@@ -4,7 +4,7 @@ simulated deployment, as users get them: a regular (non-editable) install into i
 
 Every one-off figure is whole fresh processes run in turn (floor, singlemongo, PyMongo: paired,
 so drift hits all alike); ratios are per pair, shown as median (min-max). Writes the table to
-the terminal and to bench-results/latest.md."""
+the terminal and to docs/bench/latest.md (the performance guide shows it)."""
 import os
 import pathlib
 import platform
@@ -323,7 +323,7 @@ def main():
                f"{RUNS} paired runs per one-off figure (median (min-max)), "
                f"{time.strftime('%Y-%m-%d')}; a regular install in its own venv")
     print(text + "\n\n" + machine)
-    out = ROOT / "bench-results"
+    out = ROOT / "docs" / "bench"  # tracked: the performance guide includes latest.md
     out.mkdir(exist_ok=True)
     name = "latest.md" if os.environ.get("BENCH_ROWS") != "paths" else \
         f"paths-python{sys.version_info[0]}.{sys.version_info[1]}.md"

@@ -434,7 +434,7 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
                    verbose_results: bool = False, bypass_document_validation: Optional[bool] = None,
                    comment: Any = None, let: Optional[Mapping[str, Any]] = None,
                    write_concern: Optional[WriteConcern] = None) -> NoReturn:
-        """Not offered: raises NotImplementedError (README, "Differences from PyMongo")."""
+        """Not offered: raises NotImplementedError (docs: coming-from-pymongo, "Differences from PyMongo")."""
         not_offered("client bulk write")
 
     # ----- closing ---------------------------------------------------------------------------

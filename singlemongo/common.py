@@ -225,7 +225,7 @@ def is_raw(document: Any) -> bool:
 
 def not_offered(feature: str) -> NoReturn:
     """NotImplementedError for what this driver does not offer by design, with the reason
-    (README, "Differences from PyMongo")."""
+    (docs: coming-from-pymongo, "Differences from PyMongo")."""
     reasons = {
         "client bulk write": "MongoClient.bulk_write needs MongoDB 8.0's bulkWrite command; "
                              "use Collection.bulk_write",

@@ -1,5 +1,5 @@
 """Exceptions and warnings raised by singlemongo, in PyMongo's hierarchy and with its names,
-so that existing ``except`` clauses keep working:
+so that existing ``except`` clauses keep working::
 
     PyMongoError (alias SingleMongoError)
       ConnectionFailure

@@ -3,7 +3,7 @@
 options, with PyMongo's names and units (timeouts in seconds).
 
 singlemongo has no pool: ``pool_options`` reports the options as given (PyMongo's defaults
-otherwise); they change nothing (README, "Differences from PyMongo"). singlemongo's own
+otherwise); they change nothing (docs: coming-from-pymongo, "Differences from PyMongo"). singlemongo's own
 options (``heartbeat_frequency_ms``, ``socket_check_interval_ms``, ...) are readable on the
 same object by their names.
 """

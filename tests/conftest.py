@@ -35,7 +35,8 @@ SHORT_REASONS = {"needs a streaming or threaded monitor": "monitor",
                  "PyMongo 4 removed this API": "removed in PyMongo 4",
                  "client-level bulk write is not offered": "no client bulk write",
                  "the simulated deployment does not implement": "simulator lacks",
-                 "the test cannot pass as written": "self-contradictory"}
+                 "the test cannot pass as written": "self-contradictory",
+                 "written for another specifications revision": "other revision"}
 
 
 def pytest_collection_finish(session):

@@ -237,7 +237,7 @@ def test_retryable_write_error_label(rs):
 
 
 def test_features_not_offered_say_why(coll):
-    """README "Differences from PyMongo": what is not offered by design raises
+    """docs/coming-from-pymongo.md, "Differences from PyMongo": what is not offered by design raises
     NotImplementedError with the reason, never AttributeError or a database named 'bulk_write'."""
     with pytest.raises(NotImplementedError, match="MongoDB 8.0's bulkWrite"):
         coll.database.client.bulk_write([])

@@ -81,7 +81,7 @@ def sides():
             side.client.close()
 
 
-# Documented differences (README, "Differences from PyMongo"): (predicate over the example's
+# Documented differences (docs/coming-from-pymongo.md, "Differences from PyMongo"): (predicate over the example's
 # arguments, the error singlemongo raises instead). Only these may differ.
 def _string_projection(projection=None, **_):
     return projection is not None and isinstance(projection.value, str)

@@ -1,19 +1,65 @@
-"""The API reference builds from the docstrings without a single warning (issue 18): what
-``make docs`` runs, into a temporary directory."""
-import importlib.util
+"""The documentation site builds as ``make docs`` builds it, with warnings as errors: a broken
+internal link, a missing anchor, an unresolved reference or a docstring docutils cannot read
+fails the build (issue 49). The examples themselves run through Sybil (``conftest.py``)."""
 import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+GUIDES = ["getting-started", "coming-from-pymongo", "process-per-request", "testing", "cli",
+          "failures", "security", "performance", "conformance"]
 
 
-def test_the_api_reference_builds_without_warnings(tmp_path):
-    spec = importlib.util.spec_from_file_location("docs_build", ROOT / "docs" / "build.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
-    build.build(str(tmp_path))  # raises SystemExit naming every warning pdoc gave
-    pages = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.html")}
-    for page in ("singlemongo.html", "singlemongo/collection.html", "singlemongo/gridfs.html",
-                 "singlemongo/drop_in.html", "singlemongo/uri_parser.html"):
-        assert page in pages
-    collection = (tmp_path / "singlemongo" / "collection.html").read_text()
-    assert "find_raw_batches" in collection and "bulk_write" in collection
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-E", "-j", "2",
+                           "-b", "html", str(ROOT / "docs"), str(out)],
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, f"the site's build warned or failed:\n{done.stderr}"
+    return out
+
+
+def test_every_guide_and_the_api_reference_are_built(site):
+    pages = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
+    for guide in GUIDES + ["index", "changelog", "api/index", "api/collection"]:
+        assert f"{guide}.html" in pages
+    collection = (site / "api" / "collection.html").read_text()
+    for method in ("find", "find_raw_batches", "bulk_write", "create_index",
+                   "find_one_and_update", "watch"):  # its parts' methods are the class's
+        assert f'id="singlemongo.collection.Collection.{method}"' in collection
+
+
+def test_the_index_links_every_guide(site):
+    index = (site / "index.html").read_text()
+    for guide in GUIDES:
+        assert f'href="{guide}.html"' in index
+
+
+def test_the_performance_guide_shows_the_latest_bench_table(site):
+    latest = (ROOT / "docs" / "bench" / "latest.md").read_text()
+    first_row = latest.splitlines()[2].split("|")[1].strip()
+    assert first_row.split(",")[0] in (site / "performance.html").read_text()
+
+
+def test_the_readmes_links_point_at_files_of_the_checkout():
+    """The README is not part of the site, so its relative links are checked here."""
+    readme = (ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme)
+    assert targets, "the README links into the guides"
+    for target in targets:
+        if not target.startswith("http"):
+            assert (ROOT / target).is_file(), f"README links to a missing {target}"
+
+
+def test_the_readme_is_a_landing_page():
+    """Issue 49: at most 250 lines, and no development history in user-facing text."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        text = page.read_text()
+        for history in (r"\bstop \d+\b", r"\bthis stop\b", r"stops? earlier", r"\bissue \d+"):
+            assert not re.search(history, text, re.I), f"{page.name}: {history}"

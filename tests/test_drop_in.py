@@ -471,7 +471,7 @@ HOST_CASES = [
     (",a", None), ("a:x", None), ("localhost:", None), ("a:65536", None), ([], None),
     ("u:p@a", None), (["a", "u:p@b"], None),
 ]
-# Where singlemongo decides otherwise, on purpose (README, "Differences from PyMongo").
+# Where singlemongo decides otherwise, on purpose (docs/coming-from-pymongo.md, "Differences from PyMongo").
 HOST_DIFFERENCES = {
     "a b": "refused here (a host name has no spaces); PyMongo fails when it connects",
     "/tmp/m.sock": "a bare UNIX socket path is accepted here; PyMongo wants it percent-encoded "
@@ -529,11 +529,11 @@ def test_an_empty_host_says_so():
 
 @pytest.mark.parametrize("host", sorted(HOST_DIFFERENCES))
 def test_host_arguments_where_singlemongo_differs_on_purpose(host):
-    """Rule (a difference is a README line): the hosts singlemongo reads otherwise than
-    PyMongo, each listed in HOST_DIFFERENCES and in the README."""
+    """Rule (a difference is a documented line): the hosts singlemongo reads otherwise than
+    PyMongo, each listed in HOST_DIFFERENCES and in docs/coming-from-pymongo.md."""
     import pymongo
     assert _seeds(singlemongo, host, None) != _seeds(pymongo, host, None)
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parent.parent / "docs" / "coming-from-pymongo.md").read_text()
     assert f"`{host}`" in readme
 
 

@@ -1,4 +1,4 @@
-"""The fault-injection matrix (README, "Failure behaviour"): each row breaks something on
+"""The fault-injection matrix (docs/failures.md): each row breaks something on
 purpose and checks the error, the attempts, the bound on time, the topology afterwards,
 that a write ran at most once unless the retry rules allow a retry, and the recovery."""
 import pytest

@@ -349,3 +349,16 @@ def test_an_unknown_aggregate_option_is_refused_as_the_server_refuses_it(db):
     assert "aggregate.bogusOption" in str(refused.value)
     assert db.command("aggregate", "c", pipeline=[], cursor={}, allowDiskUse=True,
                       comment="x", let={"v": 1}, maxTimeMS=100)["ok"] == 1
+
+
+def test_group_outputs_the_id_first_then_the_accumulators_in_order(db):
+    """Simulator rule (issue 48, MongoDB's $group): each output document is ``_id`` followed by
+    the accumulator fields in the order the stage names them. The engine put ``_id`` last, so
+    a program (or the CLI guide's example) printing a group saw ``{"n": 1, "_id": ...}``."""
+    db.orders.insert_many([{"item": "tea", "qty": 3}, {"item": "tea", "qty": 1},
+                           {"item": "oat", "qty": 2}])
+    groups = list(db.orders.aggregate([
+        {"$group": {"_id": "$item", "n": {"$sum": 1}, "total": {"$sum": "$qty"}}},
+        {"$sort": {"_id": 1}}]))
+    assert [list(g) for g in groups] == [["_id", "n", "total"]] * 2
+    assert groups == [{"_id": "oat", "n": 1, "total": 2}, {"_id": "tea", "n": 2, "total": 4}]

@@ -123,8 +123,8 @@ class _Finder(importlib.abc.MetaPathFinder):
         if name is None:
             raise ModuleNotFoundError(
                 f"No module named {fullname!r}: singlemongo.install_as_pymongo() serves "
-                f"PyMongo's public modules, and {fullname} is not one of them (README, "
-                f"\"Running PyMongo-based libraries\")", name=fullname)
+                f"PyMongo's public modules, and {fullname} is not one of them (docs: "
+                f"coming-from-pymongo, \"Running PyMongo-based libraries\")", name=fullname)
         module = importlib.import_module(name)
         return importlib.machinery.ModuleSpec(fullname, _Alias(module),
                                               is_package=hasattr(module, "__path__"))

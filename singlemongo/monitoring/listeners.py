@@ -65,8 +65,8 @@ class TopologyListener(_EventListener):
 
 
 class ConnectionPoolListener(_EventListener):
-    """Connection pool events: the pool of one connection each server has (README,
-    "Observability"), with PyMongo's methods."""
+    """Connection pool events: the pool of one connection each server has (docs:
+    observability), with PyMongo's methods."""
 
     def pool_created(self, event: Any) -> None:
         """A pool was created."""

@@ -17,7 +17,7 @@ root collation from Unicode data, which is what the common locales (``en``, ``fr
   (``maxVariable: space``) are ignored at levels 1 to 3.
 
 Locale-specific tailorings (Swedish "ä" after "z", Spanish "ñ", ...) are not applied; the
-README says so. ``locale: "simple"`` is binary comparison, as on a server.
+simulator reference (docs/simulator.md) says so. ``locale: "simple"`` is binary comparison, as on a server.
 """
 import contextlib
 import dataclasses

@@ -352,12 +352,15 @@ def _project_stage(engine_stage):
 
 def _group_stage(engine_stage):
     """$group outputs a document per group of its input: none for no input, even with a
-    constant _id (the engine made one group of nothing)."""
+    constant _id (the engine made one group of nothing). Each is ``_id`` then the
+    accumulators in the stage's order, as a server writes it (the engine put ``_id`` last)."""
     def group(in_collection, database, options, user_vars):
         in_collection = list(in_collection)
         if not in_collection:
             return []
-        return engine_stage(in_collection, database, options, user_vars)
+        order = ["_id", *(k for k in options if k != "_id")] if isinstance(options, dict) else []
+        return [{**{k: doc[k] for k in order if k in doc}, **doc}
+                for doc in engine_stage(in_collection, database, options, user_vars)]
     return group
 
 
