@@ -15,6 +15,10 @@ from .selection import ReadPreference as _Core
 _MONGOS_MODES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest")
 _MODES = ("PRIMARY", "PRIMARY_PREFERRED", "SECONDARY", "SECONDARY_PREFERRED", "NEAREST")
 _TagSets = Optional[Sequence[Mapping[str, Any]]]
+# PyMongo 4.12's words: hedged reads are deprecated in MongoDB 8.0.
+_HEDGE_DEPRECATED = ("The read preference 'hedge' option is deprecated in PyMongo 4.12+ because "
+                     "hedged reads are deprecated in MongoDB version 8.0+. Support for 'hedge' "
+                     "will be removed in PyMongo 5.0.")
 
 
 class _ServerMode:
@@ -38,6 +42,9 @@ class _ServerMode:
                              f"{max_staleness}")
         if hedge is not None and not isinstance(hedge, Mapping):
             raise TypeError(f"hedge must be a document, not {hedge!r}")
+        if hedge is not None:
+            import warnings
+            warnings.warn(_HEDGE_DEPRECATED, DeprecationWarning, stacklevel=2)
         self._core = _Core(_MONGOS_MODES[self._mode],
                            tuple(dict(t) for t in tag_sets) if tag_sets else ({},),
                            None if max_staleness == -1 else max_staleness,

@@ -445,3 +445,22 @@ def test_a_repeated_tls_option_uses_its_last_value_as_pymongo():
         assert uri_parser.parse_uri(uri)["options"] == dict(pm_uri.parse_uri(uri)["options"])
         with pytest.raises(InvalidURI):
             uri_parser.parse_uri("mongodb://h/?ssl=false&tls=true")
+
+
+def test_a_hedged_read_preference_is_deprecated_as_in_pymongo():
+    """PyMongo 4.12+ deprecates ``hedge`` (hedged reads are deprecated in MongoDB 8.0):
+    the same DeprecationWarning, with PyMongo's message, from each mode that takes one."""
+    import warnings
+
+    import pymongo.read_preferences as theirs
+
+    import singlemongo.read_preferences as ours
+    for name in ("PrimaryPreferred", "Secondary", "SecondaryPreferred", "Nearest"):
+        messages = []
+        for module in (theirs, ours):
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                getattr(module, name)(hedge={"enabled": True})
+            assert [w.category for w in seen] == [DeprecationWarning]
+            messages.append(str(seen[0].message))
+        assert messages[0] == messages[1]

@@ -79,3 +79,39 @@ def test_the_plugin_loads_without_the_testing_extra(tmp_path):
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "pip install singlemongo[testing]" in out.stdout
+
+
+def test_the_run_ends_with_what_the_simulator_does_not_implement(pytester):
+    """Issue 48: a command the simulator does not implement is refused as MongoDB refuses an
+    unknown one (CommandNotFound, 59), and the run's summary lists each command and feature
+    the tests asked for that the simulator lacks, with its count, so a user can tell a
+    failure of their code from a gap of the simulator."""
+    pytester.makepyfile(test_user="""
+        import pytest
+        from singlemongo.errors import OperationFailure
+
+        def test_unknown_command(mongo_standalone, mongo_client):
+            for _ in range(2):
+                with pytest.raises(OperationFailure) as info:
+                    mongo_client.admin.command("noSuchCommandInTheSimulator")
+                assert info.value.code == 59 and info.value.details["codeName"] == "CommandNotFound"
+
+        def test_nothing_missing(mongo_standalone, mongo_client):
+            assert mongo_client.admin.command("ping")["ok"] == 1
+    """)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([
+        "*singlemongo simulator: what the tests asked for and it does not implement*",
+        "*command noSuchCommandInTheSimulator: 2 (CommandNotFound, 59)*"])
+
+
+def test_a_run_that_meets_no_gap_prints_no_section(pytester):
+    """The summary appears only when there is something to say."""
+    pytester.makepyfile(test_user="""
+        def test_ping(mongo_standalone, mongo_client):
+            assert mongo_client.admin.command("ping")["ok"] == 1
+    """)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "singlemongo simulator" not in result.stdout.str()

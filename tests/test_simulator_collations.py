@@ -139,3 +139,10 @@ def test_a_view_option_without_a_source_is_refused(db):
         db.command("create", "v", pipeline=[])
     with pytest.raises(OperationFailure):
         db.command("create", "v", viewOn="people", capped=True, size=4096)
+
+
+def test_an_empty_collation_document_is_no_collation(words):
+    """A server reads ``collation: {}`` as no collation (PyMongo's own tests pass one as
+    ``delete_many({}, {})``, whose second argument is the collation)."""
+    assert len(list(words.find({}, collation={}))) == len(list(words.find({})))
+    assert words.delete_many({"nothing": 1}, {}).deleted_count == 0

@@ -11,9 +11,10 @@ import itertools
 
 from bson import ObjectId
 
-from . import stable_api
+from . import gaps, stable_api
 from .scram_server import Users
-from .failpoints import add_write_concern_error, server_labels
+from .failpoints import (WTIMEOUT, add_write_concern_error, server_labels,
+                         waits_for_replication)
 from .x509 import authenticate_x509
 from .server import SimServer
 from .query import Store
@@ -21,6 +22,7 @@ from .query.users import lookup as user_catalog
 
 MAX_WIRE_VERSION = 21
 SERVER_VERSION = (7, 0, 0)  # what wire version 21 is (buildInfo says so)
+READ_CONCERN_LEVELS = frozenset({"local", "majority", "linearizable", "available", "snapshot"})
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "create", "drop",
                             "createindexes", "dropindexes", "dropdatabase"})
 READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors", "getmore",
@@ -117,6 +119,7 @@ class _Deployment:
     def _new_server(self, **attrs):
         server = SimServer(self._handle, tls_context=self.tls_context)
         server.executed_before = self.store.executed_before
+        server.time_limited = self.store.time_limited
         server.await_data = self.store.await_seconds
         server.role = attrs.pop("role")
         server.host = self.host
@@ -136,6 +139,10 @@ class _Deployment:
         """An error reply if this server cannot run the command in its current role."""
         return None
 
+    def replication_stopped(self):
+        """Whether a member has the fail point stopReplProducer on."""
+        return any("stopReplProducer" in s.failpoints for s in self.servers)
+
     def data_bearing_members(self):
         """How many members a write concern's ``w`` can count (more: UnsatisfiableWriteConcern):
         a replica set's data-bearing members; behind mongos, a three-member shard."""
@@ -146,6 +153,7 @@ class _Deployment:
 
     def _handle(self, server, name, cmd, state):
         reply = self._dispatch(server, name, name.lower(), cmd, state)
+        gaps.note(name, reply)
         if name.lower() in ("hello", "ismaster") and not self.hello_ok:
             reply.pop("helloOk", None)
         if reply.get("ok") in (0, 0.0) and "errorLabels" not in reply:
@@ -158,6 +166,11 @@ class _Deployment:
             reply = add_write_concern_error(reply, cmd, {
                 "code": 100, "codeName": "UnsatisfiableWriteConcern",
                 "errmsg": "Not enough data-bearing nodes"})
+        if reply.get("ok") and "writeConcernError" not in reply and \
+                waits_for_replication(cmd) and self.replication_stopped():
+            # Fail point stopReplProducer: a real server waits until wtimeout (forever without
+            # one); the simulator answers the timeout at once either way.
+            reply = add_write_concern_error(reply, cmd, dict(WTIMEOUT))
         if "autocommit" in cmd and reply.get("ok") and self.kind in ("sharded", "load-balanced"):
             # Sharded Transactions, "recoveryToken field": every ok reply in a transaction.
             reply = dict(reply, recoveryToken={"recoveryShardId": "shard0"})
@@ -182,6 +195,12 @@ class _Deployment:
         api_refusal = stable_api.refusal(lname, name, cmd)
         if api_refusal is not None:
             return api_refusal
+        level = (cmd.get("readConcern") or {}).get("level") if isinstance(
+            cmd.get("readConcern"), dict) else None
+        if level is not None and level not in READ_CONCERN_LEVELS:
+            return {"ok": 0, "code": 9, "codeName": "FailedToParse",
+                    "errmsg": "readConcern.level must be either 'local', 'majority', "
+                              "'linearizable', 'available', or 'snapshot'"}
         if lname == "ping":
             return {"ok": 1}
         if lname == "authenticate":

@@ -53,6 +53,9 @@ class Fault:
     # failGetMoreAfterCursorCheckout: the server knows the cursor (and labels a change stream's
     # resumable error); failCommand fails a getMore before that.
     after_checkout: bool = False
+    # maxTimeAlwaysTimeOut: only what runs with a time limit (maxTimeMS, or a getMore of a
+    # cursor opened with one) fails.
+    time_limited_only: bool = False
 
     def __post_init__(self):
         if self.action not in ACTIONS:
@@ -177,6 +180,12 @@ def from_command(cmd):
         # A getMore fails once its cursor is checked out (the cursor stays on the server).
         return name, Fault("getMore", "error", times, code=data.get("errorCode", 0), skip=skip,
                            labels=None, after_checkout=True)
+    if name == "stopReplProducer":
+        # Its effect is the deployment's (replication_stopped): it fails no command itself.
+        return name, Fault(STOPPED_REPLICATION, "error", times, skip=skip, labels=None)
+    if name == "maxTimeAlwaysTimeOut":
+        return name, Fault("*", "error", times, code=50, errmsg="operation exceeded time limit",
+                           skip=skip, labels=None, time_limited_only=True)
     if name != "failCommand":
         raise CommandError(2, f"the simulated server has no fail point {name!r}")
     commands = tuple(data.get("failCommands") or ())
@@ -197,6 +206,18 @@ def from_command(cmd):
                        app_name=data.get("appName"), namespace=data.get("namespace"),
                        block_s=block_s, skip=skip,
                        write_concern_error=data.get("writeConcernError"))
+
+
+STOPPED_REPLICATION = "\x00stopReplProducer"  # a command name no client can send
+WTIMEOUT = {"code": 64, "codeName": "WriteConcernFailed",
+            "errmsg": "waiting for replication timed out", "errInfo": {"wtimeout": True}}
+
+
+def waits_for_replication(cmd):
+    """Whether a command's write concern waits for more than the primary."""
+    wc = cmd.get("writeConcern")
+    w = wc.get("w") if isinstance(wc, dict) else None
+    return (isinstance(w, int) and not isinstance(w, bool) and w > 1) or isinstance(w, str)
 
 
 def canonical(name):

@@ -38,6 +38,19 @@ def _session(kind):
         deployment.stop()
 
 
+def pytest_terminal_summary(terminalreporter):
+    """What the run's tests asked the simulated deployments for and they do not implement."""
+    gaps = sys.modules.get("singlemongo.testing.gaps")
+    lines = gaps.report() if gaps is not None else []
+    if lines:
+        terminalreporter.section("singlemongo simulator: what the tests asked for and it does "
+                                 "not implement")
+        terminalreporter.write_line("(a real server may refuse some of these too: an unknown "
+                                    "command is CommandNotFound there as well)")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(autouse=True)
 def _singlemongo_client_cache():
     """Close the clients singlemongo.get_client() cached during a test, so the next test

@@ -73,6 +73,7 @@ class SimServer:
         self.hello_extra = {}  # fields merged into this server's hello (hostile servers)
         # Whether a retryable write already ran (a deployment's store answers; see Fault).
         self.executed_before = lambda cmd: False
+        self.time_limited = lambda name, cmd: bool(cmd.get("maxTimeMS"))
         self.await_data = None  # how long a getMore may wait for data (the store says)
         self._listener = None
         self._thread = None
@@ -177,6 +178,8 @@ class SimServer:
                     continue
                 if fault.transactional and (not is_retryable_write(cmd)
                                             or self.executed_before(cmd)):
+                    continue
+                if fault.time_limited_only and not self.time_limited(name, cmd):
                     continue
                 if fault.skip:
                     fault.skip -= 1

@@ -36,10 +36,11 @@ def main(driver, root, out):
         json.dump(plugin.outcomes, handle, indent=1, sort_keys=True)
 
 
-def run_pytest(root, args, plugin, port=PORT):
+def run_pytest(root, args, plugin, port=PORT, warnings=("ignore",)):
     """A simulated replica set named ``rs`` on 127.0.0.1:``port`` (its members announcing
-    themselves as localhost), and pytest on ``args`` in ``root`` with ``plugin``; exits with
-    PORT_BUSY if something else listens on the port."""
+    themselves as localhost), and pytest on ``args`` in ``root`` with ``plugin`` and the
+    ``warnings`` filters (-W, the last one first); exits with PORT_BUSY if something else
+    listens on the port."""
     import pytest
     from singlemongo.testing import ReplicaSet
     deployment = ReplicaSet(3, host="localhost")  # as a replica set configured by name
@@ -52,7 +53,8 @@ def run_pytest(root, args, plugin, port=PORT):
     os.chdir(root)
     sys.path.insert(0, root)
     try:
-        pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:singlemongo", "-W", "ignore",
+        pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:singlemongo",
+                     *(option for w in warnings for option in ("-W", w)),
                      "--continue-on-collection-errors", "--timeout", "60", "-c",
                      os.path.join(root, "pytest.ini"), "--rootdir", root, *args],
                     plugins=[plugin])

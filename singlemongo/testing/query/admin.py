@@ -108,6 +108,9 @@ def validate(store, server, cmd):
     ns = namespace(cmd, "validate")
     if not exists(store, ns):
         raise CommandError(26, f"Collection '{ns[0]}.{ns[1]}' does not exist to validate.")
+    if cmd.get("background") and cmd.get("full"):
+        raise CommandError(2, "Running the validate command with both { background: true } "
+                              "and { full: true } is not supported.")
     count, _ = _sizes(store, ns)
     indexes = index_documents(store, ns)
     return {"ns": f"{ns[0]}.{ns[1]}", "uuid": bson.Binary(os.urandom(16), 4),
@@ -118,6 +121,14 @@ def validate(store, server, cmd):
             "missingIndexEntries": [], "corruptRecords": [], "ok": 1}
 
 
+def fsync(store, server, cmd):
+    """fsync: nothing to flush in memory; ``lock`` is refused, as the simulator cannot hold
+    writes back."""
+    if cmd.get("lock"):
+        raise CommandError(238, "the simulated server cannot lock writes (fsync lock)")
+    return {"ok": 1, "numFiles": 1}
+
+
 COMMANDS = {"getCmdLineOpts": get_cmd_line_opts, "serverStatus": server_status,
             "getParameter": get_parameter, "dbStats": db_stats, "collStats": coll_stats,
-            "validate": validate}
+            "validate": validate, "fsync": fsync}

@@ -1,7 +1,7 @@
 """Databases, collections and indexes, answered as a MongoDB 7.0 server does."""
 from mongomock_ng import filtering
 
-from . import collection_options
+from . import collection_options, partial, text
 from .codes import ATLAS_ONLY, CommandError
 from .reads import DEFAULT_BATCH, collection_names, exists, namespace
 
@@ -12,7 +12,8 @@ GENERIC_FIELDS = frozenset({"create", "$db", "lsid", "txnNumber", "$clusterTime"
                             "apiStrict", "apiDeprecationErrors", "startTransaction",
                             "autocommit", "maxTimeMS"})
 INDEX_OPTIONS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds",
-                 "collation", "hidden", "weights", "default_language", "2dsphereIndexVersion")
+                 "collation", "hidden", "weights", "default_language", "2dsphereIndexVersion",
+                 "background", "language_override", "textIndexVersion", "bits", "min", "max")
 
 
 def index_documents(store, ns):
@@ -35,15 +36,33 @@ def _index_name(key):
 
 
 def _check_index(existing, spec):
+    """Whether ``spec`` already exists; an index is its key pattern and its collation (the
+    same key may be indexed under several collations), and its name is unique."""
     name, key = spec["name"], dict(spec["key"])
     for index in existing:
-        same_key = list(index["key"].items()) == list(key.items())
+        same_key = list(index["key"].items()) == list(key.items()) and \
+            _locale(index) == _locale(spec)
         if index["name"] == name and not same_key:
             raise CommandError(86, f"An existing index has the same name as the requested index. "
                                    f"Requested index: {spec}, existing index: {index}")
         if same_key and index["name"] != name:
             raise CommandError(85, f"Index already exists with a different name: {index['name']}")
     return any(index["name"] == name for index in existing)
+
+
+def build_index(coll, spec):
+    """Build the index ``spec`` describes; the options the engine does not keep (collation,
+    background, hidden, weights, ...) are kept beside it, as listIndexes shows them."""
+    options = {k: spec[k] for k in INDEX_OPTIONS if k in spec}
+    coll.create_index(list(spec["key"].items()), name=spec["name"], **options)
+    kept = coll._store.indexes[spec["name"]]
+    kept.update({k: v for k, v in options.items() if k not in kept})
+
+
+def _locale(spec):
+    collation = spec.get("collation")
+    locale = collation.get("locale") if isinstance(collation, dict) else None
+    return None if locale == "simple" else locale
 
 
 def create_indexes(store, server, cmd):
@@ -61,10 +80,13 @@ def create_indexes(store, server, cmd):
             raise CommandError(9, "The 'key' field is a required property of an index "
                                   "specification")
         spec = dict(spec, name=spec.get("name") or _index_name(spec["key"]))
+        if text.is_text_spec(spec["key"]):
+            spec = text.stored_spec(spec)
+        if "partialFilterExpression" in spec:
+            partial.check(spec["partialFilterExpression"])
         if _check_index(index_documents(store, ns), spec):
             continue
-        options = {k: spec[k] for k in INDEX_OPTIONS if k in spec}
-        coll.create_index(list(spec["key"].items()), name=spec["name"], **options)
+        build_index(coll, spec)
     after = index_documents(store, ns)
     return {"ok": 1, "createdCollectionAutomatically": created,
             "numIndexesBefore": len(before) if not created else 1, "numIndexesAfter": len(after)}
@@ -135,8 +157,8 @@ def create(store, server, cmd):
 
 def drop(store, server, cmd):
     ns = namespace(cmd, "drop")
-    if not exists(store, ns):
-        raise CommandError(26, "ns not found")
+    if not exists(store, ns):  # MongoDB 7.0: dropping what does not exist succeeds
+        return {"ok": 1}
     indexes = len(index_documents(store, ns))
     store.client[ns[0]].drop_collection(ns[1])
     return {"ok": 1, "ns": f"{ns[0]}.{ns[1]}", "nIndexesWas": indexes}
@@ -147,9 +169,12 @@ def drop_database(store, server, cmd):
     return {"ok": 1, "dropped": cmd["$db"]}
 
 
+SYSTEM_DATABASES = ("admin", "config", "local")  # a server always lists them
+
+
 def list_databases(store, server, cmd):
-    names = sorted(n for n in store.client.list_database_names()
-                   if store.client[n].list_collection_names())
+    names = sorted({*SYSTEM_DATABASES, *(n for n in store.client.list_database_names()
+                                         if store.client[n].list_collection_names())})
     docs = [{"name": n, "sizeOnDisk": 8192, "empty": False} for n in names]
     docs = [d for d in docs if filtering.filter_applies(cmd.get("filter") or {}, d)]
     if cmd.get("nameOnly"):
@@ -175,8 +200,7 @@ def rename_collection(store, server, cmd):
     if docs:
         store.collection(*dst).insert_many(docs)
     for index in indexes:
-        options = {k: index[k] for k in INDEX_OPTIONS if k in index}
-        store.collection(*dst).create_index(list(index["key"].items()), name=index["name"], **options)
+        build_index(store.collection(*dst), index)
     store.client[src[0]].drop_collection(src[1])
     return {"ok": 1}
 

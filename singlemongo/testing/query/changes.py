@@ -14,7 +14,7 @@ import uuid
 
 import bson
 
-from . import change_catalog as catalog, update_description
+from . import change_catalog as catalog, change_split, update_description
 from .codes import CommandError
 
 WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
@@ -168,6 +168,7 @@ class ChangeCursor:
     def __init__(self, ns, scope, seq, pipeline, options, server):
         self.ns, self.scope, self.seq = ns, scope, seq
         self.pipeline, self.options, self.server = pipeline, options, server
+        self.split = False  # $changeStreamSplitLargeEvent
 
     def visible(self, event):
         """Whether the stream reports this event, and whether it then invalidates."""
@@ -199,6 +200,11 @@ def open_stream(store, server, cmd, pipeline, run_pipeline):
     _check_choice(spec, "fullDocumentBeforeChange", ("off", "whenAvailable", "required"))
     if getattr(server, "role", None) == "standalone":
         raise CommandError(40573, "The $changeStream stage is only supported on replica sets")
+    level = (cmd.get("readConcern") or {}).get("level")
+    if level not in (None, "majority"):
+        raise CommandError(72, f"$changeStream does not support read concern level {level!r}: "
+                               f"only 'majority'")
+    rest, split = change_split.take_stage(pipeline[1:])
     db, target = cmd["$db"], cmd.get("aggregate")
     if target == 1:
         scope = "cluster" if spec.get("allChangesForCluster") else "database"
@@ -209,7 +215,8 @@ def open_stream(store, server, cmd, pipeline, run_pipeline):
         scope, ns = "collection", (db, target)
     log = store.changes
     log.watching = True
-    cursor = ChangeCursor(ns, scope, _start(log, spec), pipeline[1:], spec, server.address)
+    cursor = ChangeCursor(ns, scope, _start(log, spec), rest, spec, server.address)
+    cursor.split = split
     batch_size = (cmd.get("cursor") or {}).get("batchSize")
     batch, pbrt, ended = next_batch(store, cursor, batch_size, run_pipeline)
     cursor_id = 0 if ended else next(store._cursor_ids)
@@ -262,7 +269,8 @@ def next_batch(store, cursor, limit, run_pipeline):
                 raise CommandError(280, "Encountered an event whose _id field, which contains "
                                         "the resume token, was modified by the pipeline",
                                    errorLabels=["NonResumableChangeStreamError"])
-            out.append(item)
+            out.extend(change_split.fragments(item, lambda i: token(
+                seq, change_split.FRAGMENT + i)) if cursor.split else [item])
             last_emitted = seq
         if invalidates:
             out.append({"_id": token(seq, INVALIDATE), "operationType": "invalidate",

@@ -20,7 +20,8 @@ UPDATE_OPERATORS = frozenset({"$currentDate", "$inc", "$min", "$max", "$mul", "$
                               "$setOnInsert", "$unset", "$addToSet", "$pop", "$pull", "$push",
                               "$pullAll", "$bit"})
 PIPELINE_STAGES = frozenset({
-    "$addFields", "$bucket", "$bucketAuto", "$changeStream", "$collStats", "$count",
+    "$addFields", "$bucket", "$bucketAuto", "$changeStream", "$changeStreamSplitLargeEvent",
+    "$collStats", "$count",
     "$currentOp", "$densify", "$documents", "$facet", "$fill", "$geoNear", "$graphLookup",
     "$group", "$indexStats", "$limit", "$listLocalSessions", "$listSessions",
     "$listSearchIndexes", "$lookup", "$match", "$merge", "$out", "$planCacheStats", "$project",

@@ -115,9 +115,10 @@ def _group(char):
 
 
 def parse(spec):
-    """The Collation for a command's ``collation`` field; None for none or ``simple``.
-    A malformed document is the server's error 2 (BadValue), naming the field."""
-    if spec is None:
+    """The Collation for a command's ``collation`` field; None for none, ``simple`` or an empty
+    document (a server reads ``{}`` as no collation). A malformed document is the server's
+    error 2 (BadValue), naming the field."""
+    if spec is None or spec == {}:
         return None
     if not isinstance(spec, dict):
         raise CommandError(14, f"BSON field 'collation' is the wrong type "

@@ -160,7 +160,7 @@ def _modify_index(coll, spec):
 def _convert_to_unique(coll, index):
     """collMod {index: {unique: true}}: only an index already prepareUnique, and only when no
     two documents share an entry (each group is a violation, as MongoDB 6.0 reports them)."""
-    from .conformance import duplicate_groups
+    from .uniques import duplicate_groups
     if not index.get("prepareUnique"):
         raise CommandError(72, "Cannot make index unique with 'prepareUnique=false'. Run "
                                "collMod to set it first.")

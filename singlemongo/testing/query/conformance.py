@@ -12,14 +12,13 @@ import re
 from collections.abc import Mapping
 
 from bson import Code, DatetimeMS, Decimal128, MaxKey, MinKey, ObjectId, Regex, Timestamp
-from mongomock_ng import DuplicateKeyError
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import collection as mm_collection
 from mongomock_ng import filtering
 from mongomock_ng import store as mm_store
-from mongomock_ng.helpers import NOTHING, get_value_by_dot
+from mongomock_ng.helpers import NOTHING
 
-from . import collation, expressions, geo
+from . import arrays, collation, expressions, geo, numeric, uniques
 from .codes import WriteFailure
 
 # $type: "Available Types" (aliases and numbers; "number" matches every numeric type).
@@ -154,128 +153,19 @@ def pop_updater(doc, field_name, value, codec_options=None):
 
 _ORIGINAL_POP = mm_collection._updaters["$pop"]
 _ORIGINAL_EQ = filtering.operator_eq
-_generation = [0]
-
-
-def invalidate_unique_tables():
-    """Documents changed other than by an insert or an update: unique tables are rebuilt."""
-    _generation[0] += 1
-
-
-def _unique_table(coll, name, index):
-    """{index entry: {_id, ...}} for one unique index, built once per generation."""
-    store = coll._store
-    cached = getattr(store, "_singlemongo_unique", None)
-    if cached is None or cached[0] != _generation[0] or store._ttl_indexes:  # TTL deletes
-        cached = (_generation[0], {})
-        store._singlemongo_unique = cached
-    tables = cached[1]
-    if name not in tables:
-        table, by_id = {}, {}
-        for doc in store.documents:
-            _add_entries(coll, index, doc, table, by_id)
-        tables[name] = (table, by_id)
-    return tables[name]
-
-
-def _entries(coll, index, doc):
-    partial = index.get("partialFilterExpression")
-    if partial is not None and not filtering.filter_applies(partial, doc):
-        return None
-    return coll._compute_index_entries(doc, index["key"], index.get("sparse"))
-
-
-def _add_entries(coll, index, doc, table, by_id):
-    entries = _entries(coll, index, doc)
-    if entries:
-        by_id[_key(doc["_id"])] = entries
-        for entry in entries:
-            table.setdefault(entry, set()).add(_key(doc["_id"]))
-
-
-def _key(value):
-    """A hashable stand-in for an _id (or index key) that compares as MongoDB does: documents,
-    Code and Decimal128 (which bson leaves unhashable; a Decimal128 equals the same number of
-    another type, as in MongoDB), and anything else unhashable by its type and repr."""
-    if isinstance(value, Code):
-        return ("$code", str.__str__(value), _key(value.scope) if value.scope else None)
-    if isinstance(value, dict):
-        return ("$doc",) + tuple((k, _key(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return ("$array",) + tuple(_key(v) for v in value)
-    if isinstance(value, Decimal128):
-        value = value.to_decimal()
-    try:
-        hash(value)
-    except TypeError:
-        return ("$unhashable", type(value).__name__, repr(value))
-    return value
-
-
-def _keyed(method):
-    """A collection store method that looks documents up by the hashable form of their _id."""
-    return lambda self, key, *rest: method(self, _key(key), *rest)
-
-
-def duplicate_groups(coll, index):
-    """The _ids of documents sharing an entry of ``index``, group by group (what collMod's
-    conversion to unique reports as its violations)."""
-    table = {}
-    for doc in coll._store.documents:
-        for entry in _entries(coll, index, doc) or ():
-            table.setdefault(entry, []).append(doc["_id"])
-    return [group for group in table.values() if len(group) > 1]
-
-
-def ensure_uniques(self, new_data):
-    """Unique indexes checked against a hash table (mongomock-ng scans every document per
-    write: 20,000 inserts under one unique index took 530 s). An index collMod marked
-    ``prepareUnique`` refuses new duplicates too, keeping the ones it has."""
-    for name, index in self._store.indexes.items():
-        if not (index.get("unique") or index.get("prepareUnique")):
-            continue
-        try:
-            table, by_id = _unique_table(self, name, index)
-            entries = _entries(self, index, new_data) or []
-            own = _key(new_data["_id"])
-            if any(table.get(entry, set()) - {own} for entry in entries):
-                raise DuplicateKeyError("E11000 Duplicate Key Error", 11000, {
-                    "keyPattern": dict(index["key"]),
-                    "keyValue": {k: get_value_by_dot(new_data, k) for k, _ in index["key"]}})
-        except TypeError:  # an unhashable key value: the engine's own scan
-            _ORIGINAL_ENSURE_UNIQUES(self, new_data)
-            continue
-        for entry in by_id.pop(own, ()):
-            table.get(entry, set()).discard(own)
-        _add_entries(self, index, new_data, table, by_id)
-
-
-def insert_document(coll, doc):
-    """Insert one document decoded from the wire: the engine's rules (duplicate _id, the
-    validator, unique indexes) without its per-document BSON re-encoding."""
-    if coll._store.options.get("validator"):
-        coll.insert_one(doc)
-        return
-    key = doc["_id"]  # the store's methods key it (see apply)
-    if key in coll._store:
-        raise DuplicateKeyError("E11000 Duplicate Key Error", 11000,
-                                {"keyPattern": {"_id": 1}, "keyValue": {"_id": doc["_id"]}})
-    coll._store[key] = doc
-    try:
-        coll._ensure_uniques(doc)
-    except DuplicateKeyError:
-        del coll._store[key]
-        raise
-
-
-_ORIGINAL_ENSURE_UNIQUES = mm_collection.Collection._ensure_uniques
 _ENGINE_COMPARE = filtering.bson_compare
 _ENGINE_COMPARE_TYPE = filtering._get_compare_type
 _EPOCH = datetime.datetime(1970, 1, 1)
 
 
+TIMESTAMP_ORDER = 47  # after dates (45), before regular expressions (50)
+
+
 def compare_type(value):
-    """A date outside Python's range (DatetimeMS) is a date ("Comparison/Sort Order")."""
+    """A date outside Python's range (DatetimeMS) is a date, and a Timestamp sorts after
+    dates ("Comparison/Sort Order"); the engine knew neither."""
+    if isinstance(value, Timestamp):
+        return TIMESTAMP_ORDER
     return _ENGINE_COMPARE_TYPE(_EPOCH if isinstance(value, DatetimeMS) else value)
 
 
@@ -308,6 +198,12 @@ def iter_key_candidates_sublist(key, doc):
     return found
 
 
+class ValidationFailure(WriteFailure, mm_collection.WriteError):
+    """A validation failure the engine recognises as its own WriteError, so that it puts the
+    document back as it was before the update (it kept the refused update otherwise)."""
+    code = None  # a plain attribute here: the engine's error makes it a read-only property
+
+
 def validate_against_validator(document, options):
     """Document validation fails with 121 and the errInfo a 5.0+ server gives
     (failingDocumentId, details), as a write error of the statement."""
@@ -316,7 +212,7 @@ def validate_against_validator(document, options):
             options.get("validationAction", "error") == "warn":
         return
     if not filtering.filter_applies(validator, document):
-        raise WriteFailure(121, "Document failed validation", errInfo={
+        raise ValidationFailure(121, "Document failed validation", errInfo={
             "failingDocumentId": document.get("_id"),
             "details": {"operatorName": "$and", "specifiedAs": validator,
                         "reason": "the document does not match the validator"}})
@@ -364,6 +260,17 @@ def _group_stage(engine_stage):
     return group
 
 
+def _merge_stage(engine_stage):
+    """$merge on _id (its default): a result without an _id gets a new ObjectId, as the server
+    generates one (the engine refused the stage)."""
+    def merge(in_collection, database, options, user_vars):
+        on = options.get("on", "_id") if isinstance(options, dict) else "_id"
+        if on in ("_id", ["_id"]):
+            in_collection = [d if "_id" in d else {"_id": ObjectId(), **d} for d in in_collection]
+        return engine_stage(in_collection, database, options, user_vars)
+    return merge
+
+
 def cursor_next(self):
     """The next document, found by its index: the engine re-sliced all its results for each one
     (quadratic; a find of 100,000 took minutes, so a bulk benchmark timed the simulator)."""
@@ -386,6 +293,15 @@ def _dropping_options(drop):
     return drop_all
 
 
+def _created_by_writes(setitem):
+    """A collection a write created exists until it is dropped, emptied or not, as on a
+    server (the engine forgot a collection whose last document was deleted)."""
+    def store(self, key, value):
+        setitem(self, key, value)
+        self._is_force_created = True
+    return store
+
+
 def apply():
     """Install the fixes (idempotent)."""
     if getattr(filtering, "_singlemongo_fixed", False):
@@ -394,6 +310,7 @@ def apply():
     filtering.bson_compare = bson_compare
     filtering._get_compare_type = compare_type
     filtering._iter_key_candidates_sublist = iter_key_candidates_sublist
+    arrays.apply()
     filtering._filterer_inst = filtering._Filterer()  # rebuild its table with the new equality
     table = filtering._filterer_inst._operator_map
     table["$type"] = type_op
@@ -402,14 +319,16 @@ def apply():
     handlers = mm_aggregate._PIPELINE_HANDLERS
     handlers["$project"] = _project_stage(handlers["$project"])
     handlers["$group"] = _group_stage(handlers["$group"])
+    handlers["$merge"] = _merge_stage(handlers["$merge"])
     expressions.apply()
     mm_aggregate._Parser._handle_type_operator = handle_type_operator
     mm_collection._updaters["$mul"] = mul_updater
     mm_collection._updaters["$pop"] = pop_updater
-    mm_collection.Collection._ensure_uniques = ensure_uniques
+    numeric.apply()
     mm_collection.validate_against_validator = validate_against_validator
     mm_collection.Cursor.__next__ = mm_collection.Cursor.next = cursor_next
     mm_store.CollectionStore.drop = _dropping_options(mm_store.CollectionStore.drop)
-    for name in ("__contains__", "__getitem__", "__setitem__", "__delitem__"):
-        setattr(mm_store.CollectionStore, name, _keyed(getattr(mm_store.CollectionStore, name)))
+    mm_store.CollectionStore.__setitem__ = _created_by_writes(
+        mm_store.CollectionStore.__setitem__)
+    uniques.apply()
     filtering._singlemongo_fixed = True

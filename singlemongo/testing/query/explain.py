@@ -9,7 +9,7 @@ and ``$sort``.
 """
 import time
 
-from . import reads
+from . import partial, reads
 from .codes import CommandError
 from .reads import namespace
 
@@ -35,6 +35,9 @@ def _index_for(store, ns, query, sort, hint):
     fields = set(query or ())
     best, score = None, 0
     for name, spec in indexes.items():
+        if "partialFilterExpression" in spec and not partial.implied(
+                query, spec["partialFilterExpression"]):
+            continue
         keys = [k for k, _ in spec["key"]]
         matched = 0
         for key in keys:
@@ -59,9 +62,11 @@ def plan(store, ns, query, sort=None, hint=None, limit=0, projection=None, top=N
         stage = {"stage": "IDHACK"}
     elif chosen is not None:
         name, key = chosen
+        is_partial = "partialFilterExpression" in store.collection(*ns).index_information()[name]
         stage = {"stage": "FETCH", "inputStage": {
             "stage": "IXSCAN", "keyPattern": key, "indexName": name, "isMultiKey": False,
-            "direction": "forward", "indexBounds": {k: ["[MinKey, MaxKey]"] for k in key}}}
+            "isPartial": is_partial, "direction": "forward",
+            "indexBounds": {k: ["[MinKey, MaxKey]"] for k in key}}}
         rest = {k: v for k, v in query.items() if k not in key}
         if rest:
             stage["filter"] = rest

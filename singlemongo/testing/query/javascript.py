@@ -6,9 +6,14 @@ Documents cross into JavaScript as Extended JSON and are revived there: a date i
 an ObjectId an object with ``str`` whose ``toString()`` is ``ObjectId("...")``; numbers come
 back as doubles, as JavaScript has no other. Each call
 has a time and a memory limit, so a script that loops forever is an error, not a hung
-server. The shell helpers servers offer (``Array.sum``, ``Array.avg``, ``tojson``) exist.
+server. The shell helpers servers offer (``Array.sum``, ``Array.avg``, ``tojson``, and
+``sleep(ms)``, which PyMongo's tests use to delay a query) exist; a script's sleeping counts
+against its time limit.
 """
+import time
+
 from bson import json_util
+from bson.code import Code
 
 from .codes import CommandError
 
@@ -24,6 +29,8 @@ ObjectId.prototype.toJSON = function () { return {$oid: this.str}; };
 Array.sum = function (a) { return a.reduce(function (s, v) { return s + v; }, 0); };
 Array.avg = function (a) { return a.length ? Array.sum(a) / a.length : null; };
 function tojson(v) { return JSON.stringify(v); }
+var __slept = 0;
+function sleep(ms) { __slept += Number(ms) || 0; }
 function __revive(key, value) {
   if (value && typeof value === 'object') {
     if ('$date' in value) {
@@ -86,6 +93,17 @@ def _context():
     return context, quickjs.JSException
 
 
+def _slept(context):
+    """The shell's ``sleep(ms)``: the prelude's ``sleep`` adds up what a script asked for (a
+    Python callable cannot run under QuickJS's time limit), and the query then really waits
+    that long, at most TIME_LIMIT_S, as a script past its limit fails."""
+    asked = float(context.get("__slept") or 0) / 1000
+    time.sleep(min(asked, TIME_LIMIT_S))
+    if asked > TIME_LIMIT_S:
+        raise CommandError(139, "$where failed: interrupted: the script slept past its time "
+                                "limit")
+
+
 def _source(code, what):
     text = str(code) if code is not None else None
     if not isinstance(text, str) or not text.strip():
@@ -100,13 +118,17 @@ def _dumps(value):
 
 def where(source, documents):
     """The documents ``$where``'s JavaScript (expression, body or function) keeps."""
+    if isinstance(source, Code) and source.scope is not None:
+        raise CommandError(2, "$where no longer supports deprecated BSON type CodeWScope")
     source = _source(source, "$where")
     context, failure = _context()
     check = context.get("__where")
     try:
-        return [doc for doc in documents if check(source, _dumps(doc))]
+        kept = [doc for doc in documents if check(source, _dumps(doc))]
     except failure as exc:
         raise CommandError(139, f"$where failed: {exc}".splitlines()[0]) from None
+    _slept(context)
+    return kept
 
 
 def map_reduce(map_source, reduce_source, finalize_source, documents, scope):

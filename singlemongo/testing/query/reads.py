@@ -7,7 +7,7 @@ import bson
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
-from . import changes, checks, expressions, javascript, views
+from . import changes, checks, expressions, javascript, text, views
 from .codes import ATLAS_ONLY, CommandError, duplicate_message
 
 DEFAULT_BATCH = 101
@@ -56,9 +56,17 @@ def check_hint(store, ns, hint):
         raise CommandError(2, "hint provided does not correspond to an existing index")
 
 
-def select(store, ns, query, let=None):
-    """Documents matching ``query``, in natural order (copies)."""
+def select(store, ns, query, let=None, scores=False):
+    """Documents matching ``query``, in natural order (copies); with ``scores``, a ``$text``
+    query's matches carry their score (``text.SCORE``) for find's sort and projection."""
     query = query or {}
+    if "$text" in query:
+        spec, query = query["$text"], {k: v for k, v in query.items() if k != "$text"}
+        indexes = [dict(i, key=dict(i["key"])) for i in
+                   store.collection(*ns).index_information().values()] if exists(store, ns) else []
+        matched = text.search(select(store, ns, query, let), spec, text.index_of(indexes))
+        return matched if scores else [
+            {k: v for k, v in d.items() if k != text.SCORE} for d in matched]
     checks.check_filter(query)
     coll = store.collection(*ns)
     if "$where" in query:
@@ -176,6 +184,39 @@ def view_documents(store, ns):
     return views.documents(store, ns, pipeline_runner(store, ns[0]))
 
 
+def hinted_pattern(store, ns, hint):
+    """The key pattern of the index a hint names (an index scan returns documents in its
+    order), or None."""
+    if hint is None or not exists(store, ns) or (isinstance(hint, dict) and "$natural" in hint):
+        return None
+    for name, spec in store.collection(*ns).index_information().items():
+        pattern = dict(spec["key"])
+        if hint == name or (isinstance(hint, dict) and list(hint.items()) == list(pattern.items())):
+            return pattern if all(v in (1, -1) for v in pattern.values()) else None
+    return None
+
+
+def bounded(docs, pattern, low, high):
+    """find's min (inclusive) and max (exclusive): bounds on the hinted index's keys, in its
+    field order and direction."""
+    if pattern is None:
+        raise CommandError(51173, "When using min()/max() a hint of which index to use must "
+                                  "be provided")
+    for bound in (low, high):
+        if bound is not None and list(bound) != list(pattern):
+            raise CommandError(51174, "The index implied by min() and max() does not match "
+                                      "the hint's key pattern")
+
+    def compare(doc, bound):
+        for field, direction in pattern.items():
+            result = _bson_cmp(_sort_value(doc, field, direction), bound[field]) * direction
+            if result:
+                return result
+        return 0
+    return [d for d in docs if (low is None or compare(d, low) >= 0)
+            and (high is None or compare(d, high) < 0)]
+
+
 def find(store, server, cmd):
     ns = namespace(cmd, "find")
     check_hint(store, ns, cmd.get("hint"))
@@ -184,17 +225,23 @@ def find(store, server, cmd):
         from . import tailable as tail  # it builds on this module
         tail.check(store, ns, cmd)
     query = cmd.get("filter") or {}
-    docs = sort_documents(select(store, ns, query, cmd.get("let")), cmd.get("sort"))
+    docs = select(store, ns, query, cmd.get("let"), scores=True)
+    pattern = hinted_pattern(store, ns, cmd.get("hint"))
+    if "min" in cmd or "max" in cmd:
+        docs = bounded(docs, pattern, cmd.get("min"), cmd.get("max"))
+    docs = sort_documents(docs, text.sort_spec(cmd.get("sort")) or pattern)
     skip, limit = cmd.get("skip", 0) or 0, abs(cmd.get("limit", 0) or 0)
     if skip < 0:
         raise CommandError(51024, "BSON field 'skip' value must be >= 0")
     docs = docs[skip:]
     if limit:
         docs = docs[:limit]
+    scores = [d.pop(text.SCORE, None) for d in docs]
     if cmd.get("returnKey"):
         docs = _index_keys(store, ns, docs, cmd)
     else:
-        docs = project(store, ns, docs, cmd.get("projection"), query)
+        docs = project(store, ns, docs, text.without_meta(cmd.get("projection")), query)
+        docs = text.add_scores(docs, scores, cmd.get("projection"))
         if cmd.get("showRecordId"):
             docs = [dict(d, **{"$recordId": bson.Int64(i + 1)}) for i, d in enumerate(docs)]
     batch = cmd.get("batchSize", DEFAULT_BATCH)
@@ -254,6 +301,9 @@ def _source(store, cmd, pipeline):
             return ns, [_coll_stats(store, ns, pipeline[0]["$collStats"])], pipeline[1:]
         if views.view_of(store, ns) is not None:
             return ns, view_documents(store, ns), pipeline
+        match = pipeline[0].get("$match") if pipeline and isinstance(pipeline[0], dict) else None
+        if isinstance(match, dict) and "$text" in match:  # $text: in the first $match only
+            return ns, select(store, ns, match), pipeline[1:]
         return ns, list(store.collection(*ns).find()), pipeline
     ns = (cmd["$db"], "$cmd.aggregate")
     first = next(iter(pipeline[0]), None) if pipeline else None
@@ -262,9 +312,8 @@ def _source(store, cmd, pipeline):
         if not isinstance(docs, list) or not all(isinstance(d, dict) for d in docs):
             raise CommandError(5858203, "an array of documents must be supplied to $documents")
         return ns, [dict(d) for d in docs], pipeline[1:]
-    if first == "$listLocalSessions":
-        lsid = cmd.get("lsid")
-        return ns, ([{"_id": dict(lsid)}] if isinstance(lsid, dict) else []), pipeline[1:]
+    if first == "$listLocalSessions":  # the sessions this server has seen, newest last
+        return ns, [{"_id": dict(lsid)} for lsid in store.local_sessions(cmd)], pipeline[1:]
     return ns, [], pipeline
 
 

@@ -17,7 +17,8 @@ from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
 from . import (admin, catalog, changes, collation, collection_options, conformance, explain,
-               expressions, mapreduce, profiler, reads, tailable, users, views, writes)
+               expressions, mapreduce, oplog, profiler, reads, tailable, uniques, users, views,
+               writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
 
@@ -43,6 +44,7 @@ INVALIDATING = frozenset({"delete", "findAndModify", "drop", "dropDatabase", "re
                           "createIndexes", "dropIndexes", "create", "aggregate", "collMod"})
 # Commands whose retry (same lsid and txnNumber) is answered from the first execution.
 RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
+SESSIONS_KEPT = 100
 
 
 def engine_error(exc):
@@ -78,6 +80,8 @@ class Store:
         self.client = mongomock_ng.MongoClient()
         self.lock = threading.RLock()
         self.cursors = {}
+        self.time_limited_cursors = set()  # opened with maxTimeMS
+        self.sessions = {}  # lsid id -> lsid, of the commands run ($listLocalSessions)
         self.executed = {}  # (lsid, txnNumber) -> reply, for retryable writes
         self.executions = 0  # write commands executed (not answered from the cache)
         self._cursor_ids = itertools.count(1000)
@@ -99,7 +103,7 @@ class Store:
     def seed(self, db, name, documents):
         """Replace a collection's documents (test setup, no command involved)."""
         with self.lock:
-            conformance.invalidate_unique_tables()
+            uniques.invalidate_unique_tables()
             coll = self.collection(db, name)
             coll.delete_many({})
             if documents:
@@ -112,10 +116,12 @@ class Store:
     def reset(self):
         """Forget every database, cursor and retryable-write record."""
         with self.lock:
-            conformance.invalidate_unique_tables()
+            uniques.invalidate_unique_tables()
             for name in self.client.list_database_names():
                 self.client.drop_database(name)
             self.cursors.clear()
+            self.time_limited_cursors.clear()
+            self.sessions.clear()
             self.executed.clear()
             self.transactions.clear()
             self.profiling.clear()
@@ -129,6 +135,7 @@ class Store:
         def handle(server, cmd, state):
             started = time.monotonic()
             reply = answer(server, cmd, state)
+            reply = _over_time(name, cmd, reply, time.monotonic() - started)
             with self.lock:
                 profiler.record(self, name, cmd, reply, (time.monotonic() - started) * 1000,
                                 state)
@@ -147,6 +154,7 @@ class Store:
 
             with self.lock:
                 expressions.command_started()
+                self._note_session(cmd)
                 key = self._retry_key(name, cmd)
                 if key is not None and key in self.executed:
                     return self.executed[key]
@@ -155,20 +163,24 @@ class Store:
                         name, cmd, server.address, getattr(server, "role", None) == "mongos")
                     if self.txn is not None and name not in ("commitTransaction",
                                                              "abortTransaction"):
-                        conformance.invalidate_unique_tables()
+                        uniques.invalidate_unique_tables()
                         return self.transactions.run(self.txn, name, cmd,
                                                      lambda view: execute(view, cmd))
                     if name in INVALIDATING or name == "commitTransaction":
-                        conformance.invalidate_unique_tables()
+                        uniques.invalidate_unique_tables()
                     reply = self.transactions.snapshot_read(name, cmd, lambda v: execute(v, cmd))
                     if reply is None:
                         reply = self.transactions.outside(name, cmd, lambda s: execute(s, cmd))
+                    oplog.note(self, name, cmd, reply)
                 except CommandError as exc:
                     return exc.reply()
                 finally:
                     self.txn = None
                 if key is not None and reply.get("ok"):
                     self.executed[key] = reply
+                cursor_id = (reply.get("cursor") or {}).get("id")
+                if cmd.get("maxTimeMS") and cursor_id:
+                    self.time_limited_cursors.add(cursor_id)
                 return reply
         return handle
 
@@ -194,6 +206,29 @@ class Store:
                 return None
         wait_ms = cmd.get("maxTimeMS", 1000)
         return wait_ms / 1000 if isinstance(wait_ms, int) and wait_ms > 0 else None
+
+    def local_sessions(self, cmd):
+        """The logical sessions commands have used ($listLocalSessions), this one's
+        included, at most the last SESSIONS_KEPT."""
+        with self.lock:
+            self._note_session(cmd)
+            return list(self.sessions.values())
+
+    def _note_session(self, cmd):
+        lsid = cmd.get("lsid")
+        if isinstance(lsid, dict) and "id" in lsid:
+            self.sessions.pop(bytes(lsid["id"]), None)
+            self.sessions[bytes(lsid["id"])] = lsid
+            while len(self.sessions) > SESSIONS_KEPT:
+                self.sessions.pop(next(iter(self.sessions)))
+
+    def time_limited(self, name, cmd):
+        """Whether a command runs with a time limit: its own maxTimeMS, or a getMore of a
+        cursor opened with one (fail point maxTimeAlwaysTimeOut)."""
+        if cmd.get("maxTimeMS"):
+            return True
+        with self.lock:
+            return name == "getMore" and cmd.get("getMore") in self.time_limited_cursors
 
     def executed_before(self, cmd):
         """Whether this retryable write (lsid, txnNumber) already ran: its retry is answered
@@ -234,7 +269,9 @@ class Store:
             return tailable.get_more(self, cursor_id, cursor, cmd)
         size = cmd.get("batchSize") or len(cursor.docs)
         batch, cursor.docs = cursor.docs[:size], cursor.docs[size:]
-        if not cursor.docs:
+        # A batch filled to its batchSize leaves the cursor open even when nothing is left:
+        # the server finds the end on the next getMore, as a query plan finds it by asking.
+        if not cursor.docs and not (cmd.get("batchSize") and len(batch) == size):
             del self.cursors[cursor_id]
             cursor_id = 0
         ns = cursor.ns
@@ -247,6 +284,19 @@ class Store:
             (killed if self.cursors.pop(cursor_id, None) is not None else missing).append(cursor_id)
         return {"ok": 1, "cursorsKilled": killed, "cursorsNotFound": missing,
                 "cursorsAlive": [], "cursorsUnknown": []}
+
+
+TIMED_READS = frozenset({"find", "aggregate", "count", "distinct"})
+
+
+def _over_time(name, cmd, reply, elapsed):
+    """A read that ran longer than its maxTimeMS is MaxTimeMSExpired (50), as the server
+    interrupts it (here it runs to its end first: only slow JavaScript takes that long)."""
+    limit = cmd.get("maxTimeMS")
+    if name in TIMED_READS and isinstance(limit, int) and not isinstance(limit, bool) and \
+            limit > 0 and elapsed * 1000 > limit and reply.get("ok"):
+        return CommandError(50, "operation exceeded time limit").reply()
+    return reply
 
 
 def reply_for(exc):

@@ -114,8 +114,8 @@ class Transactions:
         None if the command is not a snapshot read."""
         read_concern = cmd.get("readConcern")
         if not isinstance(read_concern, dict) or read_concern.get("level") != "snapshot" \
-                or "autocommit" in cmd:
-            return None
+                or "autocommit" in cmd or name == "getMore":
+            return None  # a getMore continues its cursor, whose results are the snapshot's
         if name not in SNAPSHOT_READS:
             raise CommandError(72, f"Command {name} does not support {{ readConcern: {{ level: "
                                    f"\"snapshot\" }} }} outside a transaction")
@@ -172,9 +172,10 @@ class Transactions:
             if "readConcern" in cmd and name not in ENDING:
                 raise CommandError(72, "Only the first command in a transaction may specify "
                                        "a readConcern")
-        if name not in ALLOWED:
+        refusal = self._refusal(name, cmd)
+        if refusal is not None:
             txn.state = "aborted" if txn.state == "active" else txn.state
-            raise CommandError(263, f"Cannot run '{name}' in a multi-document transaction.")
+            raise CommandError(263, refusal)
         if name not in ENDING:
             if "writeConcern" in cmd:
                 raise CommandError(72, "Cannot set write concern after starting a transaction")
@@ -197,6 +198,22 @@ class Transactions:
             if name == "commitTransaction":
                 txn.state = "aborted"
             raise _no_such(txn.number)
+
+    def _refusal(self, name, cmd):
+        """Why a command cannot run in a transaction (OperationNotSupportedInTransaction),
+        or None: a command outside ALLOWED, an index on a collection that existed before it,
+        a pipeline that writes ($out, $merge)."""
+        if name not in ALLOWED:
+            return f"Cannot run '{name}' in a multi-document transaction."
+        if name == "createIndexes":
+            db, coll = cmd.get("$db"), cmd.get("createIndexes")
+            if coll in self.store.client[db].list_collection_names():
+                return (f"Cannot create new indexes on existing collection {db}.{coll} in a "
+                        f"multi-document transaction.")
+        if name == "aggregate" and any(isinstance(s, dict) and ("$out" in s or "$merge" in s)
+                                       for s in cmd.get("pipeline") or ()):
+            return "$out and $merge cannot be used in a transaction"
+        return None
 
     def run(self, txn, name, cmd, execute):
         """Run ``execute(view)`` in the transaction; a write conflict or any error aborts it."""

@@ -8,10 +8,11 @@ import numbers
 import re
 
 from bson import ObjectId, Regex
+from bson import encode as bson_encode  # bound once: a test may patch bson.encode for its client
 from mongomock_ng import aggregate as mm_aggregate
-from mongomock_ng import filtering
+from mongomock_ng import filtering, helpers
 
-from . import checks, collation, collection_options, conformance
+from . import checks, collation, collection_options, uniques
 from .codes import CommandError, WriteFailure
 from .reads import (check_hint, namespace, positional_index, project, select, sort_documents)
 
@@ -42,6 +43,17 @@ def _with_errors(reply, errors):
     return reply
 
 
+MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024  # what the simulated servers' hello announces
+
+
+def check_size(doc, code, what):
+    """A document the server would not store (over maxBsonObjectSize) is a write error."""
+    size = len(bson_encode(doc))
+    if size > MAX_BSON_OBJECT_SIZE:
+        raise WriteFailure(code, f"{what}. size in bytes: {size}, max size: "
+                                 f"{MAX_BSON_OBJECT_SIZE}")
+
+
 def insert(store, server, cmd):
     ns = namespace(cmd, "insert")
     coll = store.collection(*ns)
@@ -61,10 +73,11 @@ def insert(store, server, cmd):
                                    f"not valid for storage.")
         doc = dict(doc)
         doc.setdefault("_id", ObjectId())
+        check_size(doc, 2, "object to insert too large")
         if cmd.get("bypassDocumentValidation"):
             coll.insert_one(doc, bypass_document_validation=True)
         else:
-            collection_options.insert(coll, doc, conformance.insert_document)
+            collection_options.insert(coll, doc, uniques.insert_document)
         inserted.append(doc["_id"])
 
     errors = _statement_errors(cmd.get("documents", []), run, cmd.get("ordered", True))
@@ -131,22 +144,27 @@ def _resolve_positional(doc, query, update):
     return resolved
 
 
-def update_document(coll, doc, query, update, array_filters=None, let=None):
-    """Apply one update to one document; (modified?, new document)."""
+def update_document(coll, doc, query, update, array_filters=None, let=None, bypass=False):
+    """Apply one update to one document; whether it changed. ``bypass``: the command's
+    bypassDocumentValidation."""
     _check_types(doc, update)
     update = _resolve_positional(doc, query, update)
     if not isinstance(update, list) and not any(k.startswith("$") for k in update):
+        check_size(dict(update, _id=doc["_id"]), 17419,
+                   "Resulting document after update is larger than the maximum")
         if "_id" in update and update["_id"] != doc["_id"]:
             raise WriteFailure(66, "After applying the update, the (immutable) field '_id' "
                                    "was found to have been altered to _id: " + repr(update["_id"]))
-        result = coll.replace_one({"_id": doc["_id"]}, update)
+        result = coll.replace_one({"_id": doc["_id"]}, update,
+                                  bypass_document_validation=bypass)
     elif isinstance(update, list):
-        return _pipeline_update(coll, doc, update, let)
+        return _pipeline_update(coll, doc, update, let, bypass)
     elif array_filters or _has_identifiers(update):
         result = coll.update_one({"_id": doc["_id"]}, _expand_identifiers(
-            doc, update, _filters_by_identifier(array_filters or [])))
+            doc, update, _filters_by_identifier(array_filters or [])),
+            bypass_document_validation=bypass)
     else:
-        result = coll.update_one({"_id": doc["_id"]}, update)
+        result = coll.update_one({"_id": doc["_id"]}, update, bypass_document_validation=bypass)
     return result.modified_count > 0
 
 
@@ -204,7 +222,7 @@ def _expand_identifiers(doc, update, filters):
     return {op: fields for op, fields in expanded.items() if fields} or {"$set": {}}
 
 
-def _pipeline_update(coll, doc, pipeline, let):
+def _pipeline_update(coll, doc, pipeline, let, bypass=False):
     """An aggregation-pipeline update: the pipeline's output replaces the document, whose
     _id is kept when the output has none (MongoDB's "Updates with Aggregation Pipeline")."""
     current = coll.find_one({"_id": doc["_id"]})
@@ -222,11 +240,11 @@ def _pipeline_update(coll, doc, pipeline, let):
         # replace refuses them, so the new document is stored as the pipeline made it.
         coll._store[current["_id"]] = new
         return True
-    coll.replace_one({"_id": current["_id"]}, new)
+    coll.replace_one({"_id": current["_id"]}, new, bypass_document_validation=bypass)
     return True
 
 
-def upsert(coll, query, update, array_filters=None):
+def upsert(coll, query, update, array_filters=None, bypass=False):
     """Insert from the query's equality fields and the update; the new _id."""
     if isinstance(update, dict) and any(".$" in p for f in update.values()
                                         if isinstance(f, dict) for p in f):
@@ -235,12 +253,14 @@ def upsert(coll, query, update, array_filters=None):
     replacement = isinstance(update, dict) and not any(k.startswith("$") for k in update)
     if replacement:
         doc = dict(update)
+        check_size(doc, 17419, "Resulting document after update is larger than the maximum")
         if "_id" not in doc:
             doc["_id"] = query.get("_id", ObjectId()) if not isinstance(
                 query.get("_id"), dict) else ObjectId()
-        coll.insert_one(doc)
+        coll.insert_one(doc, bypass_document_validation=bypass)
         return doc["_id"]
-    result = coll.update_one(query, update, upsert=True, array_filters=array_filters)
+    result = coll.update_one(query, update, upsert=True, array_filters=array_filters,
+                             bypass_document_validation=bypass)
     wanted = query.get("_id", result.upserted_id)
     if isinstance(wanted, dict) and any(k.startswith("$") for k in wanted):
         wanted = result.upserted_id
@@ -270,7 +290,7 @@ def _parse_update_statements(statements):
             checks.check_pipeline(spec["u"], checks.UPDATE_PIPELINE_STAGES)
 
 
-def _update_statement(store, ns, spec, let, totals):
+def _update_statement(store, ns, spec, let, totals, bypass=False):
     query, update = spec.get("q") or {}, spec.get("u")
     checks.check_update(update)
     multi = spec.get("multi", False)
@@ -284,10 +304,10 @@ def _update_statement(store, ns, spec, let, totals):
         docs = docs[:1]
     for doc in docs:
         totals["n"] += 1
-        if update_document(coll, doc, query, update, spec.get("arrayFilters"), let):
+        if update_document(coll, doc, query, update, spec.get("arrayFilters"), let, bypass):
             totals["nModified"] += 1
     if not docs and spec.get("upsert"):
-        new_id = upsert(coll, query, update, spec.get("arrayFilters"))
+        new_id = upsert(coll, query, update, spec.get("arrayFilters"), bypass)
         totals["n"] += 1
         totals["upserted"].append({"index": totals["index"], "_id": new_id})
 
@@ -301,7 +321,8 @@ def update(store, server, cmd):
     def run(spec):
         try:
             with collation.applied(spec.get("collation")):
-                _update_statement(store, ns, spec, cmd.get("let"), totals)
+                _update_statement(store, ns, spec, cmd.get("let"), totals,
+                                  bool(cmd.get("bypassDocumentValidation")))
         finally:
             totals["index"] += 1
 
@@ -324,8 +345,10 @@ def delete(store, server, cmd):
             docs = select(store, ns, spec.get("q"), cmd.get("let"))
         if spec.get("limit", 0) == 1:
             docs = docs[:1]
-        if docs:
-            deleted[0] += coll.delete_many({"_id": {"$in": [d["_id"] for d in docs]}}).deleted_count
+        for doc in docs:  # by _id, in the store: an $in over every _id was quadratic
+            key = doc["_id"]
+            del coll._store[helpers.hashdict(key) if isinstance(key, dict) else key]
+            deleted[0] += 1
 
     errors = _statement_errors(cmd.get("deletes", []), run, cmd.get("ordered", True))
     return _with_errors({"ok": 1, "n": deleted[0]}, errors)
@@ -355,13 +378,14 @@ def find_and_modify(store, server, cmd):
             value = before
         else:
             update_document(coll, before, query, change, cmd.get("arrayFilters"),
-                            cmd.get("let"))
+                            cmd.get("let"), bool(cmd.get("bypassDocumentValidation")))
             last["updatedExisting"] = True
             value = coll.find_one({"_id": before["_id"]}) if cmd.get("new") else before
     elif not remove:
         last["updatedExisting"] = False
         if cmd.get("upsert"):
-            new_id = upsert(coll, query, change, cmd.get("arrayFilters"))
+            new_id = upsert(coll, query, change, cmd.get("arrayFilters"),
+                            bool(cmd.get("bypassDocumentValidation")))
             last.update(n=1, upserted=new_id)
             if cmd.get("new"):
                 value = coll.find_one({"_id": new_id})

@@ -1,0 +1,26 @@
+"""The report of ``make pymongo-suite`` on PyMongo's own results (issue 48): each failure of
+PyMongo on the simulator comes with its cause, or is flagged as unexplained; each skip with
+the reason PyMongo's suite gives."""
+from tests.pymongo_suite.compare import report_control
+from tests.pymongo_suite.known import control_reason
+
+
+def test_each_machine_cause_covers_its_tests_and_nothing_else():
+    assert "container" in control_reason("test/test_client.py::TestClient::test_handshake_04_vercel")
+    assert "SRV" in control_reason(
+        "test/test_uri_spec.py::TestAllScenarios::test_test_uri_options_srv-options_SRV_URI_with_srvMaxHosts")
+    assert control_reason("test/test_client.py::TestClient::test_list_databases") is None
+
+
+def test_the_report_explains_failures_and_flags_the_rest(capsys):
+    control = {"test/test_client.py::ClientUnitTest::test_metadata": "failed",
+               "test/test_cursor.py::TestCursor::test_where": "failed",
+               "test/test_client.py::TestClient::test_ipv6": "skipped",
+               "test/test_bulk.py::TestBulk::test_ok": "passed"}
+    messages = {"test/test_cursor.py::TestCursor::test_where": "E AssertionError",
+                "test/test_client.py::TestClient::test_ipv6": "No IPv6"}
+    unexplained = report_control(control, messages)
+    out = capsys.readouterr().out
+    assert unexplained == ["test/test_cursor.py::TestCursor::test_where"]
+    assert "failures on the simulator: 2" in out and "NOT EXPLAINED: E AssertionError" in out
+    assert "test_ipv6: No IPv6" in out and "test_ok" not in out
