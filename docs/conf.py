@@ -38,7 +38,6 @@ autodoc_typehints = "signature"
 autodoc_default_options = {"members": True, "show-inheritance": True}
 
 intersphinx_mapping = external_names.mapping(HERE / "_build" / "inventories")
-intersphinx_disabled_reftypes = ["*"]
 
 html_theme = "furo"
 html_title = f"singlemongo {release}"

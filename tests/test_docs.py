@@ -39,6 +39,15 @@ def test_the_index_links_every_guide(site):
         assert f'href="{guide}.html"' in index
 
 
+def test_references_to_python_and_pymongo_link_to_their_documentation(site):
+    """intersphinx, from the inventories conf.py writes (no network during a build)."""
+    guide = (site / "process-per-request.html").read_text()
+    assert "https://docs.python.org/3/library/os.html#os.fork" in guide
+    coming = (site / "coming-from-pymongo.html").read_text()
+    assert "https://pymongo.readthedocs.io/en/stable/api/pymongo/mongo_client.html" \
+           "#pymongo.mongo_client.MongoClient" in coming
+
+
 def test_the_performance_guide_shows_the_latest_bench_table(site):
     latest = (ROOT / "docs" / "bench" / "latest.md").read_text()
     first_row = latest.splitlines()[2].split("|")[1].strip()
