@@ -11,8 +11,8 @@ from bson.code import Code
 
 from .command_cursor import BATCH_FIELDS, _ServerCursor
 from .common import (_DocumentType, hint_value, index_document, index_list, lazy_attributes,
-                     validate_boolean, validate_collation, validate_is_mapping,
-                     validate_non_negative_int)
+                     validate_boolean, validate_collation, validate_is_document_type,
+                     validate_is_mapping, validate_non_negative_int)
 from .engine.operation import Request, execute
 from .errors import InvalidOperation
 from .sdam.server_description import ServerType
@@ -63,6 +63,12 @@ def projection_document(projection: Any) -> Optional[dict[str, Any]]:
                     f"{type(projection).__name__}")
 
 
+def _pairs(spec: Any) -> None:
+    # As PyMongo's min() and max(): (key, value) pairs in the index's order, never a dict.
+    if not isinstance(spec, (list, tuple)):
+        raise TypeError(f"spec must be an instance of list or tuple, not {type(spec)}")
+
+
 def _int(option: str, value: Any) -> int:
     # As PyMongo: any int, a bool included (limit=False is no limit).
     if not isinstance(value, int):
@@ -90,6 +96,8 @@ class Cursor(_ServerCursor[_DocumentType]):
         super().__init__(collection)
         spec = {} if filter is None else filter
         validate_is_mapping("filter", spec)
+        if let is not None:
+            validate_is_document_type("let", let)
         self._spec: dict[str, Any] = dict(spec)
         self._projection = projection_document(projection)
         self._skip = validate_non_negative_int("skip", skip)
@@ -226,13 +234,17 @@ class Cursor(_ServerCursor[_DocumentType]):
         return self
 
     def max(self, spec: Any) -> Cursor[_DocumentType]:
-        """The exclusive upper bound of the index keys scanned (needs a hint)."""
+        """The exclusive upper bound of the index keys scanned (needs a hint): a list or
+        tuple of (key, value) pairs."""
+        _pairs(spec)
         self._check_okay_to_chain()
         self._max = index_document(index_list(spec))
         return self
 
     def min(self, spec: Any) -> Cursor[_DocumentType]:
-        """The inclusive lower bound of the index keys scanned (needs a hint)."""
+        """The inclusive lower bound of the index keys scanned (needs a hint): a list or
+        tuple of (key, value) pairs."""
+        _pairs(spec)
         self._check_okay_to_chain()
         self._min = index_document(index_list(spec))
         return self

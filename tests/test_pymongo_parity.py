@@ -464,3 +464,33 @@ def test_a_hedged_read_preference_is_deprecated_as_in_pymongo():
             assert [w.category for w in seen] == [DeprecationWarning]
             messages.append(str(seen[0].message))
         assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("let", [10, "str", [], False])
+def test_find_refuses_a_let_that_is_not_a_document_as_pymongo(let):
+    """PyMongo's Cursor checks ``let`` when it is made (TypeError); singlemongo's find let it
+    through to the server (PyMongo's test_helpers_with_let)."""
+    import pymongo
+
+    import singlemongo
+    messages = []
+    for module in (pymongo, singlemongo):
+        coll = module.MongoClient("mongodb://localhost:1", connect=False).db.coll
+        with pytest.raises(TypeError) as info:
+            coll.find({}, let=let)
+        messages.append(str(info.value))
+    assert messages[1].startswith(messages[0])  # and names the type given
+
+
+@pytest.mark.parametrize("method", ["max", "min"])
+@pytest.mark.parametrize("spec", [10, {"j": 10}])
+def test_cursor_min_and_max_take_a_list_of_pairs_as_pymongo(method, spec):
+    """PyMongo's Cursor.max/min take a list or tuple of (key, value) pairs: anything else,
+    a dict included, is a TypeError (PyMongo's test_max and test_min)."""
+    import pymongo
+
+    import singlemongo
+    for module in (pymongo, singlemongo):
+        cursor = module.MongoClient("mongodb://localhost:1", connect=False).db.coll.find()
+        with pytest.raises(TypeError):
+            getattr(cursor, method)(spec)

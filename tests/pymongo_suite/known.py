@@ -9,6 +9,9 @@ comparison (``compare.py``); a test is listed here only after reading why it fai
   tests PyMongo's suite skips are reported with the reason the suite gives."""
 
 INTERNALS: dict = {
+    "test/test_client.py::TestClient::test_compression_commands":
+        "get_pool(client) and the pooled connection's compression_context (PyMongo internals): "
+        "singlemongo's negotiated compressor is in tests/test_compression.py",
     "test/test_cursor.py::TestCursor::test_clone":
         "compares Cursor.__dict__ and mutates the private _projection",
     "test/test_read_preferences.py::TestSelections::test_bool":
@@ -41,7 +44,17 @@ _PLUS = ("'+' in a connection string is a plus sign, as the connection string sp
          "(its 'Subdelimiters in user/pass' test); PyMongo decodes it as a space")
 _MESSAGE = ("the message of an error the driver raises is singlemongo's: it names what was "
             "tried, the server and the code (README, \"Messages\")")
+_TOO_LARGE = ("a document over the server's maxBsonObjectSize is refused before it is sent "
+              "(DocumentTooLarge; the commands before it are sent), where PyMongo leaves it to "
+              "the server's write error")
 DIFFERENCES: dict = {
+    "test/test_bulk.py::TestBulk::test_large_inserts_ordered": _TOO_LARGE,
+    "test/test_bulk.py::TestBulk::test_large_inserts_unordered": _TOO_LARGE,
+    "test/test_collection.py::TestCollection::test_write_large_document": _TOO_LARGE,
+    "test/test_cursor.py::TestCursor::test_maxtime_ms_message":
+        "the driver's error messages are singlemongo's (the server, the code, what was "
+        "tried), not PyMongo's '(configured timeouts: connectTimeoutMS: 20000.0ms)' suffix; "
+        "connectTimeoutMS defaults to 10 s here",
     "test/test_client.py::ClientUnitTest::test_max_adaptive_retries":
         "maxAdaptiveRetries defaults to 5, the seed client backpressure specification's "
         "maxSystemOverloadRetryAttempts; PyMongo 4.20 defaults to 2",
