@@ -120,6 +120,10 @@ CONTROL_FAILS: dict = {
     "test/test_client.py::TestClient::test_service_name_from_kwargs": _DNS,
     "test/test_client.py::TestClient::test_srv_max_hosts_kwarg": _DNS,
     "test/test_uri_spec.py::TestAllScenarios::test_test_uri_options_srv-options_": _DNS,
+    "test/test_transactions.py::TestTransactionsConvenientAPI::test_4_retry_backoff_is_enforced":
+        "the machine's load: the test measures with_transaction's backoff by the wall clock "
+        "(under 0.5 s); on this 2-core machine, which also runs the simulated servers, one run "
+        "in several measures 0.58 s",
 }
 
 
