@@ -45,6 +45,9 @@ def pytest_collection_finish(session):
     100 ms socketTimeoutMS some unified tests run with (a pause mid-reply failed one)."""
     gc.collect()
     gc.freeze()
+    if any(item.nodeid.startswith("tests/test_docs.py") for item in session.items):
+        from .test_docs import start_build  # the site builds beside the other tests
+        session.config.singlemongo_site_build = start_build()
 
 
 @pytest.fixture(scope="session")

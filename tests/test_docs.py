@@ -3,8 +3,10 @@ internal link, a missing anchor, an unresolved reference or a docstring docutils
 fails the build (issue 49). The examples themselves run through Sybil (``conftest.py``)."""
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -13,14 +15,23 @@ GUIDES = ["getting-started", "coming-from-pymongo", "process-per-request", "test
           "failures", "security", "performance", "conformance"]
 
 
+def start_build():
+    """Start building the site in a process of its own: (output directory, process). The
+    test run starts it when it collects these tests, so it builds beside the other tests."""
+    out = tempfile.mkdtemp(prefix="singlemongo-site-")
+    process = subprocess.Popen([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q",
+                                "-E", "-j", "2", "-b", "html", str(ROOT / "docs"), out],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return out, process
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-E", "-j", "2",
-                           "-b", "html", str(ROOT / "docs"), str(out)],
-                          capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, f"the site's build warned or failed:\n{done.stderr}"
-    return out
+def site(request):
+    out, process = getattr(request.config, "singlemongo_site_build", None) or start_build()
+    _, errors = process.communicate(timeout=240)
+    assert process.returncode == 0, f"the site's build warned or failed:\n{errors}"
+    yield pathlib.Path(out)
+    shutil.rmtree(out, ignore_errors=True)
 
 
 def test_every_guide_and_the_api_reference_are_built(site):
