@@ -6,7 +6,9 @@ comparison (``compare.py``); a test is listed here only after reading why it fai
 - ``DIFFERENCES``: a deliberate difference, each a line of the documentation's
   "Differences from PyMongo".
 - ``CONTROL_FAILS``: PyMongo itself fails on the simulator, with the cause (issue 48). The
-  tests PyMongo's suite skips are reported with the reason the suite gives."""
+  tests PyMongo's suite skips are reported with the reason the suite gives.
+- ``TIMING``: wall-clock tests that the machine's load fails now and then, for either
+  driver."""
 
 INTERNALS: dict = {
     "test/test_client.py::TestClient::test_compression_commands":
@@ -120,22 +122,28 @@ CONTROL_FAILS: dict = {
     "test/test_client.py::TestClient::test_service_name_from_kwargs": _DNS,
     "test/test_client.py::TestClient::test_srv_max_hosts_kwarg": _DNS,
     "test/test_uri_spec.py::TestAllScenarios::test_test_uri_options_srv-options_": _DNS,
+}
+# Tests whose outcome depends on the machine's load, for either driver: reported, never a
+# regression of the gate (each has failed with PyMongo in one run and singlemongo in another).
+TIMING: dict = {
     "test/test_transactions.py::TestTransactionsConvenientAPI::test_4_retry_backoff_is_enforced":
-        "the machine's load: the test measures with_transaction's backoff by the wall clock "
-        "(under 0.5 s); on this 2-core machine, which also runs the simulated servers, one run "
-        "in several measures 0.58 s",
+        "the machine's load: the test measures 13 of with_transaction's backoffs by the wall "
+        "clock (2.3 s, within 0.5 s); on this 2-core machine, which also runs the simulated "
+        "servers, a run now and then measures 0.58 s, with PyMongo as with singlemongo",
 }
 
 
 def control_reason(test):
     """Why PyMongo itself fails ``test`` on the simulator, or None (a key may be a prefix)."""
+    if test in TIMING:
+        return TIMING[test]
     return next((reason for key, reason in CONTROL_FAILS.items()
                  if test == key or (key.endswith("_") and test.startswith(key))), None)
 
 
 def known_reason(test):
     """Why ``test`` may fail on singlemongo, or None. A key ending in ``::`` covers a class."""
-    for table in (INTERNALS, DIFFERENCES):
+    for table in (INTERNALS, DIFFERENCES, TIMING):
         if test in table:
             return table[test]
         for key, reason in table.items():
