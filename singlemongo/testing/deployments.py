@@ -195,8 +195,8 @@ class _Deployment:
         api_refusal = stable_api.refusal(lname, name, cmd)
         if api_refusal is not None:
             return api_refusal
-        level = (cmd.get("readConcern") or {}).get("level") if isinstance(
-            cmd.get("readConcern"), dict) else None
+        read_concern = cmd.get("readConcern")
+        level = read_concern.get("level") if isinstance(read_concern, dict) else None
         if level is not None and level not in READ_CONCERN_LEVELS:
             return {"ok": 0, "code": 9, "codeName": "FailedToParse",
                     "errmsg": "readConcern.level must be either 'local', 'majority', "

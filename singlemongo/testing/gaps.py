@@ -31,8 +31,3 @@ def report():
         items = sorted(_seen.items(), key=lambda item: (-item[1], item[0]))
     return [f"{KINDS[code][0]} {what}: {count} ({KINDS[code][1]}, {code})"
             for (code, what), count in items]
-
-
-def clear():
-    with _lock:
-        _seen.clear()
