@@ -215,7 +215,7 @@ class _ServerCursor(Generic[_DocumentType]):
 
     def _take_reply(self, reply: Mapping[str, Any], key: str) -> None:
         cursor = reply["cursor"]
-        self._id = int(cursor["id"])
+        self._id = Int64(cursor["id"])  # a long, as PyMongo keeps it: programs send it back
         batch = cursor[key]
         self._retrieved += len(batch)
         self._buffer.extend(batch)

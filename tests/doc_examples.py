@@ -2,9 +2,11 @@
 checkout's root collects ``README.md`` and ``docs/*.md``).
 
 Each document runs against the deployment the guides tell a reader to start with
-``singlemongo serve replicaset --port 27017``: a simulated 3-member replica set "rs" on
-127.0.0.1:27017-27019, started before the document's first example and stopped after its
-last, so every example is written with the address a reader uses.
+``singlemongo serve replicaset --port 27017``: a simulated 3-member replica set "rs",
+started before the document's first example and stopped after its last. The examples are
+written with the address a reader uses, 127.0.0.1:27017-27019; the run uses three free ports
+outside the kernel's ephemeral range instead and rewrites the document's text to them
+(``Addresses``), so ``make test`` passes beside a ``singlemongo serve`` or a mongod on 27017.
 
 - A ``python`` block runs in the document's namespace, in order; one written with ``>>>``
   prompts is a doctest, its output compared (``...`` matches anything).
@@ -29,28 +31,81 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from sybil import Sybil
+from sybil import Document, Sybil
 from sybil.parsers.myst import CodeBlockParser, PythonCodeBlockParser
 
 ROOT = Path(__file__).resolve().parent.parent
-PORT = 27017
+GUIDE_PORTS = (27017, 27018, 27019)  # the replica set the guides tell a reader to start
 CHECKER = doctest.OutputChecker()
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 EXIT = re.compile(r"\s+# exit (\d+)$")
 
 
+def _free_ports(count, low=20000, high=32000):
+    """``count`` ports that are free now and outside the ephemeral range (32768 and up on
+    Linux), where no test's server is given a port by the kernel between now and the setup."""
+    import random
+    import socket
+    found = []
+    for port in random.Random().sample(range(low, high), 200):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        found.append(port)
+        if len(found) == count:
+            return tuple(found)
+    raise RuntimeError(f"no {count} free loopback ports between {low} and {high}")
+
+
+class Addresses:
+    """Where this run puts what the guides write as 127.0.0.1:27017-27019."""
+
+    ports = None
+
+    @classmethod
+    def chosen(cls):
+        if cls.ports is None:
+            cls.ports = _free_ports(len(GUIDE_PORTS))
+        return cls.ports
+
+    @classmethod
+    def rewrite(cls, text):
+        for guide, port in zip(GUIDE_PORTS, cls.chosen()):
+            text = text.replace(f"127.0.0.1:{guide}", f"127.0.0.1:{port}")
+        return text
+
+
+class RewrittenDocument(Document):
+    """A document whose guide addresses are this run's (``Addresses``), before parsing, so
+    examples and the outputs they show agree."""
+
+    rewrite = Addresses.rewrite
+
+    @classmethod
+    def parse(cls, path, *parsers, encoding="utf-8"):
+        with open(path, encoding=encoding) as source:
+            document = cls(cls.rewrite(source.read()), path)
+        for parser in parsers:
+            for region in parser(document):
+                document.add(region)
+        return document
+
+
 def setup(namespace):
-    """Start the guides' replica set; the document's examples run against it."""
+    """Start the guides' replica set on this run's ports; the document's examples run
+    against it."""
     from singlemongo.testing import ReplicaSet
     deployment = ReplicaSet(3)
-    for offset, server in enumerate(deployment.servers):
-        server.port = PORT + offset
+    for server, port in zip(deployment.servers, Addresses.chosen()):
+        server.port = port
     try:
         deployment.start()
     except OSError as exc:
         deployment.stop()
-        raise RuntimeError(f"the documentation's examples need 127.0.0.1:{PORT}-{PORT + 2}, "
-                           f"where the guides start the simulated replica set: {exc}") from None
+        raise RuntimeError(f"the documentation's examples could not start the guides' "
+                           f"replica set on ports {Addresses.chosen()}: {exc}") from None
     namespace["__deployment__"] = deployment
     namespace["__environ__"] = {}
     namespace["__logging__"] = logging_state()
@@ -189,8 +244,10 @@ class PythonBlocks(PythonCodeBlockParser):
         self.codeblock_parser = CodeBlockParser("python", evaluate_python)
 
 
+PARSERS = [PythonBlocks(), CodeBlockParser("console", evaluate_console)]
+
+
 def sybil(patterns, excludes=()):
     """The Sybil collector for the given documents."""
-    return Sybil(parsers=[PythonBlocks(), CodeBlockParser("console", evaluate_console)],
-                 path=str(ROOT), patterns=patterns, excludes=list(excludes), setup=setup,
-                 teardown=teardown)
+    return Sybil(parsers=PARSERS, path=str(ROOT), patterns=patterns, excludes=list(excludes),
+                 setup=setup, teardown=teardown, document_types={".md": RewrittenDocument})

@@ -494,3 +494,18 @@ def test_cursor_min_and_max_take_a_list_of_pairs_as_pymongo(method, spec):
         cursor = module.MongoClient("mongodb://localhost:1", connect=False).db.coll.find()
         with pytest.raises(TypeError):
             getattr(cursor, method)(spec)
+
+
+def test_a_cursor_id_is_an_int64_as_in_pymongo(mongo_replica_set):
+    """``cursor_id`` is what a program passes back in killCursors or getMore: PyMongo's is a
+    bson Int64, and a real server (FerretDB) refuses a plain int there (TypeMismatch, 14)."""
+    from bson import Int64
+    from singlemongo import MongoClient
+    with MongoClient(mongo_replica_set.uri) as client:
+        client.db.c.insert_many([{"_id": i} for i in range(3)])
+        cursor = client.db.c.find().batch_size(1)
+        next(cursor)
+        command_cursor = client.db.c.aggregate([], batchSize=1)
+        next(command_cursor)
+        assert type(cursor.cursor_id) is Int64 and type(command_cursor.cursor_id) is Int64
+        client.db.command({"killCursors": "c", "cursors": [cursor.cursor_id]})

@@ -362,3 +362,17 @@ def test_group_outputs_the_id_first_then_the_accumulators_in_order(db):
         {"$sort": {"_id": 1}}]))
     assert [list(g) for g in groups] == [["_id", "n", "total"]] * 2
     assert groups == [{"_id": "oat", "n": 1, "total": 2}, {"_id": "tea", "n": 2, "total": 4}]
+
+
+@pytest.mark.parametrize("command", [
+    {"getMore": 5, "collection": "c"},
+    {"killCursors": "c", "cursors": [5]},
+])
+def test_a_cursor_id_that_is_not_a_long_is_a_type_mismatch(db, command):
+    """getMore's id and killCursors' ids are longs (MongoDB's getMore and killCursors pages);
+    mongod and FerretDB refuse an int32 with TypeMismatch (14). The simulator took it, so a
+    driver that sent int32 ids passed every test here and failed against a real server."""
+    with pytest.raises(OperationFailure) as raised:
+        db.command(command)
+    assert raised.value.code == 14
+    assert "expected type 'long'" in str(raised.value)

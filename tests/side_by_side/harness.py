@@ -125,15 +125,15 @@ GRIDFS_ERRORS = ("NoFile", "FileExists", "CorruptGridFile")
 
 
 class ErrorSignature(dict):
-    """An error as compared: its class and code. singlemongo's error equals PyMongo's when it
-    has the same code and is an instance of PyMongo's class (every ``except`` clause written
+    """An error as compared: its class, code and error labels. singlemongo's error equals
+    PyMongo's when it has the same code and labels and is an instance of PyMongo's class (every ``except`` clause written
     for PyMongo's error catches it: a ConfigurationError where PyMongo raises ValueError, or
     singlemongo's own subclasses such as AuthenticationFailed)."""
 
     def __eq__(self, other):
         if not isinstance(other, ErrorSignature):
             return NotImplemented
-        if self["code"] != other["code"]:
+        if self["code"] != other["code"] or self["labels"] != other["labels"]:
             return False
         return self["<error>"] in other.classes or other["<error>"] in self.classes
 
@@ -141,7 +141,7 @@ class ErrorSignature(dict):
 
 
 def error_signature(exc):
-    """The error's class (the first PyMongo or builtin class it is) and code."""
+    """The error's class (the first PyMongo or builtin class it is), code and labels."""
     code = getattr(exc, "code", None)
     names = [k.__name__ for k in type(exc).__mro__]
     if type(exc).__name__ in GRIDFS_ERRORS:
@@ -152,7 +152,9 @@ def error_signature(exc):
                      vars(pymongo.errors) or k.__module__ == "builtins"), type(exc).__name__)
     if code is None and isinstance(getattr(exc, "details", None), Mapping):
         code = exc.details.get("code")
-    signature = ErrorSignature({"<error>": kind, "code": code})
+    # PyMongo keeps the labels in a private set, singlemongo in ``error_labels``.
+    labels = getattr(exc, "error_labels", None) or getattr(exc, "_error_labels", None) or ()
+    signature = ErrorSignature({"<error>": kind, "code": code, "labels": sorted(labels)})
     signature.classes = names
     return signature
 

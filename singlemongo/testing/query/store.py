@@ -13,6 +13,7 @@ import threading
 import time
 
 import mongomock_ng
+from bson import Int64
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
@@ -254,7 +255,7 @@ class Store:
         return {"ok": 1, "cursor": {"id": cursor_id, "ns": f"{ns[0]}.{ns[1]}", key: batch}}
 
     def get_more(self, server, cmd):
-        cursor_id = cmd.get("getMore")
+        cursor_id = _long(cmd.get("getMore"), "getMore.getMore")
         cursor = self.cursors.get(cursor_id)
         if cursor is None or cursor.server != server.address:
             raise CommandError(43, f"cursor id {cursor_id} not found")
@@ -280,10 +281,22 @@ class Store:
 
     def kill_cursors(self, server, cmd):
         killed, missing = [], []
-        for cursor_id in cmd.get("cursors", []):
+        for i, cursor_id in enumerate(cmd.get("cursors", [])):
+            _long(cursor_id, f"killCursors.cursors.{i}")
             (killed if self.cursors.pop(cursor_id, None) is not None else missing).append(cursor_id)
         return {"ok": 1, "cursorsKilled": killed, "cursorsNotFound": missing,
                 "cursorsAlive": [], "cursorsUnknown": []}
+
+
+def _long(value, field):
+    """A cursor id: getMore's and killCursors' are longs, and the server's IDL refuses any
+    other type, an int32 of the same value included (TypeMismatch)."""
+    if type(value) is not Int64:
+        kind = "int" if isinstance(value, int) and not isinstance(value, bool) else \
+            type(value).__name__
+        raise CommandError(14, f"BSON field '{field}' is the wrong type '{kind}', expected "
+                               f"type 'long'")
+    return value
 
 
 TIMED_READS = frozenset({"find", "aggregate", "count", "distinct"})
