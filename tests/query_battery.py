@@ -64,6 +64,10 @@ ITEMS = [{"_id": 1, "items": [{"q": 1, "r": "x"}, {"q": 5, "r": "y"}]},
 TYPES = [{"_id": 1, "v": 1}, {"_id": 2, "v": "x"}, {"_id": 3, "v": 2.5}, {"_id": 4, "v": None},
          {"_id": 5}, {"_id": 6, "v": [1, "a"]}, {"_id": 7, "v": DT}, {"_id": 8, "v": True}]
 SCORES = [{"_id": 1, "scores": [82, 85, 88]}, {"_id": 2, "scores": [75, 88, 89]}]
+# "c" as an array, a string, an empty array, a document, documents, null and a number.
+MIXED_C = [{"_id": 1, "c": [1, 2]}, {"_id": 2, "c": [3]}, {"_id": 3, "c": []},
+           {"_id": 4, "c": "str"}, {"_id": 5, "c": [{"e": "x"}, {"e": 3}]}, {"_id": 6, "c": None},
+           {"_id": 7, "c": {"f": 1}}]
 SALES = [{"_id": 1, "item": "tea", "qty": 2, "price": 10, "day": 1},
          {"_id": 2, "item": "jam", "qty": 1, "price": 20, "day": 1},
          {"_id": 3, "item": "tea", "qty": 5, "price": 10, "day": 2},
@@ -128,6 +132,36 @@ QUERY = [
     Case("distinct returns values in BSON order", [{"_id": 1, "x": 33}, {"_id": 2, "x": 11},
                                                    {"_id": 3, "x": "a"}, {"_id": 4, "x": 22.0}],
          lambda c: c.distinct("x"), [11, 22.0, 33, "a"]),
+    # Found by running the simulator beside FerretDB (tests/ferretdb). "$size": it matches
+    # arrays only, never a string, a document or a scalar.
+    Case("$size matches arrays only", MIXED_C, find_ids({"c": {"$size": 1}}), [2]),
+    Case("$size 0 matches an empty array, not an empty document", MIXED_C,
+         find_ids({"c": {"$size": 0}}), [3]),
+    Case("$size on a path to scalars matches nothing", MIXED_C,
+         find_ids({"c.0": {"$size": 1}}), []),
+    # "$mod", "Negative Dividend": the remainder keeps the dividend's sign (truncation).
+    Case("$mod with a negative dividend", [{"_id": i, "a": v} for i, v in
+                                           enumerate([-3, -1, 1, 3, 4], 1)],
+         find_ids({"a": {"$mod": [2, 1]}}), [3, 4]),
+    Case("$mod with a negative remainder", [{"_id": i, "a": v} for i, v in
+                                            enumerate([-3, -1, 1, 3, 4], 1)],
+         find_ids({"a": {"$mod": [2, -1]}}), [1, 2]),
+    # "Query for Null or Missing Fields": a path that leads nowhere (through a string, an
+    # empty array, null or a scalar) is a missing field: null, $not and $exists see it so.
+    Case("null matches a path through a string, an empty array or null", MIXED_C,
+         find_ids({"c.e": None}), [1, 2, 3, 4, 6, 7]),
+    Case("$not matches a path through a string", MIXED_C,
+         find_ids({"c.0": {"$not": {"$lte": 2}}}), [2, 3, 4, 5, 6, 7]),
+    Case("$exists false on a path through a string or an empty array", MIXED_C,
+         find_ids({"c.e": {"$exists": False}}), [1, 2, 3, 4, 6, 7]),
+    # "Query for Null or Missing Fields", "Comparison Query Operators": $lte and $gte null
+    # match null and a missing field, as {field: null} does; $lt and $gt null match nothing.
+    Case("$lte null and $gte null match null and missing", TYPES,
+         find_ids({"$and": [{"v": {"$lte": None}}, {"v": {"$gte": None}}]}), [4, 5]),
+    Case("$lt null and $gt null match nothing", TYPES,
+         find_ids({"$or": [{"v": {"$lt": None}}, {"v": {"$gt": None}}]}), []),
+    Case("$regex over a path into mixed arrays", MIXED_C,
+         find_ids({"c.e": {"$regex": "X", "$options": "i"}}), [5]),
 ]
 
 PROJECTION_AND_SORT = [
@@ -158,6 +192,27 @@ PROJECTION_AND_SORT = [
 ]
 
 UPDATES = [
+    # Found by running the simulator beside FerretDB (tests/ferretdb): "Update Operators",
+    # where a path cannot go (PathNotViable, 28), what the removing operators do with a path
+    # that leads nowhere, and the BSON order $min and $max compare in.
+    Case("$set through null: 28", [{"_id": 1, "d": None}],
+         update_then("update_one", {}, {"$set": {"d.f": 1}}), Err(28)),
+    Case("$set of a field of an array: 28", [{"_id": 1, "d": [{"e": 5}]}],
+         update_then("update_one", {}, {"$set": {"d.e": 1}}), Err(28)),
+    Case("$unset and $pop of paths that lead nowhere change nothing", [{"_id": 1, "d": None}],
+         update_then("update_one", {}, {"$unset": {"d.f": ""}, "$pop": {"z.y": 1}}),
+         [{"_id": 1, "d": None}]),
+    Case("$min and $max compare in BSON order across types",
+         [{"_id": 1, "a": None, "b": "x", "c": [1]}],
+         update_then("update_one", {}, {"$max": {"a": -1, "b": 2}, "$min": {"c": 7}}),
+         [{"_id": 1, "a": -1, "b": "x", "c": 7}]),
+    Case("$pop of a non-array: 14 TypeMismatch", [{"_id": 1, "a": 1}],
+         update_then("update_one", {}, {"$pop": {"a": 1}}), Err(14)),
+    Case("$setOnInsert leaves a matched document alone", [{"_id": 1, "d": None}],
+         update_then("update_one", {}, {"$setOnInsert": {"d.e": 1}, "$set": {"x": 1}}),
+         [{"_id": 1, "d": None, "x": 1}]),
+    Case("$mul past an array's end pads it with null", [{"_id": 1, "c": []}],
+         update_then("update_one", {}, {"$mul": {"c.1": 2}}), [{"_id": 1, "c": [None, 0]}]),
     Case("$set creates a nested path", [{"_id": 1}],
          update_then("update_one", {}, {"$set": {"a.b.c": 1}}), [{"_id": 1, "a": {"b": {"c": 1}}}]),
     Case("$unset", [{"_id": 1, "a": 1, "b": 2}], update_then("update_one", {}, {"$unset": {"a": ""}}),
@@ -344,6 +399,15 @@ INDEXES_AND_ERRORS = [
          lambda c: c.drop_index("nope_1"), Err(27)),
     Case("rename onto an existing collection: 48 NamespaceExists", [{"_id": 1}],
          lambda c: (c.database.other.insert_one({"_id": 1}), c.rename("other")), Err(48)),
+    # Found by running the simulator beside FerretDB (tests/ferretdb): MongoDB's codes.
+    Case("sort direction that is not a number: 15974", [{"_id": 1}],
+         lambda c: list(c.find(sort=[("a", "asc")])), Err(15974)),  # sort_pattern: "Illegal key"
+    Case("inclusion and exclusion in one projection: 31254", [{"_id": 1, "a": 1}],
+         lambda c: list(c.find({}, {"a": 1, "s": 0})), Err(31254)),  # "Projection" page
+    Case("index key that names no index type: 67 CannotCreateIndex", [{"_id": 1}],
+         lambda c: c.create_index([("a", "up")]), Err(67)),  # "Unknown index plugin 'up'"
+    Case("$match of a non-document: 15959", [{"_id": 1}],
+         lambda c: list(c.aggregate([{"$match": []}])), Err(15959)),  # "$match" page
 ]
 
 ALL = QUERY + PROJECTION_AND_SORT + UPDATES + AGGREGATION + INDEXES_AND_ERRORS

@@ -376,3 +376,13 @@ def test_a_cursor_id_that_is_not_a_long_is_a_type_mismatch(db, command):
         db.command(command)
     assert raised.value.code == 14
     assert "expected type 'long'" in str(raised.value)
+
+
+def test_a_write_error_has_the_fields_the_insert_page_lists(db):
+    """The insert command's output (MongoDB's manual): each writeErrors entry has index, code
+    and errmsg (and keyPattern, keyValue for a duplicate key); no codeName, which only a
+    command error has. FerretDB answers the same; the simulator added a codeName."""
+    db.c.insert_one({"_id": 1})
+    reply = db.command("insert", "c", documents=[{"_id": 1}])
+    (error,) = reply["writeErrors"]
+    assert sorted(error) == ["code", "errmsg", "index", "keyPattern", "keyValue"]

@@ -27,8 +27,11 @@ def split(search_filter):
 
 
 def _several(value):
-    return isinstance(value, dict) and len(value) > 1 and all(
-        isinstance(k, str) and k.startswith("$") for k in value)
+    """Several conditions: ``$regex`` with its ``$options`` is one (splitting it into an $and
+    of itself recursed without end)."""
+    return isinstance(value, dict) and all(isinstance(k, str) and k.startswith("$")
+                                           for k in value) and \
+        len(set(value) - KEEP_TOGETHER) + bool(set(value) & KEEP_TOGETHER) > 1
 
 
 def apply():

@@ -65,6 +65,27 @@ def _locale(spec):
     return None if locale == "simple" else locale
 
 
+# Index types a key pattern's string value may name (the manual's "Index Types").
+INDEX_PLUGINS = frozenset({"2d", "2dsphere", "text", "hashed"})
+
+
+def _check_key_pattern(spec):
+    """Each value of a key pattern is a non-zero number or an index type's name; anything else
+    is CannotCreateIndex (67), as index_key_validate has it ("Unknown index plugin")."""
+    for field, value in spec["key"].items():
+        if isinstance(value, str):
+            problem = None if value in INDEX_PLUGINS else f"Unknown index plugin '{value}'"
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            problem = None if value != 0 else "Values in the index key pattern can't be 0"
+        else:
+            problem = (f"Values in v:2 index key pattern cannot be of type "
+                       f"{type(value).__name__}. Only numbers > 0, numbers < 0, and strings "
+                       f"are allowed.")
+        if problem:
+            raise CommandError(67, f"Error in specification {{ key: {spec['key']}, name: "
+                                   f"\"{spec['name']}\" }} :: caused by :: {problem}")
+
+
 def create_indexes(store, server, cmd):
     ns = namespace(cmd, "createIndexes")
     specs = cmd.get("indexes")
@@ -80,6 +101,7 @@ def create_indexes(store, server, cmd):
             raise CommandError(9, "The 'key' field is a required property of an index "
                                   "specification")
         spec = dict(spec, name=spec.get("name") or _index_name(spec["key"]))
+        _check_key_pattern(spec)
         if text.is_text_spec(spec["key"]):
             spec = text.stored_spec(spec)
         if "partialFilterExpression" in spec:

@@ -126,6 +126,8 @@ def check_pipeline(pipeline, allowed=PIPELINE_STAGES):
         if name in ("$out", "$merge") and i != len(pipeline) - 1:
             raise CommandError(40601, f"{name} can only be the final stage in the pipeline")
         if name == "$match":
+            if not isinstance(arg, Mapping):  # the "$match" page: a query document
+                raise CommandError(15959, "the match filter must be an expression in an object")
             check_filter(arg, "$match")
         if name == "$facet" and isinstance(arg, Mapping):
             for sub in arg.values():

@@ -64,8 +64,8 @@ class WriteFailure(CommandError):
     """A per-document write error (a ``writeErrors`` entry), not a command error."""
 
     def entry(self, index):
-        return {"index": index, "code": self.code, "codeName": code_name(self.code),
-                "errmsg": self.message, **self.extra}
+        # The insert page's output: index, code, errmsg (a command error has a codeName).
+        return {"index": index, "code": self.code, "errmsg": self.message, **self.extra}
 
 
 def duplicate_message(details):

@@ -7,7 +7,9 @@ engine's version is pinned exactly in the ``testing`` extra: a new version is ta
 purpose, after the battery passes on it. Everything the engine gets right is left to it.
 """
 import datetime
+import math
 import numbers
+import operator
 import re
 from collections.abc import Mapping
 
@@ -106,7 +108,27 @@ def mod_op(value, arg):
     if not _is_number(divisor) or divisor == 0:
         raise WriteFailure(2, "divisor cannot be 0")
     values = value if isinstance(value, list) else [value]
-    return any(_is_number(v) and int(v) % int(divisor) == int(remainder) for v in values)
+    # "Negative Dividend": the remainder keeps the dividend's sign (truncated division, as
+    # C's %), where Python's % floors.
+    return any(_is_number(v) and int(math.fmod(int(v), int(divisor))) == int(remainder)
+               for v in values)
+
+
+def _null_inclusive(engine_op):
+    """$lte and $gte null match what {field: null} matches: null, a missing field, an array
+    holding null ("Query for Null or Missing Fields"); the engine matched nothing."""
+    def op(value, bound):
+        if bound is None:
+            return value is None or value is NOTHING or (
+                isinstance(value, list) and any(v is None for v in value))
+        return engine_op(value, bound)
+    return op
+
+
+def size_op(value, size):
+    """$size: an array of exactly that many elements; a string, a document or a scalar never
+    matches (the engine counted a document's fields and took any scalar for size 1)."""
+    return isinstance(value, list) and len(value) == size
 
 
 def operator_eq(doc_val, search_val):
@@ -130,6 +152,7 @@ def mul_updater(doc, field_name, value, codec_options=None):
     if isinstance(doc, list):
         field_name = int(field_name)
         current = doc[field_name] if field_name < len(doc) else NOTHING
+        doc.extend([None] * (field_name + 1 - len(doc)))  # an index past the end pads with null
     else:
         current = doc.get(field_name, NOTHING)
     if not _is_number(value):
@@ -142,6 +165,30 @@ def mul_updater(doc, field_name, value, codec_options=None):
                                f"{type(current).__name__}")
     else:
         doc[field_name] = current * value
+
+
+def _bounded(keep_if):
+    """$min and $max compare in BSON's order across types ("Comparison/Sort Order": a
+    number is below a string, null below both); the engine compared Python values and
+    failed on mixed types. ``keep_if(order)`` says when the stored value stays."""
+    def updater(doc, field_name, value, codec_options=None):
+        if isinstance(doc, list):  # an index past the end pads the array with null
+            index = int(field_name)
+            current = doc[index] if index < len(doc) else NOTHING
+            doc.extend([None] * (index + 1 - len(doc)))
+            field_name = index
+        else:
+            current = doc.get(field_name, NOTHING)
+        if current is NOTHING or not keep_if(_order(current, value)):
+            doc[field_name] = value
+    return updater
+
+
+def _order(a, b):
+    """-1, 0 or 1: ``a`` against ``b`` in BSON's comparison order."""
+    if filtering.bson_compare(operator.lt, a, b):
+        return -1
+    return 1 if filtering.bson_compare(operator.gt, a, b) else 0
 
 
 def pop_updater(doc, field_name, value, codec_options=None):
@@ -186,6 +233,16 @@ def bson_compare(op, a, b, can_compare_types=True):
 
 
 _ENGINE_SUBLIST = filtering._iter_key_candidates_sublist
+
+
+_ENGINE_CANDIDATES = filtering.iter_key_candidates
+
+
+def iter_key_candidates(key, doc):
+    """A path that leads nowhere (through a string, a number, null or an empty array) reads a
+    missing value ("Query for Null or Missing Fields"): null, $not, $ne and $exists: false
+    match it. The engine found no value at all, so they did not."""
+    return _ENGINE_CANDIDATES(key, doc) or [NOTHING]
 
 
 def iter_key_candidates_sublist(key, doc):
@@ -310,11 +367,15 @@ def apply():
     filtering.bson_compare = bson_compare
     filtering._get_compare_type = compare_type
     filtering._iter_key_candidates_sublist = iter_key_candidates_sublist
+    filtering.iter_key_candidates = iter_key_candidates
     arrays.apply()
     filtering._filterer_inst = filtering._Filterer()  # rebuild its table with the new equality
     table = filtering._filterer_inst._operator_map
     table["$type"] = type_op
     table["$mod"] = mod_op
+    table["$size"] = size_op
+    table["$lte"] = _null_inclusive(table["$lte"])
+    table["$gte"] = _null_inclusive(table["$gte"])
     geo.apply(table)
     handlers = mm_aggregate._PIPELINE_HANDLERS
     handlers["$project"] = _project_stage(handlers["$project"])
@@ -324,6 +385,8 @@ def apply():
     mm_aggregate._Parser._handle_type_operator = handle_type_operator
     mm_collection._updaters["$mul"] = mul_updater
     mm_collection._updaters["$pop"] = pop_updater
+    mm_collection._updaters["$min"] = _bounded(lambda order: order <= 0)
+    mm_collection._updaters["$max"] = _bounded(lambda order: order >= 0)
     numeric.apply()
     mm_collection.validate_against_validator = validate_against_validator
     mm_collection.Cursor.__next__ = mm_collection.Cursor.next = cursor_next

@@ -106,6 +106,9 @@ def sort_documents(docs, sort):
             return docs if direction > 0 else list(reversed(docs))
         if isinstance(direction, dict):
             raise CommandError(238, f"sorting by {direction} is not supported by the simulated server")
+        if not isinstance(direction, (int, float)) or isinstance(direction, bool):
+            raise CommandError(15974, f"Illegal key in $sort specification: {key}: "
+                                      f"{direction!r}")
         if direction not in (1, -1):
             raise CommandError(15975, "$sort key ordering must be 1 (for ascending) or -1 "
                                       "(for descending)")
@@ -142,10 +145,25 @@ def _element_matches(element, rest, cond):
     return isinstance(element, dict) and filtering.filter_applies({rest: cond}, element)
 
 
+def check_projection(projection):
+    """One projection includes or excludes ("Projection": only _id may be excluded from an
+    inclusion): 31254 for an exclusion in an inclusion, 31253 for the other way round."""
+    kinds = {}
+    for field, value in projection.items():
+        if field != "_id" and (isinstance(value, bool) or isinstance(value, (int, float))):
+            kinds.setdefault(bool(value), field)
+            if len(kinds) == 2:
+                first_inclusive = next(iter(kinds))
+                code, what = (31254, "exclusion") if first_inclusive else (31253, "inclusion")
+                raise CommandError(code, f"Cannot do {what} on field {field} in "
+                                         f"{'in' if first_inclusive else 'ex'}clusion projection")
+
+
 def project(store, ns, docs, projection, query):
     if not projection:
         return docs
     projection = dict(projection)
+    check_projection(projection)
     positional = [k for k in projection if k.endswith(".$")]
     for key in positional:
         projection[key[:-2]] = projection.pop(key)

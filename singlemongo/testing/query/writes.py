@@ -12,7 +12,8 @@ from bson import encode as bson_encode  # bound once: a test may patch bson.enco
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering, helpers
 
-from . import checks, collation, collection_options, uniques
+from . import checks, collation, collection_options, uniques, update_paths
+from .update_paths import value_at
 from .codes import CommandError, WriteFailure
 from .reads import (check_hint, namespace, positional_index, project, select, sort_documents)
 
@@ -84,17 +85,6 @@ def insert(store, server, cmd):
     return _with_errors({"ok": 1, "n": len(inserted)}, errors)
 
 
-def _value_at(doc, path):
-    for part in path.split("."):
-        if isinstance(doc, dict) and part in doc:
-            doc = doc[part]
-        elif isinstance(doc, list) and part.isdigit() and int(part) < len(doc):
-            doc = doc[int(part)]
-        else:
-            return filtering.NOTHING
-    return doc
-
-
 def _check_types(doc, update):
     """The checks MongoDB makes before changing a document: numbers for $inc/$mul (14
     TypeMismatch), arrays for the array operators (2 BadValue)."""
@@ -104,7 +94,7 @@ def _check_types(doc, update):
         for path in fields if isinstance(fields, dict) else ():
             if "$" in path:
                 continue
-            current = _value_at(doc, path)
+            current = value_at(doc, path)
             if current is filtering.NOTHING:
                 continue
             if op in NUMERIC_OPERATORS and (isinstance(current, bool) or not isinstance(
@@ -112,6 +102,9 @@ def _check_types(doc, update):
                 raise WriteFailure(14, f"Cannot apply {op} to a value of non-numeric type. "
                                        f"{{_id: {doc.get('_id')!r}}} has the field '{path}' of "
                                        f"non-numeric type {_type_name(current)}")
+            if op == "$pop" and not isinstance(current, list):  # pop_node: TypeMismatch
+                raise WriteFailure(14, f"Path '{path}' contains an element of non-array type "
+                                       f"'{_type_name(current)}'")
             if op in ARRAY_OPERATORS and not isinstance(current, list):
                 raise WriteFailure(2, f"The field '{path}' must be an array but is of type "
                                       f"{_type_name(current)} in document "
@@ -147,6 +140,7 @@ def _resolve_positional(doc, query, update):
 def update_document(coll, doc, query, update, array_filters=None, let=None, bypass=False):
     """Apply one update to one document; whether it changed. ``bypass``: the command's
     bypassDocumentValidation."""
+    update = update_paths.viable(doc, update)
     _check_types(doc, update)
     update = _resolve_positional(doc, query, update)
     if not isinstance(update, list) and not any(k.startswith("$") for k in update):
@@ -208,7 +202,7 @@ def _concrete_paths(parts, value, filters):
         return [[str(i), *tail] for i, element in enumerate(value)
                 if not name or _element_passes(element, filters[name])
                 for tail in _concrete_paths(rest, element, filters)]
-    inner = _value_at(value, head) if isinstance(value, (dict, list)) else filtering.NOTHING
+    inner = value_at(value, head) if isinstance(value, (dict, list)) else filtering.NOTHING
     return [[head, *tail] for tail in _concrete_paths(rest, inner, filters)]
 
 
