@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: test demo bench fuzz clean docs docs-check dist pymongo-suite
+.PHONY: test demo bench fuzz clean docs docs-check dist pymongo-suite ferretdb test-ferretdb
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,39 @@ pymongo-suite: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) *.egg-info .pytest_cache docs/_build dist
+
+# FerretDB v1.24.2, the real server of the FerretDB tier, from the Go module proxy (Go 1.26),
+# into .ferretdb/ (git-ignored, kept between runs). The module's archive lacks the generated
+# build/version/version.txt that its main package reads at start (a binary from
+# `go install .../cmd/ferretdb@v1.24.2` panics there), so the module is downloaded, copied,
+# given that file as FerretDB's build/version documentation says, and built.
+FERRETDB_VERSION := v1.24.2
+FERRETDB := .ferretdb/bin/ferretdb
+
+$(FERRETDB):
+	@command -v go > /dev/null || { echo "make: Go 1.26 is needed to build FerretDB $(FERRETDB_VERSION) (https://go.dev/dl/)"; exit 1; }
+	rm -rf .ferretdb/src
+	mkdir -p .ferretdb/bin
+	go mod download -json github.com/FerretDB/FerretDB@$(FERRETDB_VERSION) > .ferretdb/module.json
+	cp -r "$$($(PYTHON) -c 'import json; print(json.load(open(".ferretdb/module.json"))["Dir"])')" .ferretdb/src
+	chmod -R u+w .ferretdb/src
+	echo $(FERRETDB_VERSION) > .ferretdb/src/build/version/version.txt
+	cd .ferretdb/src && go build -trimpath -o ../bin/ferretdb.tmp ./cmd/ferretdb
+	mv .ferretdb/bin/ferretdb.tmp $(FERRETDB)
+	rm -rf .ferretdb/src
+
+# Build FerretDB if needed, start it on free loopback ports (SQLite in a temporary directory,
+# telemetry off, no debug listener, a plain and a TLS listener, SCRAM with a setup user), print
+# how to connect, and stop it (by its PID) at Ctrl-C.
+ferretdb: $(FERRETDB)
+	$(PYTHON) -m tools.ferretdb
+
+# The FerretDB tier (tests/ferretdb), run by .ci/run: the face against PyMongo on FerretDB,
+# the differential properties, the guides' examples, the handshake, SCRAM, TLS and the CLI
+# against FerretDB's own implementation, and the simulator judged against it. It fails when
+# FerretDB cannot be built or started; `make test` skips it and says why.
+test-ferretdb: $(STAMP) $(FERRETDB)
+	SINGLEMONGO_FERRETDB_TIER=1 $(PY) -m pytest -q -p no:cacheprovider tests/ferretdb
 
 # The demo needs the driver and the simulated deployment only (the testing extra), not the
 # test toolchain: a fresh clone runs it after a small install. `make test` adds the rest.

@@ -306,14 +306,47 @@ def import_rows(rows):
                  "linear, <= PyMongo"))
 
 
+def ferretdb_rows(rows):
+    """A one-off against FerretDB v1.24 (tools/ferretdb.py), a server nobody here wrote:
+    plain and TLS on an instance without authentication, TLS + SCRAM-SHA-256 on one with it;
+    singlemongo and PyMongo in turn (paired), wall clock and instructions, as ratios."""
+    sys.path.append(str(ROOT))  # after site-packages: singlemongo stays the installed copy
+    from tools.ferretdb import VERSION, FerretDB, unavailable_reason
+    reason = unavailable_reason()
+    if reason:
+        rows.append((f"FerretDB {VERSION} one-offs", "-", f"skipped: {reason}", "", "", "", ""))
+        return
+    import pymongo
+    with FerretDB(auth=False) as open_server, FerretDB() as auth_server:
+        for server in (open_server, auth_server):
+            with pymongo.MongoClient(server.uri()) as client:
+                client.bench.c.insert_one({"_id": 1, "name": "bench", "n": 42})
+        for name, uri in (("plain", open_server.uri()), ("TLS", open_server.uri(tls=True)),
+                          ("TLS + SCRAM-SHA-256", auth_server.uri(
+                              tls=True, authMechanism="SCRAM-SHA-256"))):
+            argvs = [one_off_argv("singlemongo", uri), one_off_argv("pymongo", uri)]
+            t = paired(argvs)
+            counts = [paths.instructions(argv, ENV) for argv in argvs]
+            what = f"cold one-off find_one on FerretDB {VERSION}, {name}"
+            rows.append((what, "-", ms(t[0]), ms(t[1]), "-", ratio(t[0], t[1]),
+                         "< 1.00x PyMongo"))
+            if counts[0] is not None:
+                rows.append((f"{what}, instructions (millions)", "-", f"{counts[0] / 1e6:.1f}",
+                             f"{counts[1] / 1e6:.1f}", "-", f"{counts[0] / counts[1]:.2f}x",
+                             "< 1.00x PyMongo"))
+
+
 def main():
     rows = []
     if os.environ.get("BENCH_ROWS") == "paths":  # a quick check per Python version
         plain_rows(rows)
         path_rows(rows)
+    elif os.environ.get("BENCH_ROWS") == "ferretdb":
+        ferretdb_rows(rows)
     else:
         one_off_rows(rows)
         path_rows(rows)
+        ferretdb_rows(rows)
         import_rows(rows)
     header = ("measure", "floor", "singlemongo", "PyMongo 4.20", "sm / floor", "sm / PyMongo",
               "goal")
@@ -325,8 +358,8 @@ def main():
     print(text + "\n\n" + machine)
     out = ROOT / "docs" / "bench"  # tracked: the performance guide includes latest.md
     out.mkdir(exist_ok=True)
-    name = "latest.md" if os.environ.get("BENCH_ROWS") != "paths" else \
-        f"paths-python{sys.version_info[0]}.{sys.version_info[1]}.md"
+    name = {"paths": f"paths-python{sys.version_info[0]}.{sys.version_info[1]}.md",
+            "ferretdb": "ferretdb.md"}.get(os.environ.get("BENCH_ROWS"), "latest.md")
     (out / name).write_text(text + "\n\n" + machine + "\n")
     for warning in WARNINGS:
         print(f"bench: goal missed, not failed (a wall-clock figure, or not Python "

@@ -33,6 +33,15 @@ START_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 10
 
 
+def _die_with_parent():
+    """In the child before exec: on Linux, SIGTERM it when the process that started it dies,
+    so a test run killed outright (no fixture teardown) leaves no server behind."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class FerretDBUnavailable(RuntimeError):
     """FerretDB cannot run here: the message says why (no binary, no openssl, ...)."""
 
@@ -81,8 +90,9 @@ class FerretDB:
     """A FerretDB process: ``start()`` it (or use it as a context manager), read its
     addresses and URIs, ``stop()`` it (by its PID)."""
 
-    def __init__(self, binary=BINARY):
+    def __init__(self, binary=BINARY, auth=True):
         self.binary = pathlib.Path(binary)
+        self.auth = auth  # the experimental SCRAM authentication, with the setup user
         self.password = secrets.token_urlsafe(18)
         self.user = USER
         self.directory = None
@@ -108,7 +118,8 @@ class FerretDB:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(self.arguments(), stdout=log, stderr=log,
                                             stdin=subprocess.DEVNULL, env=env,
-                                            cwd=self.directory, start_new_session=True)
+                                            cwd=self.directory, start_new_session=True,
+                                            preexec_fn=_die_with_parent)
         try:
             self._wait_for_listeners()
         except BaseException:
@@ -123,9 +134,9 @@ class FerretDB:
                 "--test-telemetry-url=http://127.0.0.1:9/", "--debug-addr=-",
                 "--listen-addr=127.0.0.1:0", "--listen-tls=127.0.0.1:0",
                 f"--listen-tls-cert-file={d / 'server.pem'}",
-                f"--listen-tls-key-file={d / 'server.key'}",
-                "--test-enable-new-auth", "--setup-database=admin",
-                f"--setup-username={self.user}", "--log-format=json", "--log-level=INFO"]
+                f"--listen-tls-key-file={d / 'server.key'}", "--log-format=json",
+                "--log-level=INFO"] + (["--test-enable-new-auth", "--setup-database=admin",
+                                        f"--setup-username={self.user}"] if self.auth else [])
 
     def _listening(self):
         """{'TCP': (host, port), 'TLS': (host, port)} from the log lines seen so far. The
@@ -193,7 +204,7 @@ class FerretDB:
         port = (self.tls_address if tls else self.address)[1]
         host = host or ("localhost" if tls else self.address[0])
         userinfo = (f"{urllib.parse.quote(self.user, safe='')}:"
-                    f"{urllib.parse.quote(self.password, safe='')}@") if auth else ""
+                    f"{urllib.parse.quote(self.password, safe='')}@") if auth and self.auth else ""
         if tls:
             options = {"tls": "true", "tlsCAFile": self.ca_file, **options}
         query = urllib.parse.urlencode(options, safe="/:")

@@ -11,10 +11,10 @@ import pymongo
 import pytest
 from bson import Decimal128
 
-from tools.ferretdb import FerretDB, unavailable_reason
+from tools.ferretdb import VERSION, FerretDB, unavailable_reason
 
 REQUIRED = os.environ.get("SINGLEMONGO_FERRETDB_TIER") == "1"
-NOT_REQUESTED = "FerretDB tier: run by `make test-ferretdb`"
+NOT_REQUESTED = "run by `make test-ferretdb`"
 
 
 def tier_skip_reason():
@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(config, items):
     here = os.path.dirname(__file__)
     for item in items:
         if str(item.fspath).startswith(here):
-            item.add_marker(pytest.mark.skip(reason=reason))
+            item.add_marker(pytest.mark.skip(reason=f"FerretDB tier: {reason}"))
 
 
 @pytest.fixture(scope="session")
@@ -97,3 +97,22 @@ def ferretdb_deployment(ferretdb):
     deployment = Deployment(ferretdb)
     yield deployment
     deployment.store.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line on the tier: its counts when it ran, or why it was skipped."""
+    reports = [r for outcome in ("passed", "failed", "skipped", "error")
+               for r in terminalreporter.stats.get(outcome, ())
+               if getattr(r, "nodeid", "").startswith("tests/ferretdb/") and
+               (r.when == "call" or r.outcome != "passed")]
+    if not reports:
+        return
+    reason = tier_skip_reason()
+    if reason is not None:
+        terminalreporter.write_line(f"FerretDB tier: {len(reports)} tests skipped: {reason}")
+        return
+    counts = {}
+    for report in reports:
+        counts[report.outcome] = counts.get(report.outcome, 0) + 1
+    terminalreporter.write_line("FerretDB tier (FerretDB " + VERSION + "): " + ", ".join(
+        f"{n} {outcome}" for outcome, n in sorted(counts.items())))

@@ -21,6 +21,8 @@ FAIL_POINTS = ("fail points: FerretDB has no configureFailPoint command (its lis
                f"{COMMANDS})")
 CONTROLS = ("the simulated deployment's controls (m.deployment: fault injection, member "
             "addresses); a real server has none")
+NO_CREDENTIALS = ("the scenario's connection string has no credentials, so a username without a "
+                  "password is refused; FerretDB's has the setup user's")
 COLLATION = f"collation is not implemented ({COMMANDS}: find, update, delete, findAndModify)"
 LET = f"let is not implemented ({COMMANDS}: find, update, delete, findAndModify)"
 ARRAY_FILTERS = f"arrayFilters are not implemented ({COMMANDS}: update, findAndModify)"
@@ -62,6 +64,7 @@ UNSUPPORTED = {
         "MongoClient(host, port)", "MongoClient('localhost', port)",
         "except AutoReconnect on a reset", "except AutoReconnect on a closed connection",
         "timeout() expires")},
+    "MongoClient a username and no password": NO_CREDENTIALS,
     "find no_cursor_timeout": NO_CURSOR_TIMEOUT,
     "find collation": COLLATION,
     "find let": LET,
