@@ -12,8 +12,9 @@ $(STAMP): setup.cfg pyproject.toml
 		|| (cat $(VENV)/install.log; exit 1)
 	touch $(STAMP)
 
+# Two workers, a test file's tests on one worker (their module fixtures stay shared).
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 # 5,000 examples per property (1,000 per differential one, PyMongo against singlemongo), and a
 # one-minute soak (signals, resets, hangs).

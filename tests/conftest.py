@@ -2,6 +2,7 @@
 line saying how many official spec items ran, from which tree."""
 import collections
 import gc
+import os
 import re
 import shutil
 import signal
@@ -45,7 +46,10 @@ def pytest_collection_finish(session):
     100 ms socketTimeoutMS some unified tests run with (a pause mid-reply failed one)."""
     gc.collect()
     gc.freeze()
-    if any(item.nodeid.startswith("tests/test_docs.py") for item in session.items):
+    # Under pytest-xdist every worker collects everything: the worker that runs the site's
+    # tests builds it when it gets to them (tests/test_docs.py), no other.
+    if "PYTEST_XDIST_WORKER" not in os.environ and \
+            any(item.nodeid.startswith("tests/test_docs.py") for item in session.items):
         from .test_docs import start_build  # the site builds beside the other tests
         session.config.singlemongo_site_build = start_build()
 

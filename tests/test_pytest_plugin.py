@@ -1,5 +1,6 @@
 """The pytest plugin of singlemongo.testing: fixtures reach a user's own suite through the
 ``pytest11`` entry point, and a reset deployment is as good as a new one."""
+import pytest
 from singlemongo.sdam import ServerType
 
 pytest_plugins = ["pytester"]
@@ -104,6 +105,28 @@ def test_the_run_ends_with_what_the_simulator_does_not_implement(pytester):
     result.stdout.fnmatch_lines([
         "*singlemongo simulator: what the tests asked for and it does not implement*",
         "*command noSuchCommandInTheSimulator: 2 (CommandNotFound, 59)*"])
+
+
+def test_under_xdist_the_controller_reports_every_workers_gaps(pytester):
+    """Under pytest-xdist (how ``make test`` runs) the deployments live in the workers: each
+    sends what its tests asked for and the simulator lacks, and the run's summary adds them
+    up (it printed nothing at all before)."""
+    pytest.importorskip("xdist")  # the test extra installs it; a user's run may not have it
+    pytester.makepyfile(**{f"test_user{i}": f"""
+        from singlemongo.errors import OperationFailure
+
+        def test_unknown_command(mongo_standalone, mongo_client):
+            try:
+                mongo_client.admin.command("noSuchCommandOnAWorker")
+            except OperationFailure as exc:
+                assert exc.code == 59
+    """ for i in range(2)})
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-n", "2",
+                                           "--dist", "loadfile")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([
+        "*singlemongo simulator: what the tests asked for and it does not implement*",
+        "*command noSuchCommandOnAWorker: 2 (CommandNotFound, 59)*"])
 
 
 def test_a_run_that_meets_no_gap_prints_no_section(pytester):

@@ -25,6 +25,20 @@ def note(command, reply):
         _seen[(code, what)] += 1
 
 
+def counts():
+    """What this process saw, as [[code, what, count], ...] (what a pytest-xdist worker
+    sends to the controller)."""
+    with _lock:
+        return [[code, what, count] for (code, what), count in _seen.items()]
+
+
+def merge(seen):
+    """Add what another process saw (``counts()`` of a pytest-xdist worker)."""
+    with _lock:
+        for code, what, count in seen:
+            _seen[(code, what)] += count
+
+
 def report():
     """One line per gap, most asked first: ``command NAME: COUNT (CommandNotFound, 59)``."""
     with _lock:

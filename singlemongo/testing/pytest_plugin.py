@@ -38,6 +38,25 @@ def _session(kind):
         deployment.stop()
 
 
+def pytest_sessionfinish(session):
+    """Under pytest-xdist, a worker sends what its simulated deployments were asked for and
+    do not implement to the controller, which reports the whole run's."""
+    gaps = sys.modules.get("singlemongo.testing.gaps")
+    output = getattr(session.config, "workeroutput", None)
+    if gaps is not None and output is not None:
+        output["singlemongo_gaps"] = gaps.counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """A pytest-xdist worker finished: count what its deployments lacked (a hook of xdist,
+    called only when it is installed)."""
+    seen = getattr(node, "workeroutput", {}).get("singlemongo_gaps")
+    if seen:
+        from . import gaps
+        gaps.merge(seen)
+
+
 def pytest_terminal_summary(terminalreporter):
     """What the run's tests asked the simulated deployments for and they do not implement."""
     gaps = sys.modules.get("singlemongo.testing.gaps")
