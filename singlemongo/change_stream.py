@@ -41,11 +41,11 @@ class _ChangeStreamCursor(CommandCursor[_DocumentType]):
             self.operation_time = outcome.reply.get("operationTime")
         super()._take(outcome, key)
 
-    def _take_reply(self, reply: Mapping[str, Any], key: str) -> None:
+    def _take_reply(self, reply: Mapping[str, Any], key: str, command: str = "getMore") -> None:
+        super()._take_reply(reply, key, command)  # its shape checked before any field is read
         token = reply["cursor"].get("postBatchResumeToken")
         if token is not None:
             self.post_batch_resume_token = token
-        super()._take_reply(reply, key)
 
 
 def resumable(exc: PyMongoError, max_wire_version: int) -> bool:

@@ -27,6 +27,7 @@ from .options.client_options import ClientOptions, client_options
 from .options.uri import SecretText, connection_string
 from .sdam.server_description import ServerType, TopologyType
 from .selection import READ, WRITE, Criteria, ReadPreference as _Core
+from .replies import check
 
 if TYPE_CHECKING:
     from .engine.topology import Topology
@@ -349,7 +350,8 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
         reply = execute(self._topology, Request("admin", cmd, Criteria(READ, _Core()), True,
                                                 "read", codec=DEFAULT_CODEC_OPTIONS,
                                                 explicit_session=session)).reply
-        return CommandCursor(admin["$cmd"], None, documents=list(reply["databases"]))
+        return CommandCursor(admin["$cmd"], None, documents=list(
+            check("listDatabases", reply, "listDatabases")["databases"]))
 
     def list_database_names(self, session: Any = None, comment: Any = None) -> list[str]:
         """The databases' names."""

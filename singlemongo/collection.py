@@ -15,6 +15,7 @@ from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                      validate_collation, validate_collection_name)
 from .engine.operation import Request, execute
 from . import errors
+from .replies import check
 from .selection import READ, WRITE, Criteria
 
 if TYPE_CHECKING:
@@ -45,6 +46,19 @@ __all__ = ["Collection"]  # ReturnDocument is served by __getattr__ below
 
 
 __getattr__ = lazy_attributes(__name__, {"ReturnDocument": ".find_and_modify"})
+
+
+WRITE_COMMANDS = frozenset({"insert", "update", "delete"})
+
+
+def _checked_write(cmd: Mapping[str, Any], reply: Mapping[str, Any],
+                   statements: Optional[int], address: Any) -> Mapping[str, Any]:
+    """A write's reply, its counts, upserts and write errors checked (replies.py, "write")
+    before anything reads them; another command's reply as it is."""
+    name = next(iter(cmd))
+    if name not in WRITE_COMMANDS or not reply:
+        return reply
+    return check("write", reply, name, statements, address)
 
 
 class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
@@ -199,15 +213,16 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
                 codec=self._codec_options, user_fields=user_fields, explicit_session=session,
                 prepare=prepare, operation_id=operation_id))
         except errors.WriteConcernError as exc:
-            reply = exc.reply or {}
+            reply = _checked_write(cmd, exc.reply or {}, None, exc.address)
             if not check:
                 return reply
             _raise_write_error({"writeErrors": reply.get("writeErrors")},
                                exc.address)  # PyMongo: a write error wins over the WCE
             raise
+        reply = _checked_write(cmd, outcome.reply, outcome.statements, outcome.server.address)
         if check:
-            _raise_write_error(outcome.reply, outcome.server.address)
-        return outcome.reply
+            _raise_write_error(reply, outcome.server.address)
+        return reply
 
     def _create(self, options: dict[str, Any], session: Any) -> None:
         if "size" in options:  # as PyMongo: a number, sent as a double (TypeError otherwise)

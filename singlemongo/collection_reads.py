@@ -14,6 +14,7 @@ from .cursor import Cursor
 from .engine.operation import Request, execute
 from .errors import ConfigurationError, OperationFailure
 from .selection import AGGREGATE_WRITE, Criteria
+from .replies import check
 
 if TYPE_CHECKING:
     from bson.codec_options import CodecOptions
@@ -125,8 +126,8 @@ class ReadMethods(Generic[_DocumentType]):
             if exc.code == NAMESPACE_NOT_FOUND:  # as PyMongo: a missing namespace counts 0
                 return 0
             raise
-        batch = reply["cursor"]["firstBatch"] if "cursor" in reply else None
-        return int(batch[0]["n"]) if batch else 0
+        batch = check("firstBatch", reply, "aggregate")["cursor"]["firstBatch"]
+        return int(check("count", batch[0], "aggregate's $group")["n"]) if batch else 0
 
     def estimated_document_count(self, comment: Any = None, **kwargs: Any) -> int:
         """The collection's document count from its metadata (the ``count`` command)."""
@@ -144,7 +145,7 @@ class ReadMethods(Generic[_DocumentType]):
             if exc.code == NAMESPACE_NOT_FOUND:  # a missing collection has no documents
                 return 0
             raise
-        return int(reply["n"])
+        return int(check("count", reply, "count")["n"])
 
     def distinct(self, key: str, filter: Optional[Mapping[str, Any]] = None,
                  session: Any = None, comment: Any = None, hint: Optional[_IndexKeyHint] = None,
@@ -169,8 +170,9 @@ class ReadMethods(Generic[_DocumentType]):
             cmd["readConcern"] = read_concern
         # The values are the collection's data: decoded with its codec options (its type
         # registry's decoders included), as PyMongo decodes them.
-        return list(self._read_command(cmd, read_preference, {"values": 1},
-                                       self._codec_options, session=session)["values"])
+        return list(check("distinct", self._read_command(
+            cmd, read_preference, {"values": 1}, self._codec_options, session=session),
+            "distinct")["values"])
 
     def _aggregate_options(self, cmd: dict[str, Any], kwargs: dict[str, Any],
                            comment: Any) -> None:

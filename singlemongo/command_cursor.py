@@ -23,6 +23,7 @@ from .engine.checkout import checkout_pinned
 from .engine.operation import Outcome, Request, execute, kill_cursor
 from . import errors
 from .errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError
+from .replies import check
 from .sdam.address import format_address
 
 if TYPE_CHECKING:
@@ -211,10 +212,15 @@ class _ServerCursor(Generic[_DocumentType]):
             self._address = outcome.server.address
             self._session = outcome.session
             self._check_in = outcome.check_in  # behind a load balancer (engine/pool.py)
-        self._take_reply(outcome.reply, key)
+        self._take_reply(outcome.reply, key, outcome.command_name)
 
-    def _take_reply(self, reply: Mapping[str, Any], key: str) -> None:
-        cursor = reply["cursor"]
+    def _take_reply(self, reply: Mapping[str, Any], key: str, command: str = "getMore") -> None:
+        """Take a cursor reply whose shape is checked first (MalformedReply names a field of
+        another type: nothing of it is used)."""
+        self._take_cursor(check(key, reply, command or "a cursor command",
+                                address=self._address)["cursor"], key)
+
+    def _take_cursor(self, cursor: Mapping[str, Any], key: str) -> None:
         self._id = Int64(cursor["id"])  # a long, as PyMongo keeps it: programs send it back
         batch = cursor[key]
         self._retrieved += len(batch)

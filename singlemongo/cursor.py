@@ -17,6 +17,7 @@ from .engine.operation import Request, execute
 from .errors import InvalidOperation
 from .sdam.server_description import ServerType
 from .selection import Criteria
+from .replies import check
 
 if TYPE_CHECKING:
     from .collection import Collection
@@ -398,7 +399,7 @@ class Cursor(_ServerCursor[_DocumentType]):
         if self._collation:
             cmd["collation"] = self._collation
         reply = self._collection._read_command(cmd, self._read_preference)
-        return list(reply["values"])
+        return list(check("distinct", reply, "distinct")["values"])
 
     def explain(self) -> _DocumentType:
         """The server's explanation of how it would run this query."""

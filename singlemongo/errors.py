@@ -28,7 +28,8 @@ rules, are in ``reply_errors.py``; the errors that refuse a program's input (Inv
 ConfigurationTypeError, DNSError, IncompatibleWireVersionError, WaitQueueTimeoutError,
 InvalidName, CollectionInvalid, InvalidDocument, DocumentTooLarge, SingleMongoWarning) are in
 ``usage_errors.py``. A one-off that succeeds creates neither (an exception class costs about
-130,000 instructions, some 40 us). The end of the module says whether a reply failed.
+130,000 instructions, some 40 us). Reading a reply (whether it failed, its fields) is
+``replies.py``'s.
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ _Address = Any
 # Where each class that loads with its first use lives.
 _LOADED_AT_FIRST_USE = {
     **dict.fromkeys(("NotPrimaryError", "WriteError", "DuplicateKeyError", "WriteConcernError",
-                     "WTimeoutError", "BulkWriteError", "CursorNotFound", "ExecutionTimeout"),
+                     "WTimeoutError", "BulkWriteError", "CursorNotFound", "ExecutionTimeout",
+                     "MalformedReply"),
                     "reply_errors"),
     **dict.fromkeys(("SingleMongoWarning", "ConfigurationTypeError",
                      "ConfigurationFileNotFoundError", "InvalidURI", "DNSError",
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from .reply_errors import WriteConcernError as WriteConcernError
     from .reply_errors import WriteError as WriteError
     from .reply_errors import WTimeoutError as WTimeoutError
+    from .reply_errors import MalformedReply as MalformedReply
     from .usage_errors import ClientBulkWriteException as ClientBulkWriteException
     from .usage_errors import CollectionInvalid as CollectionInvalid
     from .usage_errors import ConfigurationTypeError as ConfigurationTypeError
@@ -226,59 +229,3 @@ __all__ = ["PyMongoError", "SingleMongoError", "SingleMongoWarning", "Configurat
            "WriteConcernError", "WTimeoutError", "BulkWriteError", "ExecutionTimeout",
            "CursorNotFound", "InvalidOperation", "InvalidName", "CollectionInvalid",
            "InvalidDocument", "DocumentTooLarge"]
-
-# ----- reading a reply ----------------------------------------------------------------------
-
-def failed(reply):
-    """Whether a reply reports an error: ok 0, or a write concern error with ok 1."""
-    return reply.get("ok") in (0, 0.0, False) or "writeConcernError" in reply
-
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_topology_version(value):
-    return isinstance(value, dict) and type(value.get("processId")).__name__ == "ObjectId" \
-        and _is_int(value.get("counter"))
-
-
-# The error fields the driver reads, and what each must be; a field of another type is
-# dropped (errmsg is kept as text) so that a lying server gives a typed error, not a TypeError.
-_ERROR_FIELDS = {
-    "code": _is_int,
-    "codeName": lambda v: isinstance(v, str),
-    "errorLabels": lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v),
-    "topologyVersion": _is_topology_version,
-}
-
-
-def _sane_fields(doc):
-    doc = dict(doc)
-    for name, valid in _ERROR_FIELDS.items():
-        if name in doc and not valid(doc[name]):
-            del doc[name]
-    if "errmsg" in doc and not isinstance(doc["errmsg"], str):
-        doc["errmsg"] = repr(doc["errmsg"])[:200]
-    return doc
-
-
-def sanitize(reply):
-    """A failed reply whose error fields have the types the driver reads; writeErrors it cannot
-    read are an OperationFailure rather than a write reported as done."""
-    if not (failed(reply) or "writeErrors" in reply):
-        return reply
-    reply = _sane_fields(reply)
-    if "writeConcernError" in reply:
-        wce = reply["writeConcernError"]
-        reply["writeConcernError"] = _sane_fields(wce) if isinstance(wce, dict) else {
-            "errmsg": f"malformed writeConcernError {wce!r:.200}"}
-    if "writeErrors" in reply:
-        errors = reply["writeErrors"]
-        if not isinstance(errors, list) or not all(
-                isinstance(e, dict) and _is_int(e.get("index")) and e["index"] >= 0
-                for e in errors):
-            return {"ok": 0, "errmsg": f"the server replied with malformed writeErrors "
-                                       f"{errors!r:.200}: the writes' outcome is unknown"}
-        reply["writeErrors"] = [_sane_fields(e) for e in errors]
-    return reply

@@ -8,6 +8,7 @@ from typing import Any
 
 from .clock import Deadline
 from .errors import ConnectionFailure
+from .replies import is_ok
 
 # Another operation on an exhaust cursor's server first reads the rest of its stream, but at
 # most this much, for at most this long (issue 46: a server that streams without end blocked
@@ -34,7 +35,7 @@ def receive_batch(cursor: Any, conn: Any, deadline: Any = None) -> None:
             cursor._release_session(dirty=True)
             raise
         topology.sessions.advance_cluster_time(reply)
-        if reply.get("ok") in (0, 0.0, False):
+        if not is_ok(reply):
             cursor._id = 0
             cursor._release_session()
             from .reply_errors import error_from_reply

@@ -11,6 +11,7 @@ from .common import (Generic, hint_value, index_document, validate_boolean, vali
 from .cursor import projection_document
 from .errors import ConfigurationError
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
+from .replies import check
 
 if TYPE_CHECKING:
     from .write_concern import WriteConcern
@@ -73,7 +74,9 @@ class FindAndModifyMethods(Generic[_DocumentType]):
         if comment is not None:
             cmd["comment"] = comment
         reply = self._write_command(cmd, user_fields=_VALUE_FIELD, session=session)
-        return reply.get("value") if self._acknowledged(session) else None
+        if not self._acknowledged(session):
+            return None
+        return check("findAndModify", reply, "findAndModify").get("value")
 
     def find_one_and_delete(self, filter: Mapping[str, Any], projection: Any = None,
                             sort: Any = None, hint: Optional[_IndexKeyHint] = None,

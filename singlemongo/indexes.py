@@ -14,6 +14,7 @@ from .common import gen_index_name, index_list
 from .operations import IndexModel
 from .selection import ReadPreference as _Core
 from .typings import _IndexKeyHint
+from .replies import check
 
 if TYPE_CHECKING:
     from .collection import Collection
@@ -108,7 +109,8 @@ def create_search_indexes(coll: Collection[Any], models: Sequence[Any], comment:
     cmd = _with_options(coll, {"createSearchIndexes": coll.name, "indexes": documents},
                         comment, kwargs)
     reply = _concern_free(coll)._write_command(cmd, retryable=False, session=session)
-    return [index["name"] for index in reply["indexesCreated"]]
+    return [index["name"] for index in check("createSearchIndexes", reply,
+                                             "createSearchIndexes")["indexesCreated"]]
 
 
 def _concern_free(coll: Collection[Any]) -> Collection[Any]:

@@ -19,11 +19,11 @@ class _RawBatches:
     empty batch yields nothing. The cursor's collection decodes documents as
     RawBSONDocument, so nothing is decoded on the way."""
 
-    def _take_reply(self, reply: Mapping[str, Any], key: str) -> None:
-        cursor = dict(reply["cursor"])
+    def _take_cursor(self, cursor: Mapping[str, Any], key: str) -> None:
+        cursor = dict(cursor)
         data = b"".join(document.raw for document in cursor[key])
         cursor[key] = [data] if data else []
-        super()._take_reply({**reply, "cursor": cursor}, key)  # type: ignore[misc]
+        super()._take_cursor(cursor, key)  # type: ignore[misc]
 
     def __getitem__(self, index: Any) -> NoReturn:
         raise InvalidOperation(f"Cannot call __getitem__ on {type(self).__name__}")

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Optional
 
 from .errors import (PROGRAM_MADE, _Address, AutoReconnect, ConnectionFailure,
                      OperationFailure, _rebuild, _serve, full_error)
+from .replies import is_ok
 from .sdam.address import format_address
 
 
@@ -68,12 +69,17 @@ class BulkWriteError(OperationFailure):
         super().__init__(message, 65, results, address=address)
 
 
+class MalformedReply(OperationFailure):
+    """A reply that says ok but does not have the shape its command's reply has; the message
+    names the field and the value. Nothing of it was used (no result was made of it)."""
+
+
 class ExecutionTimeout(OperationFailure):
     """The server stopped the operation at its time limit (code 50, MaxTimeMSExpired)."""
 
 
 _serve(WriteConcernError, CursorNotFound, NotPrimaryError, WriteError, DuplicateKeyError,
-       WTimeoutError, BulkWriteError, ExecutionTimeout)
+       WTimeoutError, BulkWriteError, ExecutionTimeout, MalformedReply)
 
 
 # Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.
@@ -96,7 +102,7 @@ def is_not_primary(code, message):
 
 def error_from_reply(reply, address):
     """The typed error a failed reply stands for (the reply is its ``details``)."""
-    if reply.get("ok") in (0, 0.0, False):
+    if not is_ok(reply):
         code = reply.get("code")
         message = (f"command failed on {format_address(address)}: "
                    f"{reply.get('errmsg', 'unknown error')} (code {code}"

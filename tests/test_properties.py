@@ -243,7 +243,8 @@ def test_any_error_reply_gives_a_typed_error_and_an_sdam_decision(reply):
     not-primary codes and messages (an AutoReconnect, as PyMongo's), or is a success; and the
     SDAM error handling decides on it without raising. (The fuzz profile found that this
     test wrongly demanded an OperationFailure for code 10107.)"""
-    from singlemongo.errors import NotPrimaryError, OperationFailure, failed, sanitize
+    from singlemongo.errors import NotPrimaryError, OperationFailure
+    from singlemongo.replies import failed, sanitize
     from singlemongo.reply_errors import error_from_reply
     from singlemongo.sdam import ApplicationError, ErrorKind, classify_reply
     from singlemongo.sdam.error_handling import handle_application_error

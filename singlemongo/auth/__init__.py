@@ -15,6 +15,7 @@ import base64
 from bson.errors import InvalidBSON
 
 from ..errors import ConfigurationError, OperationFailure, PyMongoError
+from ..replies import is_ok
 
 __all__ = ["AuthenticationFailed", "handshake_fields", "authenticate"]
 X509 = "MONGODB-X509"
@@ -119,7 +120,7 @@ def malformed(mechanism, exc):
 
 
 def _check(reply, credentials, mechanism):
-    if reply.get("ok") not in (1, 1.0, True):
+    if not is_ok(reply):
         who = (f"user {credentials.username!r}" if credentials.username is not None else
                "the identity its token names")  # MONGODB-OIDC needs no username
         raise AuthenticationFailed(

@@ -24,6 +24,7 @@ from ..errors import ConnectionFailure
 from ..records import dataclass
 from ..sdam.address import format_address
 from ..sdam.server_description import ServerDescription, average_rtt
+from ..replies import is_ok
 
 METADATA_LIMIT = 512
 _FAAS_ENV = (
@@ -235,7 +236,7 @@ def _succeeded(topology, address, outcome, prior):
     reply, now = outcome.reply, topology.clock.monotonic()
     topology.verified.add(address)
     events = topology.events.active
-    if reply.get("ok") not in (1, 1.0, True):  # a command error: Unknown, then cleared
+    if not is_ok(reply):  # a command error: Unknown, then cleared
         if events:
             from ..sdam import monitoring as m
             topology.events.publish(m.ServerHeartbeatFailedEvent(outcome.duration, reply, address))
@@ -290,7 +291,7 @@ def end_unapplied(topology, address, outcome):
     """A wave's outcome for a server an earlier reply removed: its heartbeat still ends, and a
     connection it opened is closed; nothing else is done for it."""
     if topology.events.active:
-        if outcome.error is None and outcome.reply.get("ok") in (1, 1.0, True):
+        if outcome.error is None and is_ok(outcome.reply):
             shown = {} if "speculativeAuthenticate" in outcome.reply else outcome.reply
             from ..sdam import monitoring as m
             topology.events.publish(m.ServerHeartbeatSucceededEvent(outcome.duration, shown,

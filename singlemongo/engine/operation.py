@@ -11,7 +11,8 @@ from bson import Int64
 
 from ..clock import Deadline
 from ..errors import (ConnectionFailure, NetworkTimeout, OperationFailure, PyMongoError,
-                      ServerSelectionError, failed, sanitize)
+                      ServerSelectionError)
+from ..replies import failed, is_ok, sanitize
 from ..monitoring import next_operation_id
 from ..records import dataclass, field
 from ..sdam.server_description import ServerDescription, ServerType, TopologyType
@@ -80,6 +81,8 @@ class Outcome:
     # Behind a load balancer, with pool events: checks the cursor's connection back in
     # (engine/pool.py). The cursor that takes this outcome calls it when it ends.
     check_in: Any = None
+    command_name: str = ""  # what the reply answers (an error about its shape names it)
+    statements: Optional[int] = None  # a write's documents, updates or deletes sent
 
 
 def flush_kill_queue(topology):
@@ -167,13 +170,17 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=N
     if req.explicit_session is not None:
         req.explicit_session._after_reply(reply)
     reply = sanitize(reply)
-    bad = failed(reply) if req.parse_write_concern_error else reply.get("ok") in (0, 0.0, False)
+    bad = failed(reply) if req.parse_write_concern_error else not is_ok(reply)
     if step is not None and not bad:
         step.on_reply(reply)
     if bad:
         topology.handle_operation_error(conn, reply=reply)
+        from ..monitoring.command_monitoring import is_sensitive, redacted_failure
         from ..reply_errors import error_from_reply
-        return reply, error_from_reply(reply, conn.address)
+        # The error carries the reply, redacted as a log of it is (command monitoring spec,
+        # "Security"): a sensitive command's reply keeps its code, name and labels only.
+        shown = redacted_failure(reply) if is_sensitive(next(iter(cmd)), cmd) else reply
+        return reply, error_from_reply(shown, conn.address)
     return reply, None
 
 
@@ -342,7 +349,10 @@ class _Run:
         else:
             retry_kind = "write" if can_retry_write else (
                 "read" if self.req.retry == "read" and self.t.options.retry_reads else None)
-        outcome = Outcome(reply, sd, self.session, self.deadline) if error is None else None
+        sent = self.req.sequences
+        outcome = Outcome(reply, sd, self.session, self.deadline,
+                          command_name=next(iter(self.command)),
+                          statements=len(sent[0][1]) if sent else None) if error is None else None
         max_wire = (conn.hello or {}).get("maxWireVersion", 0)
         if isinstance(error, OperationFailure) and error.max_wire_version is None:
             # A load balancer's description has no wire version: the connection's hello does.

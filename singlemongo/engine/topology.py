@@ -20,6 +20,7 @@ from .scanner import MIN_INTERVAL_S, Scanner, select_server
 from .sessions import SessionPool
 from ..sdam.server_description import ServerDescription, ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
+from ..replies import is_ok
 
 _topology_ids = itertools.count(1)
 
@@ -454,7 +455,7 @@ class Topology:
             message, topology_version, labels = str(exc), None, ()
         else:
             kind = classify_reply(reply) or ErrorKind.OTHER
-            source = reply if reply.get("ok") in (0, 0.0, False) else reply.get("writeConcernError", {})
+            source = reply if not is_ok(reply) else reply.get("writeConcernError", {})
             message = source.get("errmsg", "")
             topology_version = reply.get("topologyVersion")
             labels = tuple(reply.get("errorLabels", ()))

@@ -3,6 +3,7 @@ events and log messages around every application command, each attempt of a retr
 operation included. Sensitive commands and their replies are replaced by empty documents."""
 from typing import Any
 
+from ..replies import is_ok
 from . import log, next_operation_id
 
 SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
@@ -108,7 +109,8 @@ class CommandFailedEvent(_Timed):
         return f"{super()._repr_fields()}, failure: {self.failure!r}"
 
 
-def _redacted_failure(failure):
+def redacted_failure(failure):
+    """A sensitive command's failure as it may be shown: its code, name and labels."""
     if isinstance(failure, dict):
         return {k: failure[k] for k in ("code", "codeName", "errorLabels") if k in failure}
     return type(failure).__name__
@@ -166,8 +168,8 @@ def run(bus, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=No
         # the server's, and the exception is shown whole.
         _failed(bus, clock, start, exc, ids, f, logging_on)
         raise
-    if reply.get("ok") in (0, 0.0, False):
-        failure = _redacted_failure(reply) if sensitive else reply
+    if not is_ok(reply):
+        failure = redacted_failure(reply) if sensitive else reply
         _failed(bus, clock, start, failure, ids, f, logging_on)
         return reply
     duration = clock.monotonic() - start

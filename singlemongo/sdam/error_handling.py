@@ -9,6 +9,7 @@ from ..records import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
 from .server_description import ServerDescription, compare_topology_version, TopologyType
+from ..replies import is_ok
 
 
 class ErrorKind(enum.Enum):
@@ -57,7 +58,7 @@ def classify_code(code, message=""):
 
 def classify_reply(reply):
     """Classify a command reply: the error itself, else a writeConcernError; never writeErrors."""
-    if reply.get("ok") in (0, 0.0, False):
+    if not is_ok(reply):
         return classify_code(reply.get("code"), reply.get("errmsg", reply.get("$err", "")))
     wce = reply.get("writeConcernError")
     if wce:

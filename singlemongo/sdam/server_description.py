@@ -13,6 +13,7 @@ from ..records import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
 from .address import Address, format_address, parse_announced
+from ..replies import is_ok
 
 
 if TYPE_CHECKING:  # type checkers know the members as Enum members
@@ -114,7 +115,7 @@ def compare_topology_version(current, new):
 
 
 def _server_type(hello, load_balanced):
-    if hello.get("ok") not in (1, 1.0, True):
+    if not is_ok(hello):
         return ServerType.UNKNOWN
     if load_balanced:
         return ServerType.LOAD_BALANCER
