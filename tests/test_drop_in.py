@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 
+import pymongo
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -539,14 +540,19 @@ def test_host_arguments_where_singlemongo_differs_on_purpose(host):
     assert f"`{host}`" in readme
 
 
-def test_a_host_named_twice_is_one_seed():
-    """Rule (PyMongo keeps its seeds in a set): ``mongodb://a,a/?directConnection=true`` has
-    one seed, so a direct connection is allowed, as in PyMongo; before, the two copies
-    counted as two hosts and it was refused."""
-    client = MongoClient("mongodb://a,a:27017/?directConnection=true", connect=False)
-    assert client._settings.seeds == (("a", 27017),)
+def test_a_host_named_twice_is_one_seed_but_counts_twice_where_one_host_is_allowed():
+    """Rule (PyMongo keeps its seeds in a set): a host named twice is one seed. Where exactly
+    one host is allowed (directConnection, loadBalanced), PyMongo 4.20 counts the hosts as
+    written, and so does singlemongo: ``mongodb://a,a:27017/?directConnection=true`` is
+    refused by both."""
     assert MongoClient(["a", "b", "a"], connect=False)._settings.seeds == (
         ("a", 27017), ("b", 27017))
+    for option in ("directConnection", "loadBalanced"):
+        uri = f"mongodb://a,a:27017/?{option}=true"
+        with pytest.raises(pymongo.errors.ConfigurationError):
+            pymongo.MongoClient(uri, connect=False)
+        with pytest.raises(errors.ConfigurationError, match="exactly one host"):
+            MongoClient(uri, connect=False)
 
 
 _NAME = st.from_regex(r"[a-z][a-z0-9]{0,4}(\.[a-z0-9]{1,3})?", fullmatch=True)

@@ -55,8 +55,9 @@ def _env():
     return env
 
 
-def _drop_container(doc):
-    doc.get("env", {}).pop("container", None)
+def _env_name_only(doc):
+    if "env" in doc:
+        doc["env"] = {k: v for k, v in doc["env"].items() if k == "name"}
 
 
 def _os_type_only(doc):
@@ -67,8 +68,35 @@ def _drop_env(doc):
     doc.pop("env", None)
 
 
-def _drop_platform(doc):
-    doc.pop("platform", None)
+def _overflow(doc):
+    return len(bson.encode(doc)) - METADATA_LIMIT
+
+
+def _shortened(text, by, keep=""):
+    """``text`` ``by`` bytes shorter in UTF-8 (never below ``keep``, its prefix), cut on a
+    character boundary."""
+    data = text.encode("utf-8")
+    floor = len(keep.encode("utf-8"))
+    return data[:max(floor, len(data) - by)].decode("utf-8", "ignore")
+
+
+def _truncate_platform(doc):
+    doc["platform"] = _shortened(doc.get("platform", ""), _overflow(doc))
+    if not doc["platform"]:
+        doc.pop("platform")
+
+
+def _truncate_wrapped(doc):
+    """Beyond the spec's list ("truncate or omit driver provided values"): what wrapping
+    libraries appended to the driver's version, then to its name; the driver's own stays."""
+    for field, own in (("version", __version__), ("name", "singlemongo")):
+        over = _overflow(doc)
+        if over > 0:
+            doc["driver"][field] = _shortened(doc["driver"][field], over, own)
+
+
+# Handshake spec, "Limitations": applied in this order until the document fits in 512 bytes.
+TRIMS = (_env_name_only, _os_type_only, _drop_env, _truncate_platform, _truncate_wrapped)
 
 
 def _wrapped(doc, drivers):
@@ -102,9 +130,8 @@ def client_metadata(appname=None, drivers=()):
     env = _env()
     if env:
         doc["env"] = env
-    # Handshake spec, "Limitations": drop fields in this order until the document fits.
-    for trim in (_drop_container, _os_type_only, _drop_env, _drop_platform):
-        if len(bson.encode(doc)) <= METADATA_LIMIT:
+    for trim in TRIMS:
+        if _overflow(doc) <= 0:
             break
         trim(doc)
     _metadata_cache[key] = doc
@@ -191,15 +218,17 @@ def check_server(topology, address, outcome=None):
         return _succeeded(topology, address, outcome, prior)
     if _cut_short(topology, outcome):
         return _unfinished(topology, address, outcome, prior)
-    failed(topology, address, outcome)
+    unknown = failed(topology, address, outcome)
     if prior is None or not prior.is_known or address not in topology.description.servers:
         return topology.description.servers.get(address)
     topology.heartbeat_started(address)
     outcome = hello(topology, address)  # at once, on a new connection
+    # SDAM, "roundTripTime": the server became Unknown, its average RTT is cleared; the retry
+    # starts a new one (it folded the old average in).
     if outcome.error is None:
-        return _succeeded(topology, address, outcome, prior)
+        return _succeeded(topology, address, outcome, unknown)
     if _cut_short(topology, outcome):
-        return _unfinished(topology, address, outcome, prior)
+        return _unfinished(topology, address, outcome, unknown)
     return failed(topology, address, outcome)
 
 

@@ -34,18 +34,24 @@ def idle_check(topology, conn):
 
 def checkout(topology, criteria, deprioritized=(), operation="command", operation_id=None,
              connect_timeout_s=None):
-    """A selected server and its ready, authenticated connection; selection runs at most
-    twice. ``connect_timeout_s`` caps connectTimeoutMS for a new connection."""
-    last = None
-    for _ in range(2):
-        sd = topology.select_server(criteria, deprioritized, operation, operation_id)
-        conn = check_out(topology, sd, connect_timeout_s)
-        if conn is not None:
-            return sd, conn
-        last = sd
-    raise ServerSelectionError(
-        f"server {format_address(last.address)} failed its connection check twice for "
-        f"{criteria}; the topology is now:\n{topology.summary()}")
+    """A selected server and its ready, authenticated connection. Server selection,
+    "Checking an Idle Socket": when the idle connection's ping fails, the server is Unknown
+    and selection runs *once* more; only finding no server then is an error. The server it
+    finds is connected to: should its idle connection fail the ping too, a new connection
+    (whose handshake checks the server) is used."""
+    sd = topology.select_server(criteria, deprioritized, operation, operation_id)
+    conn = check_out(topology, sd, connect_timeout_s)
+    if conn is not None:
+        return sd, conn
+    sd = topology.select_server(criteria, deprioritized, operation, operation_id)
+    conn = check_out(topology, sd, connect_timeout_s)
+    if conn is None:
+        conn = check_out(topology, sd, connect_timeout_s, ping_idle=False)
+    if conn is None:
+        raise ServerSelectionError(
+            f"server {format_address(sd.address)} changed on its new connection while "
+            f"selected for {criteria}; the topology is now:\n{topology.summary()}")
+    return sd, conn
 
 
 def checkout_pinned(topology, address, connect_timeout_s=None):
@@ -67,15 +73,16 @@ def checkout_pinned(topology, address, connect_timeout_s=None):
     return sd, conn
 
 
-def check_out(topology, sd, connect_timeout_s=None):
-    """The selected server's connection, checked if idle and authenticated, or None if it
-    failed its check; with CMAP's check-out events when anyone listens (engine/pool.py)."""
+def check_out(topology, sd, connect_timeout_s=None, ping_idle=True):
+    """The selected server's connection, checked if idle (``ping_idle``) and authenticated,
+    or None if it failed its check; with CMAP's check-out events when anyone listens
+    (engine/pool.py)."""
     pool = topology.pool
     if pool is None:
-        return _ready_connection(topology, sd, connect_timeout_s)
+        return _ready_connection(topology, sd, connect_timeout_s, ping_idle)
     pool.check_out_started(sd.address, topology.clock.monotonic())
     try:
-        conn = _ready_connection(topology, sd, connect_timeout_s)
+        conn = _ready_connection(topology, sd, connect_timeout_s, ping_idle)
     except BaseException as exc:
         pool.check_out_failed(topology.clock.monotonic(), exc)
         raise
@@ -86,13 +93,13 @@ def check_out(topology, sd, connect_timeout_s=None):
     return conn
 
 
-def _ready_connection(topology, sd, connect_timeout_s):
+def _ready_connection(topology, sd, connect_timeout_s, ping_idle=True):
     conn = connection_for(topology, sd, connect_timeout_s)
     if conn is None:
         return None
     if topology.pool is not None:
         topology.pool.taking(conn)
-    if not idle_check(topology, conn):
+    if ping_idle and not idle_check(topology, conn):
         return None
     if topology.options.credentials is not None and not conn.authenticated:
         authenticate(topology, conn)
@@ -106,6 +113,9 @@ def authenticate(topology, conn):
             topology.handshake_deadline())
     except (ConnectionFailure, OperationFailure) as exc:
         exc.in_authentication = True  # retryable reads and writes retry it (the handshake's)
+        # Client backpressure rule 6: an overloaded server is deprioritized whatever command
+        # said so, a saslStart or saslContinue as much as a find.
+        exc.selected_address = conn.address
         handshake_failed(topology, conn, exc)
         raise
     except BaseException:

@@ -196,12 +196,18 @@ def select_server(topo, criteria, deprioritized=(), operation="command", operati
     what = f"for operation {operation} with ID {operation_id}."
     _log(DEBUG, f"Server selection started {what}", topo, criteria, operation,
          operation_id, message="Server selection started")
+    def log_waiting(remaining_ms):
+        # "Logging": once per operation, "if one has not already been logged for this
+        # operation" (a retried write selects twice under one operationId).
+        if operation_id is not None and topo.waiting_logged_for == operation_id:
+            return
+        topo.waiting_logged_for = operation_id
+        _log(INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
+             f"{remaining_ms:.0f} ms.", topo, criteria, operation, operation_id,
+             message="Waiting for suitable server to become available",
+             remainingTimeMS=remaining_ms)
     try:
-        sd = _select(topo, criteria, deprioritized, lambda remaining_ms: _log(
-            INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
-            f"{remaining_ms:.0f} ms.", topo, criteria, operation, operation_id,
-            message="Waiting for suitable server to become available",
-            remainingTimeMS=remaining_ms))
+        sd = _select(topo, criteria, deprioritized, log_waiting)
     except (ServerSelectionError, errors.IncompatibleWireVersionError) as exc:
         # "Logging": the failure is the error (step 5's invalid wire version too); the
         # topology description has its own field.

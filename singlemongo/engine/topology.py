@@ -74,6 +74,7 @@ class Topology:
         # A change stream's resume selects as serverSelectionTryOnce=false would: it may take
         # serverSelectionTimeoutMS (an election), the stream's own budget (change streams).
         self.selection_waits = False
+        self.waiting_logged_for = None  # the operation whose selection logged "Waiting..."
         # Held by the thread running an operation. Reentrant, so that a signal landing
         # between its acquisition and the ``with`` that releases it (CPython checks signals
         # there) cannot lock that thread out of its own client: it knows its thread.
@@ -112,7 +113,7 @@ class Topology:
         if self.options.is_srv:
             from ..options.srv import resolve_seedlist
             from .dns import DnsPythonResolver
-            resolver = self.resolver or DnsPythonResolver(self.handshake_deadline().remaining())
+            resolver = self.resolver or DnsPythonResolver(self.handshake_deadline())
             self.options = resolve_seedlist(self.options, resolver, self.clock.shuffle)
         td = TopologyDescription.from_options(self.options)
         self._description = td
@@ -122,6 +123,9 @@ class Topology:
             for event in m.opening_events(self.topology_id, td):
                 self.events.publish(event)
         if self.options.load_balanced:
+            if self.pool is not None:  # CMAP: each pool is created, then (behind a load
+                for address in td.servers:  # balancer, at once) ready
+                    self.pool.created(address, self.options, True)
             for address in td.servers:
                 self.apply(ServerDescription(address, ServerType.LOAD_BALANCER))
             self.stale = False
@@ -130,9 +134,9 @@ class Topology:
             self.cache_holds = (self._description, self.clock.wall() - age)
             self.last_scan_end = self.clock.monotonic() - age
             self.stale = False
-        if self.pool is not None:
+        if self.pool is not None and not self.options.load_balanced:
             for address in self._description.servers:
-                self.pool.created(address, self.options, self.options.load_balanced)
+                self.pool.created(address, self.options, False)
 
     def _load_cache(self):
         if not self.options.topology_cache_file or self.options.load_balanced:

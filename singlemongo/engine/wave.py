@@ -14,7 +14,7 @@ import socket
 from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolError
 from ..sdam.address import format_address
 from ..wire import messages as wire
-from ..wire.connection import addresses_of, next_request_id
+from ..wire.connection import addresses_of, next_request_id, signals_held
 from .check import Outcome, handshake_command
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
@@ -36,7 +36,10 @@ class _Check:
 
 
 def waveable(topology, address):
-    return address[1] is not None and not topology.options.load_balanced
+    """Checked in a wave: a TCP server, not behind a load balancer or a SOCKS5 proxy (a
+    proxied connection is opened in turn, with its handshake, by the sequential check)."""
+    return address[1] is not None and not topology.options.load_balanced and \
+        not topology.options.proxy_host
 
 
 def _start(topology, address, encoded):
@@ -136,7 +139,8 @@ def _io(check, clock):
         header = wire.check_header(bytes(check.inbox[:wire.HEADER.size]),
                                    expect_response_to=check.request_id)
         if len(check.inbox) >= header.length:
-            return wire.decode_reply(header, bytes(check.inbox[wire.HEADER.size:header.length]))
+            return signals_held(wire.decode_reply, header,  # as a connection decodes
+                                bytes(check.inbox[wire.HEADER.size:header.length]))
     return None
 
 

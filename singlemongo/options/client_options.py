@@ -51,6 +51,9 @@ class ClientOptions:
     # (name, given as None) of the options in the order given (the URI's, then the
     # keywords'), for a repr in PyMongo's order.
     given: Tuple[Tuple[str, bool], ...] = ()
+    # The hosts as written, a repeated one counted again: loadBalanced and directConnection
+    # take exactly one (PyMongo counts them so: "localhost,localhost:27017" is two).
+    hosts_given: int = 0
 
     def __getattr__(self, attr):
         name = canonical_name(attr)
@@ -140,7 +143,8 @@ def _where(parsed, default_port):
     # A host named twice is one seed (PyMongo: a set).
     return {"seeds": tuple(dict.fromkeys(h.address(default_port) for h in parsed.hosts))
             if not parsed.is_srv else (),
-            "srv_host": parsed.hosts[0].host if parsed.is_srv else None}
+            "srv_host": parsed.hosts[0].host if parsed.is_srv else None,
+            "hosts_given": len(parsed.hosts)}
 
 
 def check_combinations(uri, default_port=DEFAULT_PORT):
@@ -349,7 +353,7 @@ def _credentials(values, database, username, password, properties_dropped):
 
 def _check_conflicts(options, tls_values):
     v, given = options.values, options.specified
-    seeds = len(options.seeds)
+    seeds = max(len(options.seeds), options.hosts_given)
     if len({value for _, value in tls_values}) > 1:
         raise errors.InvalidURI(
             "conflicting tls and ssl values: " + ", ".join(f"{k}={str(x).lower()}" for k, x in tls_values))

@@ -4,9 +4,11 @@ Every network or protocol failure closes the connection and raises AutoReconnect
 raises for a network error), NetworkTimeout or ProtocolError naming the server; a reply is
 never read without bound.
 """
+import _thread
 import itertools
 import os
 import socket
+from typing import Any
 
 from . import messages as wire
 from ..clock import DEFAULT_CLOCK, Deadline
@@ -16,6 +18,7 @@ from ..options.uri import SecretBytes
 from ..sdam.address import format_address
 
 _connection_ids = itertools.count(1)
+PROXY_PORT = 1080  # proxyPort's default (SOCKS5 support spec)
 
 
 class _RequestIds:
@@ -79,24 +82,73 @@ def _connect_tcp(host, port, deadline):
     raise error or OSError(f"getaddrinfo returned no address for {host}")
 
 
+def _exchange(sock, message, answer_length, deadline):
+    """Send ``message`` and read exactly ``answer_length`` bytes, within ``deadline``."""
+    if message:
+        sock.settimeout(_remaining(deadline))
+        sock.sendall(message)
+    data = b""
+    while len(data) < answer_length:
+        sock.settimeout(_remaining(deadline))
+        chunk = sock.recv(answer_length - len(data))
+        if not chunk:
+            raise EOFError("the proxy closed the connection")
+        data += chunk
+    return data
+
+
+def _remaining(deadline):
+    remaining = deadline.remaining()
+    if remaining is not None and remaining <= 0:
+        raise socket.timeout("timed out")
+    return remaining
+
+
+def _through_proxy(host, port, options, deadline):
+    """A socket to ``host``:``port`` through the SOCKS5 proxy of ``proxyHost`` (SOCKS5 support
+    spec, "Connection Establishment"): the proxy connected to, the handshake done, the
+    destination's name passed as it is. One deadline for all of it. Loaded only with a
+    proxy: a one-off without one never imports the handshake's module."""
+    from . import socks5
+    sock = _connect_tcp(options.proxy_host, options.proxy_port or PROXY_PORT, deadline)
+    try:
+        with_credentials = bool(options.proxy_username)
+        method = socks5.chosen_method(_exchange(sock, socks5.greeting(with_credentials), 2,
+                                                deadline), with_credentials)
+        if method == socks5.USERNAME_PASSWORD:
+            socks5.authenticated(_exchange(sock, socks5.credentials(
+                options.proxy_username, options.proxy_password), 2, deadline))
+        head = _exchange(sock, socks5.connect_request(host, port), 5, deadline)
+        _exchange(sock, b"", socks5.reply_length(head) - 5, deadline)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 def open_socket(address, options, timeout=None, context=None, clock=DEFAULT_CLOCK):
-    """TCP (every address of the name is tried) or a UNIX socket, then TLS if configured (with
-    ``context``, else one made for ``options``); ``timeout`` (seconds) replaces connectTimeoutMS.
-    Whatever interrupts it (a signal, KeyboardInterrupt) closes the socket it opened."""
+    """TCP (every address of the name is tried; through the SOCKS5 proxy of ``proxyHost``, if
+    given) or a UNIX socket, then TLS if configured (with ``context``, else one made for
+    ``options``); ``timeout`` (seconds) replaces connectTimeoutMS. Whatever interrupts it (a
+    signal, KeyboardInterrupt) closes the socket it opened."""
     host, port = address
     timeout = timeout if timeout is not None else _seconds(options.connect_timeout_ms)
     where = format_address(address)
+    proxy = getattr(options, "proxy_host", None)
     try:
         if port is None:
             sock = _connect(socket.AF_UNIX, socket.SOCK_STREAM, 0, host, timeout)
+        elif proxy:
+            sock = _through_proxy(host, port, options, Deadline(clock, timeout,
+                                                                "connectTimeoutMS"))
         else:
             sock = _connect_tcp(host, port, Deadline(clock, timeout, "connectTimeoutMS"))
     except socket.timeout:
-        raise NetworkTimeout(f"connecting to {where} timed out after "
+        raise NetworkTimeout(f"connecting to {where}{_via(proxy, options)} timed out after "
                              f"{(timeout or 0) * 1000:.0f} ms (connectTimeoutMS)", address) from None
-    except OSError as exc:
-        raise AutoReconnect(f"could not connect to {where}: {exc.strerror or exc}",
-                                address) from None
+    except (OSError, EOFError) as exc:  # the spec: a proxy's refusal is a network error too
+        raise AutoReconnect(f"could not connect to {where}{_via(proxy, options)}: "
+                            f"{getattr(exc, 'strerror', None) or exc}", address) from None
     if options.tls:
         try:
             sock = (context or tls_context(options)).wrap_socket(sock, server_hostname=host)
@@ -106,6 +158,54 @@ def open_socket(address, options, timeout=None, context=None, clock=DEFAULT_CLOC
                 raise
             raise AutoReconnect(f"TLS handshake with {where} failed: {exc}", address) from None
     return sock
+
+
+def _via(proxy, options):
+    if not proxy:
+        return ""
+    return f" through the SOCKS5 proxy {format_address((proxy, options.proxy_port or PROXY_PORT))}"
+
+
+# Asynchronous signals held while a reply is decoded (``signals_held``): ``pthread_sigmask``
+# in this thread, and with other threads running the main thread's Python handlers deferred
+# (``signal_deferral``). The connection holds them around the
+# reply's decoding: the codec itself is pure.
+_ASYNC_SIGNALS: Any = False  # not looked up yet
+
+
+def _signals_held():
+    """The asynchronous signals (all but those a fault raises), for ``pthread_sigmask``; None
+    where signals cannot be held (no ``pthread_sigmask``: Windows)."""
+    global _ASYNC_SIGNALS
+    if _ASYNC_SIGNALS is False:
+        _signal = __import__("_signal")  # the C one: `signal` builds enums, a one-off's cost
+        faults = {getattr(_signal, name, None) for name in (
+            "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS", "SIGABRT")}
+        _ASYNC_SIGNALS = (_signal, set(_signal.valid_signals()) - faults) \
+            if hasattr(_signal, "pthread_sigmask") else None
+    return _ASYNC_SIGNALS
+
+
+def signals_held(fn, *args):
+    """``fn(*args)`` with asynchronous signals held. bson runs Python code while it decodes
+    (Timestamp, ObjectId) and turns whatever is raised there into InvalidBSON: a signal
+    handler's exception (a CGI's SIGALRM) would lose its type and read as malformed bytes.
+    A held signal's handler runs as soon as ``fn`` is done, here, and what it raises
+    propagates as raised."""
+    held = _signals_held()
+    if held is None:
+        return fn(*args)
+    sig, signals = held
+    if _thread._count():  # other threads run: held here is not enough (signal_deferral.py)
+        from .signal_deferral import call_in_main_thread
+        done, result = call_in_main_thread(sig, signals, fn, args)
+        if done:
+            return result
+    previous = sig.pthread_sigmask(sig.SIG_BLOCK, signals)
+    try:
+        return fn(*args)
+    finally:
+        sig.pthread_sigmask(sig.SIG_SETMASK, previous)
 
 
 def _positive_int(hello, name, default):
@@ -301,10 +401,10 @@ class Connection:
                                        self.max_reply_size, response_to)
             body = self._recv_exactly(header.length - wire.HEADER.size, deadline)
             self.received_bytes += header.length
-            flags, reply = wire.decode_reply_flags(header, body, self.max_reply_size,
-                                                   compressed=self.compressor is not None,
-                                                   codec=codec or wire.CODEC,
-                                                   user_fields=user_fields)
+            # Signals held around the decoding, once for the whole reply (signals_held).
+            flags, reply = signals_held(wire.decode_reply_flags, header, body,
+                                        self.max_reply_size, self.compressor is not None,
+                                        codec or wire.CODEC, user_fields)
         except ProtocolError as exc:
             raise self._fail(ProtocolError, str(exc)) from None
         except wire.UndecodableDocument as exc:

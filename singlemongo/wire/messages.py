@@ -6,7 +6,6 @@ after ``check_header`` has bounded it by maxMessageSizeBytes.
 """
 from __future__ import annotations
 
-import _thread
 import struct
 from typing import Any, Optional
 from ..records import dataclass
@@ -136,47 +135,6 @@ class UndecodableDocument(Exception):
         self.error, self.flags = error, flags
 
 
-# Asynchronous signals held while a reply is decoded (``signals_held``): ``pthread_sigmask``
-# in this thread, and with other threads running the main thread's Python handlers deferred
-# (``signal_deferral``).
-_ASYNC_SIGNALS: Any = False  # not looked up yet
-
-
-def _signals_held():
-    """The asynchronous signals (all but those a fault raises), for ``pthread_sigmask``; None
-    where signals cannot be held (no ``pthread_sigmask``: Windows)."""
-    global _ASYNC_SIGNALS
-    if _ASYNC_SIGNALS is False:
-        _signal = __import__("_signal")  # the C one: `signal` builds enums, a one-off's cost
-        faults = {getattr(_signal, name, None) for name in (
-            "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS", "SIGABRT")}
-        _ASYNC_SIGNALS = (_signal, set(_signal.valid_signals()) - faults) \
-            if hasattr(_signal, "pthread_sigmask") else None
-    return _ASYNC_SIGNALS
-
-
-def signals_held(fn, *args):
-    """``fn(*args)`` with asynchronous signals held. bson runs Python code while it decodes
-    (Timestamp, ObjectId) and turns whatever is raised there into InvalidBSON: a signal
-    handler's exception (a CGI's SIGALRM) would lose its type and read as malformed bytes.
-    A held signal's handler runs as soon as ``fn`` is done, here, and what it raises
-    propagates as raised."""
-    held = _signals_held()
-    if held is None:
-        return fn(*args)
-    sig, signals = held
-    if _thread._count():  # other threads run: held here is not enough (signal_deferral.py)
-        from .signal_deferral import call_in_main_thread
-        done, result = call_in_main_thread(sig, signals, fn, args)
-        if done:
-            return result
-    previous = sig.pthread_sigmask(sig.SIG_BLOCK, signals)
-    try:
-        return fn(*args)
-    finally:
-        sig.pthread_sigmask(sig.SIG_SETMASK, previous)
-
-
 def _decode_doc(data, where, codec=CODEC, user_fields=None):
     """One document. With a codec of the user's, ``user_fields`` names where the user's
     documents are ({"cursor": {"firstBatch": 1}}): a type registry's decoders apply there
@@ -292,13 +250,8 @@ def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compre
 
 def decode_reply_flags(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE,
                        compressed=False, codec=CODEC, user_fields=None):
-    """(OP_MSG flags, reply document): moreToCome says another reply follows (exhaust).
-    Decoded with signals held (``signals_held``), once for the whole reply."""
-    return signals_held(_decode_reply_flags, header, body, max_message_size, compressed, codec,
-                        user_fields)
-
-
-def _decode_reply_flags(header, body, max_message_size, compressed, codec, user_fields):
+    """(OP_MSG flags, reply document): moreToCome says another reply follows (exhaust). Pure:
+    the connection holds signals around it (``connection.signals_held``)."""
     if header.op_code == OP_COMPRESSED:
         if not compressed:
             raise ProtocolError("the server sent a compressed reply, but compression was not "
