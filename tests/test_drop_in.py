@@ -577,3 +577,22 @@ def test_any_host_argument_gives_the_seeds_pymongo_gives(host, port):
         assert isinstance(ours, set) and theirs <= ours, (ours, theirs)
     else:
         assert ours == theirs
+
+
+def test_a_pymongo_programs_logging_configuration_catches_the_records(mongo_standalone):
+    """Under install_as_pymongo(), the spec's log messages go to PyMongo's logger names
+    (``pymongo.command``, ``pymongo.serverSelection``, ...), which a PyMongo program
+    configures; they went to ``singlemongo.command``, where nothing listened."""
+    out = _child(f"""
+import logging
+seen = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        seen.append((record.name, record.getMessage().split(".")[0][:40]))
+logging.getLogger("pymongo").addHandler(Keep())
+logging.getLogger("pymongo").setLevel(logging.DEBUG)
+import pymongo
+pymongo.MongoClient({mongo_standalone.uri!r}).admin.command("ping")
+print(json.dumps(sorted({{name for name, _ in seen}})))
+""")
+    assert {"pymongo.command", "pymongo.serverSelection"} <= set(out)

@@ -140,6 +140,8 @@ def install_as_pymongo() -> None:
     it already holds: a SingleMongoWarning names them). Idempotent."""
     if FINDER not in sys.meta_path:
         sys.meta_path.insert(0, FINDER)
+    from ..monitoring import use_pymongo_logger_names
+    use_pymongo_logger_names()  # the program's logging configuration names pymongo.*
     already = sorted(name for name, module in list(sys.modules.items())
                      if name.partition(".")[0] in ("pymongo", "gridfs")
                      and not _is_ours(module))
@@ -157,6 +159,8 @@ def uninstall() -> None:
     run both drivers in one process)."""
     while FINDER in sys.meta_path:
         sys.meta_path.remove(FINDER)
+    from ..monitoring import use_pymongo_logger_names
+    use_pymongo_logger_names(False)
     for name in [n for n, m in list(sys.modules.items())
                  if n.partition(".")[0] in ("pymongo", "gridfs") and _is_ours(m)]:
         del sys.modules[name]

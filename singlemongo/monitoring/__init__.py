@@ -15,6 +15,15 @@ SERVER_SELECTION = "singlemongo.serverSelection"
 TOPOLOGY = "singlemongo.topology"
 CONNECTION = "singlemongo.connection"
 DEBUG, INFO, WARNING = 10, 20, 30
+# The logger each component logs to: its own name, or PyMongo's ("pymongo.command", ...) once
+# install_as_pymongo() ran, so that a PyMongo program's logging configuration catches them.
+LOGGER_NAMES = {name: name for name in (COMMAND, SERVER_SELECTION, TOPOLOGY, CONNECTION)}
+
+
+def use_pymongo_logger_names(on: bool = True) -> None:
+    """Log under PyMongo's logger names (``install_as_pymongo()``), or singlemongo's again."""
+    for name in LOGGER_NAMES:
+        LOGGER_NAMES[name] = name.replace("singlemongo.", "pymongo.", 1) if on else name
 
 _NAMES = {
     "CommandListener": "listeners", "ServerListener": "listeners",
@@ -55,7 +64,8 @@ def logging_enabled(component, level=DEBUG):
     imported by singlemongo: if the program has not imported it, nothing can be configured
     to receive the message, and a one-off pays nothing for logging."""
     logging = sys.modules.get("logging")
-    return logging is not None and logging.getLogger(component).isEnabledFor(level)
+    return logging is not None and logging.getLogger(
+        LOGGER_NAMES.get(component, component)).isEnabledFor(level)
 
 
 _operation_ids = itertools.count(1)

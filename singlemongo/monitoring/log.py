@@ -9,8 +9,8 @@ receive these messages, so a one-off script does not pay for loading it.
 import os
 import sys
 
-from . import (COMMAND, CONNECTION, DEBUG, INFO, SERVER_SELECTION, TOPOLOGY,  # noqa: F401
-               WARNING, logging_enabled as enabled)
+from . import (COMMAND, CONNECTION, DEBUG, INFO, LOGGER_NAMES, SERVER_SELECTION,  # noqa: F401
+               TOPOLOGY, WARNING, logging_enabled as enabled)
 
 DEFAULT_MAX_DOCUMENT_LENGTH = 1000
 
@@ -34,6 +34,6 @@ def emit(component, level, text, topology_id=None, **fields):
     tells which client's topology the message is about."""
     logging = sys.modules.get("logging")
     if logging is not None:
-        logger = logging.getLogger(component)
+        logger = logging.getLogger(LOGGER_NAMES.get(component, component))
         if logger.isEnabledFor(level):
             logger.log(level, text, extra={"mongodb": fields, "mongodb_topology_id": topology_id})
