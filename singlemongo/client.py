@@ -148,10 +148,12 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
         resolver = kwargs.pop("resolver", None)
         listeners = list(kwargs.pop("event_listeners", None) or ())
         monitoring = sys.modules.get(f"{__package__}.monitoring")  # loaded by register()
-        if monitoring is not None and monitoring._GLOBAL_LISTENERS:
-            listeners = [*monitoring._GLOBAL_LISTENERS, *listeners]
+        if monitoring is not None:
+            listeners = [*monitoring.global_listeners(), *listeners]
         scan_executor = kwargs.pop("scan_executor", "concurrent")
         server_selector = kwargs.pop("server_selector", None)
+        if server_selector is not None and not callable(server_selector):
+            raise TypeError(f"server_selector must be a callable, not {type(server_selector)}")
         document_class = document_class or None  # as PyMongo: a falsy one is dict
         for name, value in (("document_class", document_class), ("tz_aware", tz_aware),
                             ("connect", connect), ("type_registry", type_registry)):

@@ -32,9 +32,10 @@ class PoolOptions:
 
     @property
     def max_pool_size(self) -> float:
-        """maxPoolSize as given (100 by default); singlemongo keeps one socket per server."""
+        """maxPoolSize as given (100 by default; 0, no maximum, reads back as 0, as in
+        PyMongo); singlemongo keeps one socket per server."""
         value = self.__options.max_pool_size
-        return float("inf") if value == 0 else (100 if value is None else value)
+        return 100 if value is None else value
 
     @property
     def min_pool_size(self) -> int:

@@ -596,3 +596,50 @@ pymongo.MongoClient({mongo_standalone.uri!r}).admin.command("ping")
 print(json.dumps(sorted({{name for name, _ in seen}})))
 """)
     assert {"pymongo.command", "pymongo.serverSelection"} <= set(out)
+
+
+def test_async_names_import_subscript_and_fail_only_when_used():
+    """Libraries annotate with PyMongo's async classes (mongodb-odm: ``AsyncMongoClient[Any]``
+    in its models); they import, subscript as generics and fail only when made, saying
+    singlemongo is synchronous. Before, subscripting raised TypeError at import: 155 of
+    mongodb-odm's tests failed."""
+    out = _child("""
+from typing import Any
+from pymongo import AsyncMongoClient
+from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.asynchronous.cursor import AsyncCursor
+from pymongo.asynchronous.command_cursor import AsyncCommandCursor
+from pymongo.asynchronous.client_session import AsyncClientSession
+names = [AsyncMongoClient, AsyncDatabase, AsyncCollection, AsyncCursor, AsyncCommandCursor,
+         AsyncClientSession]
+subscripted = [cls[Any] is cls for cls in names]
+try:
+    AsyncMongoClient()
+    message = None
+except NotImplementedError as exc:
+    message = str(exc)
+print(json.dumps({"subscripted": subscripted, "message": message}))
+""")
+    assert all(out["subscripted"]) and "synchronous" in out["message"]
+
+
+def test_registered_listeners_are_in_pymongos_listeners_registry(mongo_standalone):
+    """``pymongo.monitoring._LISTENERS`` (flask-mongoengine's debug panel reads it): the
+    registered listeners by kind; one a library appends there reaches new clients."""
+    out = _child(f"""
+from pymongo import monitoring, MongoClient
+class Commands(monitoring.CommandListener):
+    def __init__(self): self.names = []
+    def started(self, event): self.names.append(event.command_name)
+    def succeeded(self, event): pass
+    def failed(self, event): pass
+registered, appended = Commands(), Commands()
+monitoring.register(registered)
+lists = monitoring._LISTENERS
+lists.command_listeners.append(appended)
+MongoClient({mongo_standalone.uri!r}).admin.command("ping")
+print(json.dumps([registered in lists.command_listeners, lists.server_listeners,
+                  "ping" in registered.names, "ping" in appended.names]))
+""")
+    assert out == [True, [], True, True]

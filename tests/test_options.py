@@ -304,13 +304,19 @@ def test_the_port_argument_is_the_default_port_of_a_connection_strings_hosts():
         ("a", 7), ("::1", 7), ("b", 2)]
 
 
-@pytest.mark.parametrize("port", [0, -1, 65536])
-def test_a_port_argument_out_of_range_is_refused_by_name(port):
-    """Rule (bad input gets a clear error naming the value): ``MongoClient("a", 0)`` went to
-    27017 without a word (0 was taken for "no port"); a port is 1 to 65535."""
-    from singlemongo import MongoClient
-    with pytest.raises(ConfigurationError, match=f"port.*{port}"):
-        MongoClient("a", port, connect=False)
+@pytest.mark.parametrize("port", [0, -1, 65536, 123456789])
+def test_a_port_argument_out_of_range_fails_at_the_first_operation_naming_it(port):
+    """Accept what PyMongo accepts: ``MongoClient("127.0.0.1", port)`` with a port no server
+    can have is made (pymongoarrow and PyMongo's own suite make one), and the first operation
+    fails, naming the address. Before: refused in the constructor; earlier still, 0 went to
+    27017 without a word."""
+    import pymongo
+    from singlemongo import MongoClient, errors
+    pymongo.MongoClient("127.0.0.1", port, connect=False).close()
+    client = MongoClient("127.0.0.1", port, serverSelectionTimeoutMS=200)
+    with pytest.raises(errors.ServerSelectionTimeoutError, match=f"127.0.0.1:{port}"):
+        client.admin.command("ping")
+    client.close()
 
 
 @pytest.mark.parametrize("keywords", [{"ssl": True, "tls": False}, {"j": True, "journal": False},

@@ -113,7 +113,9 @@ def test_configuration_errors_still_name_the_problem():
         client_options("mongodb://alice:Zq9x/K7wPv4@h1:27017")
     with pytest.raises(errors.InvalidURI, match="starts with whitespace"):
         client_options(" mongodb://h1")
-    with pytest.raises(errors.InvalidURI, match=r"mongdb://alice:<redacted>@h1"):
+    # A mistyped scheme gets PyMongo's words exactly (programs compare them), which hold no
+    # piece of the string.
+    with pytest.raises(errors.InvalidURI, match=r"^Invalid URI scheme: URI must begin with"):
         client_options(f"mongdb://alice:{PASSWORD}@h1")
 
 

@@ -19,13 +19,15 @@ _Row = Tuple[int, Callable[[Any], str]]
 def _table_logger(name: str, base: type, rows: Mapping[str, _Row], doc: str) -> type:
     """A listener class whose methods log their row's message at its level (the root logger,
     as PyMongo's do)."""
-    def method(level: int, message: Callable[[Any], str]) -> Callable[[Any, Any], None]:
+    def method(attr: str, level: int, message: Callable[[Any], str]) -> Callable[[Any, Any], None]:
         def log(self: Any, event: Any) -> None:
             text = message(event)
             if text is not None:
                 logging.log(level, text)
+        log.__name__ = log.__qualname__ = attr
+        log.__doc__ = f"Log the event at {logging.getLevelName(level)}, in PyMongo's words."
         return log
-    namespace = {attr: method(*row) for attr, row in rows.items()}
+    namespace: dict[str, Any] = {attr: method(attr, *row) for attr, row in rows.items()}
     namespace["__doc__"] = doc
     namespace["__module__"] = __name__
     return type(name, (base,), namespace)

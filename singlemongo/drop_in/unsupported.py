@@ -30,9 +30,15 @@ def not_offered(name: str) -> NoReturn:
 
 
 def _placeholder(name: str) -> type:
+    """A class that imports, subscripts as a generic (``AsyncMongoClient[Any]`` in a
+    library's annotations) and fails only when made."""
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         not_offered(name)
+
+    def __class_getitem__(cls: type, item: Any) -> type:
+        return cls
     return type(name, (), {"__init__": __init__, "__module__": __name__,
+                           "__class_getitem__": classmethod(__class_getitem__),
                            "__doc__": f"Not offered by singlemongo: making one raises "
                                       f"NotImplementedError saying why."})
 

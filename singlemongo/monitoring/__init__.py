@@ -57,6 +57,35 @@ def register(listener):
                         f"ServerHeartbeatListener, TopologyListener or ConnectionPoolListener, "
                         f"not {type(listener)}")
     _GLOBAL_LISTENERS.append(listener)
+    if "_LISTENERS" in globals():
+        _by_kind(_LISTENERS, listener)
+
+
+def _by_kind(lists, listener):
+    from .listeners import _kinds
+    for kind, field in _KIND_FIELDS:
+        if kind in _kinds(listener):
+            getattr(lists, field).append(listener)
+
+
+# PyMongo's ``monitoring._LISTENERS``: the registered listeners by kind (libraries read it:
+# flask-mongoengine's debug panel). Made when first read; a listener a library appends there
+# directly reaches the clients made after, as in PyMongo.
+_KIND_FIELDS = (("CommandListener", "command_listeners"), ("ServerListener", "server_listeners"),
+                ("ServerHeartbeatListener", "server_heartbeat_listeners"),
+                ("TopologyListener", "topology_listeners"),
+                ("ConnectionPoolListener", "cmap_listeners"))
+
+
+def global_listeners():
+    """What a new client gets before its own listeners: those registered (and those a library
+    appended to ``_LISTENERS``), each once, in the order they came."""
+    if "_LISTENERS" not in globals():
+        return list(_GLOBAL_LISTENERS)
+    seen = dict.fromkeys(_GLOBAL_LISTENERS)
+    for lists in _LISTENERS:
+        seen.update(dict.fromkeys(lists))
+    return list(seen)
 
 
 def logging_enabled(component, level=DEBUG):
@@ -124,7 +153,12 @@ class EventBus:
 
 def __getattr__(name):
     import importlib
-    if name in _SDAM:
+    if name == "_LISTENERS":
+        from .listeners import _Listeners
+        value = _Listeners([], [], [], [], [])
+        for listener in _GLOBAL_LISTENERS:
+            _by_kind(value, listener)
+    elif name in _SDAM:
         value = getattr(importlib.import_module("..sdam.monitoring", __name__), name)
     elif name in _NAMES:
         value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)

@@ -5,6 +5,7 @@ PyMongo (subclasses of ``pymongo.monitoring``'s classes) work unchanged: they ar
 their base classes' names."""
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 
@@ -128,6 +129,12 @@ _ROUTES = {
         ("ConnectionCheckedInEvent", "connection_checked_in"))},
 }
 _KINDS = frozenset(kind for kind, _ in _ROUTES.values())
+
+
+# PyMongo's ``monitoring._LISTENERS`` shape: one list per kind.
+_Listeners = namedtuple("_Listeners", ("command_listeners", "server_listeners",
+                                       "server_heartbeat_listeners", "topology_listeners",
+                                       "cmap_listeners"))
 
 
 def _kinds(listener: Any) -> frozenset[str]:

@@ -324,11 +324,34 @@ def _known_compressors(names, warn):
     return known
 
 
+# PyMongo's rule: a value for these options means TLS (False for the last three: checks the
+# user turned off still say TLS is wanted).
+TLS_IMPLYING = ("tlsCertificateKeyFile", "tlsCertificateKeyFilePassword", "tlsCAFile",
+                "tlsCRLFile")
+TLS_IMPLYING_WHEN_FALSE = ("tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames",
+                           "tlsDisableOCSPEndpointCheck")
+
+
+def _tls_implied_by(values, specified):
+    return [name for name in TLS_IMPLYING if values.get(name)] + [
+        name for name in TLS_IMPLYING_WHEN_FALSE if name in specified and not values[name]]
+
+
 def _finish(options, username, password, tls_values, properties_dropped=False):
     _check_conflicts(options, tls_values)
     values = dict(options.values)
     if options.is_srv and "tls" not in options.specified:
         values["tls"] = True  # SRV implies TLS unless the user said otherwise.
+    implying = _tls_implied_by(values, options.specified)
+    if implying and "tls" not in options.specified:
+        values["tls"] = True  # as PyMongo: asking for a CA or a check means TLS
+    elif implying and not values["tls"]:
+        raise ConfigurationError(
+            f"TLS has not been enabled but the following tls parameters have been set: "
+            f"{', '.join(name.lower() for name in implying)}. Please set `tls=True` or remove.")
+    if values.get("maxPoolSize") and values.get("minPoolSize") and \
+            values["minPoolSize"] > values["maxPoolSize"]:  # 0 is "no maximum"
+        raise ConfigurationError("minPoolSize must be smaller or equal to maxPoolSize")
     try:
         read_pref = ReadPreference(values["readPreference"],
                                    tuple(values["readPreferenceTags"]) or ({},),

@@ -198,6 +198,9 @@ def document_class(value):
     """A Mapping subclass (dict, SON, OrderedDict, RawBSONDocument, ...)."""
     from collections.abc import Mapping as _Mapping
     from bson.raw_bson import RawBSONDocument
+    origin = getattr(value, "__origin__", None)  # SON[str, Any]: a generic alias, as PyMongo
+    if isinstance(origin, type) and (issubclass(origin, _Mapping) or origin is RawBSONDocument):
+        return value
     if isinstance(value, type) and (issubclass(value, _Mapping) or value is RawBSONDocument):
         return value
     raise TypeError("expected a Mapping subclass such as dict, bson.son.SON or "

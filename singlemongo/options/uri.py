@@ -221,13 +221,10 @@ def _parse(uri):
     elif uri.startswith(SRV_SCHEME):
         scheme = SRV_SCHEME
     else:
+        # PyMongo's words, which programs and their tests match (flask-mongoengine's).
         hint = " (it starts with whitespace)" if uri[:1].isspace() else ""
-        scheme = uri.partition("://")[0] if "://" in uri else ""
-        if scheme and not hint:
-            hint = f" (its scheme is {scheme[:20]!r})"
-        raise errors.InvalidURI(
-            f"invalid connection string {redact_uri(uri)!r}: it must begin with "
-            f"'mongodb://' or 'mongodb+srv://'{hint}")
+        raise errors.InvalidURI(f"Invalid URI scheme: URI must begin with 'mongodb://' or "
+                                f"'mongodb+srv://'{hint}")
     rest = uri[len(scheme):]
     cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
     authority, tail = rest[:cut], rest[cut:]
@@ -391,9 +388,9 @@ def connection_string(host: Union[str, Sequence[str], None], port: Optional[int]
                                         "list")
     if isinstance(port, bool) or (port is not None and not isinstance(port, int)):
         raise TypeError(f"port must be an integer, not {port!r}")
-    if port is not None and not 0 < port < 65536:
-        raise errors.ConfigurationError(f"port must be from 1 to 65535, not {port}")
-    port = port or DEFAULT_PORT
+    # A port outside 0-65535 is taken, as PyMongo takes it: connecting to it fails, at the
+    # first operation (a ServerSelectionTimeoutError naming it), not here.
+    port = DEFAULT_PORT if port is None else port
     uris = [h for h in hosts if "/" in h and not _is_socket_path(h)]
     if len(uris) > 1:
         raise errors.ConfigurationError(
@@ -438,11 +435,15 @@ def _seed_text(host: str, port: int) -> str:
     if _is_socket_path(host):
         from urllib.parse import quote_plus
         return quote_plus(host)
+    if not 1 <= port <= 65535:  # no connection string has it: the host takes it as the
+        port_text = ""           # default port (``client_options(uri, port)``)
+    else:
+        port_text = f":{port}"
     if host.startswith("["):
-        return host if "]:" in host else f"{host}:{port}"
+        return host if "]:" in host else f"{host}{port_text}"
     if host.count(":") > 1:
         shown = repr(host) if is_ipv6(host) else "(not shown)"
         raise errors.InvalidURI(
             f"invalid host {shown}: an IPv6 address goes in brackets, '[address]' or "
             f"'[address]:port' (RFC 2732)")
-    return host if ":" in host else f"{host}:{port}"
+    return host if ":" in host else f"{host}{port_text}"

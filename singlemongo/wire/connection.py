@@ -135,6 +135,8 @@ def open_socket(address, options, timeout=None, context=None, clock=DEFAULT_CLOC
     timeout = timeout if timeout is not None else _seconds(options.connect_timeout_ms)
     where = format_address(address)
     proxy = getattr(options, "proxy_host", None)
+    if port is not None and not 0 <= port <= 65535:  # MongoClient(port=...) takes any int
+        raise AutoReconnect(f"could not connect to {where}: a port is from 0 to 65535", address)
     try:
         if port is None:
             sock = _connect(socket.AF_UNIX, socket.SOCK_STREAM, 0, host, timeout)
