@@ -472,6 +472,15 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
             if topo.pool is not None:
                 topo.pool.checked_in(conn)
 
+    def _connect(self) -> None:
+        """Open the topology as PyMongo's ``_connect()`` does (resolving mongodb+srv and
+        publishing the opening events; no check runs before an operation asks). A
+        compatibility member: PyMongo's unified-format runner calls it (see
+        docs/coming-from-pymongo.md, "Compatibility members")."""
+        self._topology.check_open()
+        with self._topology.operation():
+            self._topology.open()
+
     def _forget_after_fork(self) -> None:
         self._closed = True
         unregister(self)

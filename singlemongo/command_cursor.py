@@ -47,7 +47,7 @@ class _ServerCursor(Generic[_DocumentType]):
     _limit = 0
     _batch_size = 0
     _exhaust = False  # find with CursorType.EXHAUST
-    _abandoned: Optional[str] = None  # why its exhaust stream was given up (a drain's bound)
+    _abandoned: Optional[str] = None  # why its exhaust stream was given up (exhaust.py)
     # PyMongo's Cursor.next() refreshes once: an empty getMore batch ends that next(), the
     # cursor staying alive; its CommandCursor.next() refreshes while the cursor is alive.
     _one_refresh_per_next = False
@@ -237,7 +237,7 @@ class _ServerCursor(Generic[_DocumentType]):
 
     def _connection(self) -> Any:
         self._topology.check_open()
-        if self._abandoned is not None:  # its stream's connection was closed by a drain
+        if self._abandoned is not None:  # its stream's connection was closed for another
             self._id = 0
             self._release_session()
             raise errors.AutoReconnect(
@@ -303,7 +303,7 @@ class _ServerCursor(Generic[_DocumentType]):
         self._take(outcome, "nextBatch")
         if conn.more_to_come:  # exhaust: the stream is this cursor's until it ends
             self._stream_command = cmd
-            conn.stream_owner = weakref.WeakMethod(self._drain)
+            conn.stream_owner = weakref.WeakMethod(self._abandon)
 
     def _max_await_ms(self) -> int:
         """CSOT, "Tailable awaitData Cursors": a getMore waits on the server for
@@ -325,10 +325,10 @@ class _ServerCursor(Generic[_DocumentType]):
         from .exhaust import receive_batch  # only exhaust cursors load it
         receive_batch(self, conn)
 
-    def _drain(self) -> None:
-        """Read the rest of this cursor's stream into its buffer (bounded: exhaust.py)."""
-        from .exhaust import drain
-        drain(self)
+    def _abandon(self) -> None:
+        """Give this cursor's stream up: another operation needs its connection (exhaust.py)."""
+        from .exhaust import abandon
+        abandon(self)
 
     def _release_session(self, dirty: bool = False) -> None:
         if self._check_in is not None:
@@ -353,7 +353,8 @@ class _ServerCursor(Generic[_DocumentType]):
         conn = self._topology.connections.get(self._address)
         if conn is not None and conn.more_to_come and self._exhaust:
             conn.close()  # a stream cannot be killed (PyMongo's rule): the connection goes
-        elif self._id and self._ns is not None and not self._topology.closed:
+        elif self._id and self._ns is not None and not self._topology.closed and \
+                self._abandoned is None:  # an abandoned stream's cursor died with its socket
             with self._topology.operation():  # another thread's operation may hold the socket
                 self._kill()
         self._id = 0
@@ -386,9 +387,9 @@ class _ServerCursor(Generic[_DocumentType]):
         next operation (the garbage collector's way; an interrupt's too)."""
         if self._forked():
             return  # the parent's cursor: not the child's to kill
-        if self._id and self._ns is not None:
+        if self._id and self._ns is not None and self._abandoned is None:
             self._topology.kill_queue.append((self._address, *self._ns, self._id))
-            self._id = 0
+        self._id = 0
         self._release_session()
 
     def __del__(self) -> None:

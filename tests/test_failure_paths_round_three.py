@@ -185,11 +185,11 @@ def test_a_change_stream_resumes_across_an_election_within_server_selection_time
 
 
 def test_an_endless_exhaust_stream_does_not_block_the_next_operation(mongo_standalone):
-    """Issue 46: the next operation on the server first drains an exhaust cursor's stream
-    (one socket per server); a server that streams without end blocked every later operation
-    for ever while memory grew by 200 MiB in 5 s. Draining is bounded (DRAIN_MAX_BYTES,
-    DRAIN_MAX_S): past it the stream's connection is closed, the operation runs on a new
-    one, and the cursor raises when it reaches the end of what it had received."""
+    """Issue 46: a server that streams without end blocked every later operation for ever
+    while memory grew by 200 MiB in 5 s. The stream's connection is closed when the next
+    operation needs the server (tests/test_exhaust_abandoned.py: at once, nothing of it
+    read), the operation runs on a new one, and the cursor raises when it reaches the end of
+    what it had received."""
     import time
     import tracemalloc
 

@@ -429,6 +429,12 @@ class Topology:
             self.server_selector = previous
         return _SelectedServer(sd, self.connections.get(sd.address))
 
+    def max_cluster_time(self):
+        """The greatest ``$clusterTime`` any reply has carried (PyMongo's Topology method;
+        PyMongo's unified-format runner reads it). A compatibility member: see
+        docs/coming-from-pymongo.md, "Compatibility members"."""
+        return self.sessions.cluster_time
+
     def refresh(self):
         """The description, after a scan if one is due (never checked, stale, or a heartbeat
         old) and may start now (never waiting for the 500 ms interval, nor for another

@@ -364,15 +364,16 @@ class Connection:
                                 f"exhaust cursor left it mid-stream", self.address)
 
     def settle_stream(self):
-        """Finish an exhaust stream before the connection serves anything else: its cursor
-        reads the rest into its buffer; a stream whose cursor is gone closes the connection.
-        True if the connection can be used."""
-        drain = self.stream_owner() if self.stream_owner is not None else None
-        if drain is None:
+        """An exhaust stream that has not ended when the connection is wanted for something
+        else: its cursor gives it up (the connection is closed, nothing more is read), or,
+        with the cursor gone, the connection is closed. False: the connection cannot be used."""
+        abandon = self.stream_owner() if self.stream_owner is not None else None
+        if abandon is not None:
+            abandon()
+        if not self.closed:
+            self.close_reason = "error"
             self.close()
-            return False
-        drain()
-        return not self.closed and not self.more_to_come
+        return False
 
     def round_trip(self, request_id, message, timeout, codec=None, user_fields=None):
         """Send one message and read its reply document, all within ``timeout``; ``codec``

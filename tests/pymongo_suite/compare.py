@@ -1,8 +1,10 @@
-"""``make pymongo-suite``: PyMongo's own synchronous test modules against a simulated replica
-set, with PyMongo (the control) and with singlemongo through ``install_as_pymongo()``, each in
-its own process; prints the per-test comparison and exits 1 on a regression, that is a test
-PyMongo passes and singlemongo does not, unless it is listed in ``known.py`` with its reason
-(a PyMongo internal it reads, or a documented difference).
+"""``make pymongo-suite``: every synchronous module of PyMongo's own test suite (the
+``test/test_*.py`` of its sdist) against a simulated replica set, with PyMongo (the control)
+and with singlemongo through ``install_as_pymongo()``, each in its own process and against its
+own replica set, the two at once; prints the per-module table and the per-test comparison,
+and exits 1 on a regression, that is a test PyMongo passes and singlemongo does not, unless it
+is listed in ``known.py`` with its reason (a PyMongo internal it reads, or a documented
+difference).
 
 ``python -m tests.pymongo_suite.compare [MODULE ...]`` runs some modules only."""
 import json
@@ -16,23 +18,31 @@ from tests.pymongo_suite.known import INTERNALS, control_reason, known_reason
 from tests.pymongo_suite.sources import pymongo_suite
 
 HERE = pathlib.Path(__file__).resolve().parent
-# The modules covering the public API (issue 45's list).
-MODULES = ("test_collection", "test_cursor", "test_database", "test_client", "test_bulk",
-           "test_session", "test_transactions", "test_gridfs", "test_gridfs_bucket",
-           "test_grid_file", "test_read_preferences", "test_change_stream", "test_custom_types",
-           "test_raw_bson", "test_errors", "test_uri_parser", "test_uri_spec", "test_results",
-           "test_operations", "test_collation", "test_read_concern", "test_write_concern",
-           "test_monitoring", "test_comment", "test_common", "test_examples",
-           "test_default_exports")
+# Where each driver's replica set listens (the suite's DB_PORT): neither on 27017, so that a
+# test that connects to the default port reaches no driver's replica set (the other's, when
+# the two run at once) and fails alike with both, and a mongod left on 27017 is no matter.
+PORTS = (27217, 27117)
+def all_modules(root):
+    """Every synchronous module of the suite: ``test/test_*.py`` (the asynchronous ones are
+    in ``test/asynchronous/``)."""
+    return sorted(path.stem for path in (pathlib.Path(root) / "test").glob("test_*.py"))
 
 
-def run(driver, root, modules, out_dir):
+def start(driver, root, modules, out_dir, port):
+    """The run of ``driver`` over ``modules`` against its own replica set on ``port``."""
     out = pathlib.Path(out_dir) / f"{driver}.json"
-    subprocess.run([sys.executable, str(HERE / "run_suite.py"), driver, str(root), str(out),
-                    *modules], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   timeout=3600)
+    process = subprocess.Popen([sys.executable, str(HERE / "run_suite.py"), driver, str(root),
+                                str(out), *modules], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env={**os.environ,
+                                                               "DB_PORT": str(port)})
+    return driver, process, out, port
+
+
+def finish(run):
+    driver, process, out, port = run
+    process.wait(timeout=5400)
     if not out.exists():
-        raise SystemExit(f"the {driver} run left no outcomes (is 127.0.0.1:27017 in use?)")
+        raise SystemExit(f"the {driver} run left no outcomes (is 127.0.0.1:{port} in use?)")
     return json.loads(out.read_text())
 
 
@@ -98,12 +108,15 @@ def main(argv):
     # In name order, as PyMongo's own runs collect them: a module may leave a collection that
     # the next one in another order trips over (test_collation's "coll" before
     # test_read_concern's create_collection).
-    modules = sorted(argv or MODULES)
     root = pymongo_suite()
+    modules = sorted(argv or all_modules(root))
     with tempfile.TemporaryDirectory() as tmp:
-        run_control = run("pymongo", root, modules, tmp)
+        # The two drivers at once, each against its own replica set: the suite waits more
+        # than it computes (about 40% of a core each).
+        runs = [start("pymongo", root, modules, tmp, PORTS[0]),
+                start("singlemongo", root, modules, tmp, PORTS[1])]
+        run_control, run_ours = (finish(run) for run in runs)
         control, run_control_messages = run_control["outcomes"], run_control["messages"]
-        run_ours = run("singlemongo", root, modules, tmp)
     rows, regressions, internals = compare(control, run_ours["outcomes"], run_ours["messages"])
     print(f"{'module':28} {'PyMongo':>8} {'ours':>6} {'regr.':>6} {'known':>6} "
           f"{'PyMongo fail/skip':>18}")
