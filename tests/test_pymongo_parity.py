@@ -509,3 +509,27 @@ def test_a_cursor_id_is_an_int64_as_in_pymongo(mongo_replica_set):
         next(command_cursor)
         assert type(cursor.cursor_id) is Int64 and type(command_cursor.cursor_id) is Int64
         client.db.command({"killCursors": "c", "cursors": [cursor.cursor_id]})
+
+
+# Each password in each form a user writes it in (raw only where a connection string can
+# hold it as it is: no '@', ':', '/' or '%').
+_PASSWORDS = ["p a+s/s%w@rd:x", "a+b", "sp ace", "plain", "ü+ß"]
+_FORMS = [(p, f) for p in _PASSWORDS for f in ("quote_plus", "quote", "raw")
+          if f != "raw" or not any(c in p for c in "@:/%")]
+
+
+@pytest.mark.parametrize("password, form", _FORMS)
+def test_user_info_is_decoded_as_pymongo_decodes_it(password, form):
+    """PyMongo's documentation tells users to quote the password with quote_plus; a space
+    became '+' and stayed '+' here (PyMongo reads a space): the password was wrong. User info
+    is decoded as PyMongo decodes it in each form (the spec suite's "Subdelimiters" case is
+    the documented difference: its '+' reads as a space)."""
+    import urllib.parse
+    import pymongo.uri_parser as theirs
+    from singlemongo import uri_parser as ours
+    if form == "raw":
+        encoded = password
+    else:
+        encoded = getattr(urllib.parse, form)(password, safe="")
+    uri = f"mongodb://user:{encoded}@h/"
+    assert ours.parse_uri(uri)["password"] == theirs.parse_uri(uri)["password"]

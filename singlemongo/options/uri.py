@@ -260,7 +260,11 @@ def _parse_userinfo(userinfo):
     if not user:
         raise errors.InvalidURI("invalid user information in the connection string: the username "
                                 "is empty")
-    return unquote(user), (SecretText(unquote(SecretText(pwd))) if colon else None)
+    # As PyMongo (urllib.parse.unquote_plus): '+' is a space, so a username or password quoted
+    # with quote_plus, as PyMongo's documentation says to, round-trips. The connection string
+    # spec keeps '+' (docs/coming-from-pymongo.md, "Differences").
+    return unquote(user.replace("+", " ")), (
+        SecretText(unquote(SecretText(pwd.replace("+", " ")))) if colon else None)
 
 
 def _shown_host(text):
