@@ -113,3 +113,55 @@ def test_the_cli_exits_3_for_a_txt_record_that_is_not_utf8(tmp_path):
                           timeout=60)
     assert done.returncode == 3, done.stderr
     assert "not UTF-8" in done.stderr and "Traceback" not in done.stderr
+
+
+class _Resolver:
+    """An injected resolver: SRV targets as given, no TXT record."""
+
+    def __init__(self, targets):
+        self.targets = targets
+
+    def srv(self, name):
+        return [(target, 27017) for target in self.targets]
+
+    def txt(self, name):
+        return []
+
+
+@pytest.mark.parametrize("validator, error", [
+    (lambda host: host.endswith(".internal.example"), None),
+    (lambda host: False, "Invalid SRV host: db1.internal.example was rejected by "
+                         "srv_host_validator"),
+    (lambda host: 1 / 0, "srv_host_validator raised an exception for SRV host"),
+    (lambda host: "yes", "srv_host_validator must return a bool"),
+])
+def test_srv_host_validator_decides_which_targets_are_taken(validator, error):
+    """PyMongo 4.20's ``srv_host_validator`` (it was refused as an unknown keyword): called
+    per SRV target, lowercased, in place of the parent-domain rule; a rejection, an
+    exception or a non-bool is a ConfigurationError in PyMongo's words."""
+    resolver = _Resolver(["DB1.internal.example."])  # outside cluster.example.com's domain
+    client = MongoClient("mongodb+srv://cluster.example.com/", resolver=resolver,
+                         srv_host_validator=validator, serverSelectionTimeoutMS=50,
+                         connectTimeoutMS=50)
+    try:
+        if error is None:
+            client._connect()
+            assert client._settings.seeds == (("db1.internal.example", 27017),) or \
+                client._topology.options.seeds == (("db1.internal.example", 27017),)
+        else:
+            with pytest.raises(errors.ConfigurationError, match=error):
+                client._connect()
+    finally:
+        client.close()
+
+
+def test_srv_host_validator_needs_mongodb_srv():
+    with pytest.raises(errors.ConfigurationError, match="only allowed with 'mongodb\\+srv://'"):
+        MongoClient("mongodb://h/", srv_host_validator=lambda host: True)
+
+
+def test_a_target_outside_the_domain_says_invalid_srv_host_as_pymongo():
+    client = MongoClient("mongodb+srv://cluster.example.com/", resolver=_Resolver(["evil.org"]))
+    with pytest.raises(errors.ConfigurationError, match="^Invalid SRV host: evil.org"):
+        client._connect()
+    client.close()

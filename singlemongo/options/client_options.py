@@ -394,6 +394,9 @@ def _check_conflicts(options, tls_values):
             raise ConfigurationError("loadBalanced=true cannot be combined with directConnection=true")
         if v["replicaSet"] is not None:
             raise ConfigurationError("loadBalanced=true cannot be combined with replicaSet")
+    if v.get("srv_host_validator") is not None and not options.is_srv:
+        raise ConfigurationError("The srv_host_validator option is only allowed with "
+                                 "'mongodb+srv://' URIs")
     if not options.is_srv:
         for name in ("srvServiceName", "srvMaxHosts"):
             if name in given:

@@ -15,14 +15,30 @@ def _domain_labels(host):
     return labels if len(labels) < 3 else labels[1:]
 
 
-def check_srv_target(srv_host, target):
-    """A target must lie inside the SRV host's domain ("Seedlist Discovery")."""
+def check_srv_target(srv_host, target, validator=None):
+    """A target must lie inside the SRV host's domain ("Seedlist Discovery"), or be what the
+    program's ``srv_host_validator`` accepts (PyMongo 4.20's option, called with the target
+    lowercased, returning a bool). The words are PyMongo's ("Invalid SRV host")."""
     host = srv_host.lower().rstrip(".")
     target = target.lower().rstrip(".")
+    if validator is not None:
+        try:
+            allowed = validator(target)
+        except Exception as exc:
+            raise DNSError(f"srv_host_validator raised an exception for SRV host {target}: "
+                           f"{exc}") from exc
+        if not isinstance(allowed, bool):
+            raise DNSError(f"srv_host_validator must return a bool for SRV host {target}, "
+                           f"not {type(allowed).__name__}")
+        if not allowed:
+            raise DNSError(f"Invalid SRV host: {target} was rejected by srv_host_validator")
+        return target
+    if len(host.split(".")) < 3 and target == host:
+        raise DNSError("Invalid SRV host: return address is identical to SRV hostname")
     domain = ".".join(_domain_labels(host))
-    if not target.endswith("." + domain) or (len(host.split(".")) < 3 and target == host):
-        raise DNSError(f"SRV record target {target!r} for {srv_host} is not within the "
-                       f"domain {domain!r}")
+    if not target.endswith("." + domain):
+        raise DNSError(f"Invalid SRV host: {target} (not within the domain {domain!r} of "
+                       f"{srv_host})")
     return target
 
 
@@ -43,7 +59,8 @@ def resolve_seedlist(options, resolver, shuffle):
     records = resolver.srv(name)
     if not records:
         raise DNSError(f"no SRV records found for {name}")
-    seeds = [(check_srv_target(host, target), int(port)) for target, port in records]
+    validator = options.values.get("srv_host_validator")
+    seeds = [(check_srv_target(host, target, validator), int(port)) for target, port in records]
     seeds = list(dict.fromkeys(seeds))
     txt = resolver.txt(host)
     if len(txt) > 1:

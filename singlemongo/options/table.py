@@ -194,6 +194,13 @@ def tag_sets(value):
 
 # ----- keyword-only options of the face (PyMongo's MongoClient keywords) --------------------
 
+def callable_or_none(value):
+    """A function (or None)."""
+    if value is not None and not callable(value):
+        raise TypeError(f"expected a callable, not {type(value).__name__}")
+    return value
+
+
 def document_class(value):
     """A Mapping subclass (dict, SON, OrderedDict, RawBSONDocument, ...)."""
     from collections.abc import Mapping as _Mapping
@@ -349,6 +356,8 @@ _TABLE = (
     Option("username", "username", string, keyword_only=True),
     Option("password", "password", secret(string), keyword_only=True),
     Option("server_api", "server_api", server_api, keyword_only=True),
+    # PyMongo 4.20's: a callable deciding which SRV targets to accept (options/srv.py).
+    Option("srv_host_validator", "srv_host_validator", callable_or_none, keyword_only=True),
     Option("driver", "driver", driver_info, keyword_only=True),
 )
 
