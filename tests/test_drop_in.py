@@ -169,7 +169,8 @@ def test_wrapping_library_metadata_reaches_the_handshake(mongo_replica_set):
 def test_exhaust_cursor_streams_on_one_socket(mongo_replica_set):
     """CursorType.EXHAUST: one getMore with exhaustAllowed, then the server streams every
     batch (it was accepted and ignored: a getMore per batch). Another operation mid-stream
-    first reads the rest of the stream into the cursor (one socket per server)."""
+    gives the stream up (issue 60: its connection is closed, nothing more is read); the
+    cursor yields what it had buffered, then raises AutoReconnect."""
     client = MongoClient(mongo_replica_set.uri)
     coll = client.test.exhaust
     coll.insert_many([{"_id": i} for i in range(10)])
@@ -182,8 +183,11 @@ def test_exhaust_cursor_streams_on_one_socket(mongo_replica_set):
     assert primary.commands["getMore"] - before == 1 and primary.streamed == 4
     cursor = coll.find(cursor_type=CursorType.EXHAUST, batch_size=2)
     first = [next(cursor)["_id"] for _ in range(3)]
-    assert coll.count_documents({}) == 10  # the stream was drained first
-    assert first + [d["_id"] for d in cursor] == list(range(10))
+    assert coll.count_documents({}) == 10  # the stream was given up, not drained
+    assert next(cursor)["_id"] == 3  # the batch already received
+    with pytest.raises(errors.AutoReconnect, match="exhaust stream"):
+        next(cursor)
+    assert first == [0, 1, 2]
     with pytest.raises(errors.InvalidOperation, match="limit and exhaust"):
         coll.find(cursor_type=CursorType.EXHAUST, limit=3)
     client.close()
