@@ -4,7 +4,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: test demo bench fuzz clean docs docs-check dist pymongo-suite ferretdb test-ferretdb
+.PHONY: test demo bench fuzz clean docs docs-check dist pymongo-suite ferretdb test-ferretdb \
+	test-mongosh
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -65,6 +66,21 @@ ferretdb: $(FERRETDB)
 # FerretDB cannot be built or started; `make test` skips it and says why.
 test-ferretdb: $(STAMP) $(FERRETDB)
 	SINGLEMONGO_FERRETDB_TIER=1 $(PY) -m pytest -q -p no:cacheprovider tests/ferretdb
+
+# mongosh (MongoDB's shell, on the official Node.js driver), from npm into .mongosh/
+# (git-ignored, kept between runs).
+MONGOSH_VERSION := 2.12.0
+MONGOSH := .mongosh/node_modules/.bin/mongosh
+
+$(MONGOSH):
+	@command -v npm > /dev/null || { echo "make: npm is needed to install mongosh $(MONGOSH_VERSION)"; exit 1; }
+	mkdir -p .mongosh
+	npm install --prefix .mongosh --no-audit --no-fund --loglevel=error mongosh@$(MONGOSH_VERSION)
+
+# The mongosh tier (tests/mongosh), run by .ci/run: mongosh's everyday calls against
+# `singlemongo serve`. `make test` skips it and says why.
+test-mongosh: $(STAMP) $(MONGOSH)
+	SINGLEMONGO_MONGOSH_TIER=1 $(PY) -m pytest -q -p no:cacheprovider tests/mongosh
 
 # The demo needs the driver and the simulated deployment only (the testing extra), not the
 # test toolchain: a fresh clone runs it after a small install. `make test` adds the rest.

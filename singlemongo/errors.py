@@ -216,6 +216,25 @@ def _rebuild(cls: Any, args: tuple, state: dict) -> Any:
     return error
 
 
+def with_configured_timeouts(error: Any, timeout_s: Optional[float],
+                             socket_timeout_ms: Optional[float],
+                             connect_timeout_ms: Optional[float]) -> Any:
+    """``error`` (a timeout: NetworkTimeout, or the server's MaxTimeMSExpired) with PyMongo's
+    "(configured timeouts: ...)" after its message, which PyMongo's users grep for: timeoutMS
+    when in force, else socketTimeoutMS, then connectTimeoutMS, each one set."""
+    message = error.args[0] if error.args and isinstance(error.args[0], str) else None
+    if message is None or "(configured timeouts:" in message or not error.timeout:
+        return error
+    named = (("socketTimeoutMS", None if timeout_s else socket_timeout_ms),
+             ("timeoutMS", timeout_s * 1000 if timeout_s else None),
+             ("connectTimeoutMS", connect_timeout_ms))
+    # Whole milliseconds: a deadline made from what remained of a block reads as the block.
+    shown = ", ".join(f"{name}: {float(round(ms))}ms" for name, ms in named if ms)
+    if shown:
+        error.args = (f"{message} (configured timeouts: {shown})",) + error.args[1:]
+    return error
+
+
 class InvalidOperation(PyMongoError):
     """The operation cannot be performed in this state (a closed client, a used cursor)."""
 

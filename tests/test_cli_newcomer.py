@@ -122,10 +122,37 @@ def test_serve_prints_its_connection_string_and_serves_until_ctrl_c(argv):
     assert uri.startswith("mongodb://") and ("ann:pw1@" in uri) == ("--user" in argv)
 
 
-def test_serve_refuses_bad_arguments_with_one_line():
-    """A user without a password: exit 2 (argparse's), nothing served."""
-    import subprocess
-    import sys
-    done = subprocess.run([sys.executable, "-m", "singlemongo.testing", "--user", "ann"],
-                          capture_output=True, text=True, timeout=30)
-    assert done.returncode != 0 and "NAME:PASSWORD" in done.stderr
+@pytest.mark.parametrize("argv, words", [
+    (["--user", "ann"], "NAME:PASSWORD"),
+    (["--port", "70000"], "from 0 to 65535, not '70000'"),
+    (["--port", "-5"], "from 0 to 65535, not '-5'"),
+    (["--port", "abc"], "from 0 to 65535, not 'abc'"),
+    (["--members", "-1"], "1 or more, not '-1'"),
+    (["--members", "0"], "1 or more, not '0'"),
+    (["standalone", "--members", "2"], "--members must be 1"),
+    (["--port", "65535"], "no room for 3 members"),
+    (["--tls-key", "k.pem"], "need --tls-cert"),
+])
+def test_serve_refuses_bad_arguments_with_one_line(argv, words, capsys):
+    """Issue 57: every bad argument of ``serve`` is one line naming it and exit status 2,
+    nothing served (a port out of range and --members -1 printed tracebacks, --members 0
+    started 3 members, a user without a password exited 1)."""
+    assert cli.main(["serve", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_serve_is_listed_in_the_help(capsys):
+    """Issue 57: ``singlemongo --help`` lists ``serve`` among the commands."""
+    assert cli.main(["--help"]) == 0
+    assert "serve a simulated deployment" in capsys.readouterr().out
+
+
+def test_elect_names_the_members_it_has():
+    """Issue 57: ``elect(5)`` on a 3-member set says how many members there are (a bare
+    IndexError before)."""
+    from singlemongo.testing import ReplicaSet
+    with ReplicaSet(3) as rs:
+        with pytest.raises(IndexError, match=r"3 member\(s\), numbered 0 to 2"):
+            rs.elect(5)
+        assert rs.members[0].role == "primary"  # nothing changed

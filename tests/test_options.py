@@ -191,7 +191,7 @@ def test_an_integer_option_is_an_optional_sign_and_ascii_digits(text, ok):
     if ok:
         assert check(text) == int(text)
     else:
-        with pytest.raises(ValueError, match="expected an integer"):
+        with pytest.raises(ValueError, match="must be an integer"):
             check(text)
 
 

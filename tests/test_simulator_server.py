@@ -193,3 +193,20 @@ def test_a_cursor_hands_out_each_document_once(db, monkeypatch):
     assert [d["_id"] for d in db.many.find(skip=5, limit=3)] == [5, 6, 7]
     assert [d["_id"] for d in db.many.find(skip=n - 2, limit=5)] == [n - 2, n - 1]
     assert [d["_id"] for d in db.many.find(skip=3, limit=-2)] == [3, 4]
+
+
+@pytest.mark.parametrize("typo, meant", [("fnd", "find"), ("getmore", "getMore"),
+                                         ("insrt", "insert")])
+def test_a_fault_for_a_misspelt_command_is_refused(typo, meant):
+    """Issue 57: ``fail("fnd")`` was accepted and never fired (names are case-sensitive, as
+    the server's). A name close to a served command is refused naming it; a command the
+    simulator does not implement may still be failed."""
+    from singlemongo.testing import Standalone
+    with Standalone() as deployment:
+        server = deployment.servers[0]
+        with pytest.raises(ValueError, match=f"did you mean '{meant}'"):
+            server.fail(typo)
+        with pytest.raises(ValueError, match=f"did you mean '{meant}'"):
+            server.fail("*", commands=(typo,))
+        assert not server.faults
+        server.fail("replSetGetStatus")  # not served here, and no typo: allowed

@@ -415,3 +415,54 @@ def test_the_oplog_marks_each_write_and_can_be_tailed(db, client):
     db.coll.update_one({"a": 1}, {"$set": {"a": 2}})
     [entry] = tail.to_list()
     assert entry["ts"] > last["ts"] and entry["ns"] == "sim.coll"
+
+
+def test_id_is_stored_first_wherever_the_client_put_it(db):
+    """Issue 57: mongod stores ``_id`` first; a document a client sends with ``_id`` last
+    (mongosh, the Node.js driver: PyMongo moves it first itself) was stored with ``_id``
+    last. An insert, a replacement upsert and a replacement keep ``_id`` first."""
+    from bson import SON
+    db.command("insert", "c", documents=[SON([("a", 1), ("_id", 5)])])
+    db.command("update", "c", updates=[{"q": {"_id": 6}, "u": SON([("b", 1), ("_id", 6)]),
+                                        "upsert": True}])
+    db.command("update", "c", updates=[{"q": {"_id": 5}, "u": SON([("b", 2), ("_id", 5)])}])
+    assert [list(doc) for doc in db.c.find().sort("_id", 1)] == [["_id", "b"], ["_id", "b"]]
+
+
+@pytest.mark.parametrize("length", [48_000_001, 2**31 - 1, 15, -1])
+def test_a_message_over_the_size_limit_is_refused_before_it_is_read(client, length):
+    """Issue 57: mongod closes a connection whose message header claims more than
+    maxMessageSizeBytes (48,000,000) or less than a header, without reading the body; the
+    simulator read whatever the header claimed (160 MiB accepted, its memory grown by as
+    much)."""
+    import socket
+    import struct
+    host, port = client.address
+    with socket.create_connection((host, port), timeout=5) as sock:
+        sock.sendall(struct.pack("<iiii", length, 1, 0, 2013) + b"\0" * 1024)
+        assert sock.recv(1) == b""  # closed, not waiting for the rest
+    assert client.admin.command("ping")["ok"] == 1
+
+
+def test_a_batch_stops_before_16_mib(db):
+    """Issue 57: mongod ends a batch before the document that would take it past 16 MiB; the
+    simulator's getMore without batchSize returned everything left in one reply (61.7 MB for
+    60,000 documents of 1 KB, which both drivers refused as over maxMessageSizeBytes)."""
+    db.c.insert_many([{"_id": i, "s": "x" * 1_000_000} for i in range(40)])
+    first = db.command("find", "c")["cursor"]
+    more = db.command("getMore", first["id"], collection="c")["cursor"]
+    rest = db.command("getMore", more["id"], collection="c")["cursor"]
+    assert [len(first["firstBatch"]), len(more["nextBatch"]), len(rest["nextBatch"])] == \
+        [16, 16, 8]
+    assert rest["id"] == 0
+    assert len(list(db.c.find())) == 40
+
+
+@pytest.mark.parametrize("stage", ["$planCacheStats", "$indexStats"])
+def test_what_the_simulator_lacks_is_named_as_the_simulated_servers(client, stage):
+    """Issue 57: an operator the simulator does not implement is NotImplemented (238) naming
+    the simulated server; the error named the query library behind it (mongomock-ng)."""
+    with pytest.raises(OperationFailure) as info:
+        client.admin.command("aggregate", 1, pipeline=[{stage: {}}], cursor={})
+    assert info.value.code == 238 and "simulated server" in str(info.value)
+    assert "mongomock" not in str(info.value).lower()

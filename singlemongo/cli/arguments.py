@@ -79,4 +79,7 @@ def parser(doc):
                 filter_arg=False)
     c.add_argument("--json", action="store_true")
     watch.add_parser(command)
+    # Listed only: main() hands `serve ...` to singlemongo.testing before parsing.
+    sub.add_parser("serve", add_help=False,
+                   help="serve a simulated deployment until Ctrl-C (singlemongo serve --help)")
     return p

@@ -20,7 +20,7 @@ from typing import Any, Optional
 import bson
 
 from .. import __version__
-from ..errors import ConnectionFailure
+from ..errors import ConnectionFailure, with_configured_timeouts
 from ..records import dataclass
 from ..sdam.address import format_address
 from ..sdam.server_description import ServerDescription, average_rtt
@@ -308,6 +308,9 @@ def failed(topology, address, outcome):
     its pool cleared, interrupting in-use connections if the check timed out (server
     monitoring, "Network or command error during server check")."""
     ended_unapplied_failure(topology, address, outcome)
+    options = topology.options
+    with_configured_timeouts(outcome.error, None, options.socket_timeout_ms,
+                             options.connect_timeout_ms)
     sd = ServerDescription(address, error=str(outcome.error), error_is_network=True,
                            last_update_time=topology.clock.monotonic())
     topology.apply(sd)

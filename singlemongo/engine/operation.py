@@ -11,7 +11,7 @@ from bson import Int64
 
 from ..clock import Deadline
 from ..errors import (ConnectionFailure, NetworkTimeout, OperationFailure, PyMongoError,
-                      ServerSelectionError)
+                      ServerSelectionError, with_configured_timeouts)
 from ..replies import failed, is_ok, sanitize
 from ..monitoring import next_operation_id
 from ..records import dataclass, field
@@ -370,10 +370,11 @@ class _Run:
         if self.last_error is not None and NO_WRITES_PERFORMED in labels:
             raise self.last_error  # the retry wrote nothing: the earlier error is the truth
         if self.handshake_budget_s is not None and self.handshake_budget_s <= 0:
-            raise annotate(error, "connectTimeoutMS is spent on handshakes the server closed",
-                           self.state.attempts)
+            raise self._timeouts(annotate(
+                error, "connectTimeoutMS is spent on handshakes the server closed",
+                self.state.attempts))
         if self.deadline is not None and self.deadline.expired():
-            raise _timed_out(error, self.deadline, self.state.attempts)
+            raise self._timeouts(_timed_out(error, self.deadline, self.state.attempts))
         clock = self.t.clock
         decision = decide(self.state, error,
                           ordinary_retryable=is_retryable(error, retry_kind, max_wire),
@@ -384,8 +385,8 @@ class _Run:
                           ordinary_limit=MAX_TIMEOUT_RETRIES if self.t.timeout_in_force()
                           else 1)
         if not decision.retry:
-            raise annotate(error, decision.reason, self.state.attempts,
-                           quiet=_beyond_retries(error, self.state.attempts))
+            raise self._timeouts(annotate(error, decision.reason, self.state.attempts,
+                                          quiet=_beyond_retries(error, self.state.attempts)))
         self.last_error = error
         if self.step is not None:
             self.command = dict(self.command)
@@ -394,6 +395,11 @@ class _Run:
             clock.sleep(decision.backoff_s)
         if decision.deprioritize and self.last_server is not None and self.req.pinned is None:
             self.state.deprioritized.append(self.last_server.address)
+
+    def _timeouts(self, error):
+        options = self.t.options
+        return with_configured_timeouts(error, self.deadline.seconds if self.deadline else None,
+                                        options.socket_timeout_ms, options.connect_timeout_ms)
 
     def release(self):
         if self.owned and not self.req.keep_session:

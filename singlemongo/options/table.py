@@ -44,26 +44,32 @@ def _is_integer_text(value):
     return digits.isascii() and digits.isdigit()
 
 
+# PyMongo's words ("must be an integer", "must be a positive integer"), which its users and
+# its suite look for in the message.
+_AT_LEAST = {0: "a non-negative integer", 1: "a positive integer"}
+
+
 def integer(minimum=None, maximum=_INT32_MAX, allowed=()):
     """An integer in [minimum, maximum], or one of ``allowed``."""
     def check(value):
         if isinstance(value, bool):
-            raise ValueError("expected an integer")
+            raise ValueError("must be an integer")
         if isinstance(value, str):
             if not _is_integer_text(value):
-                raise ValueError("expected an integer")
+                raise ValueError("must be an integer")
             value = int(value)
         elif isinstance(value, float) and value.is_integer():
             value = int(value)
         if not isinstance(value, int):
-            raise TypeError("expected an integer")
+            raise TypeError("must be an integer")
         if value in allowed:
             return value
         if minimum is not None and value < minimum:
             extra = f" (or {', '.join(map(str, allowed))})" if allowed else ""
-            raise ValueError(f"expected an integer of at least {minimum}{extra}")
+            raise ValueError(f"must be {_AT_LEAST.get(minimum, f'an integer of at least {minimum}')}"
+                             f"{extra}")
         if maximum is not None and value > maximum:
-            raise ValueError(f"expected an integer of at most {maximum}")
+            raise ValueError(f"must be an integer of at most {maximum}")
         return value
     return check
 

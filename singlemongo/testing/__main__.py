@@ -15,20 +15,40 @@ import argparse
 import signal
 import sys
 import threading
+from typing import NoReturn
 
 KINDS = {"standalone": "Standalone", "replicaset": "ReplicaSet", "sharded": "Sharded",
          "loadbalanced": "LoadBalancer"}
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments: one line on stderr and exit status 2 (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (--help shows the options)\n")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {text!r}")
+    return int(text)
+
+
+def _members(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"the number of members is 1 or more, not {text!r}")
+    return int(text)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line of ``serve``."""
-    p = argparse.ArgumentParser(prog="python -m singlemongo.testing",
+    p = _Parser(prog="singlemongo serve",
                                 description="Serve a simulated MongoDB deployment until "
                                             "Ctrl-C; prints its connection string first.")
     p.add_argument("kind", nargs="?", default="replicaset", choices=sorted(KINDS))
-    p.add_argument("--members", type=int, default=None, metavar="N",
+    p.add_argument("--members", type=_members, default=None, metavar="N",
                    help="replica set members or mongoses (3 and 2 by default)")
-    p.add_argument("--port", type=int, default=None, metavar="P",
+    p.add_argument("--port", type=_port, default=None, metavar="P",
                    help="the first member's port (the others follow); free ones otherwise")
     p.add_argument("--user", action="append", default=[], metavar="NAME:PASSWORD",
                    help="a SCRAM user of the admin database (repeatable)")
@@ -38,12 +58,18 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _bad(message):
+    """A bad argument found after parsing: one line, exit status 2."""
+    print(f"singlemongo serve: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
 def _users(pairs):
     users = {}
     for pair in pairs:
         name, colon, password = pair.partition(":")
         if not colon or not name or not password:
-            raise SystemExit(f"--user takes NAME:PASSWORD, not {name!r}...")
+            raise _bad(f"--user takes NAME:PASSWORD, not {name!r}...")
         users[name] = password
     return users
 
@@ -51,7 +77,7 @@ def _users(pairs):
 def _tls(args):
     if not args.tls_cert:
         if args.tls_key or args.tls_ca:
-            raise SystemExit("--tls-key and --tls-ca need --tls-cert")
+            raise _bad("--tls-key and --tls-ca need --tls-cert")
         return None
     import ssl
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -61,7 +87,7 @@ def _tls(args):
             context.verify_mode = ssl.CERT_OPTIONAL
             context.load_verify_locations(args.tls_ca)
     except (OSError, ssl.SSLError) as exc:
-        raise SystemExit(f"cannot use the TLS files: {exc}") from None
+        raise _bad(f"cannot use the TLS files: {exc}") from None
     return context
 
 
@@ -77,9 +103,12 @@ def build(args):
         deployment = cls(args.members or 2, **options)
     else:
         if args.members not in (None, 1):
-            raise SystemExit(f"a {args.kind} deployment has one server: --members must be 1")
+            raise _bad(f"a {args.kind} deployment has one server: --members must be 1")
         deployment = cls(**options)
     if args.port is not None:
+        if args.port and args.port + len(deployment.servers) - 1 > 65535:
+            raise _bad(f"--port {args.port} leaves no room for {len(deployment.servers)} "
+                       f"members (ports up to 65535)")
         for offset, server in enumerate(deployment.servers):
             server.port = args.port + offset
     return deployment
@@ -87,13 +116,16 @@ def build(args):
 
 def main(argv=None) -> int:
     """Serve until Ctrl-C or SIGTERM; exit status 0, or 2 for bad arguments or a busy port."""
-    args = parser().parse_args(argv)
-    deployment = build(args)
+    try:
+        args = parser().parse_args(argv)
+        deployment = build(args)
+    except SystemExit as exc:  # bad arguments (2, one line said why), or --help (0)
+        return exc.code
     try:
         deployment.start()
     except OSError as exc:
         deployment.stop()
-        print(f"cannot listen: {exc}", file=sys.stderr)
+        print(f"singlemongo serve: cannot listen: {exc}", file=sys.stderr)
         return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -11,7 +11,7 @@ import itertools
 
 from bson import ObjectId
 
-from . import gaps, stable_api
+from . import gaps, stable_api, tools
 from .scram_server import Users
 from .failpoints import (WTIMEOUT, add_write_concern_error, server_labels,
                          waits_for_replication)
@@ -26,9 +26,9 @@ READ_CONCERN_LEVELS = frozenset({"local", "majority", "linearizable", "available
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "create", "drop",
                             "createindexes", "dropindexes", "dropdatabase"})
 READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors", "getmore",
-                           "saslstart", "saslcontinue"})
+                           "saslstart", "saslcontinue"}) | {name.lower() for name in tools.COMMANDS}
 NO_AUTH_NEEDED = frozenset({"hello", "ismaster", "ping", "saslstart", "saslcontinue",
-                            "endsessions", "buildinfo", "authenticate"})
+                            "endsessions", "buildinfo", "authenticate", "connectionstatus"})
 _ids = itertools.count(1)
 
 
@@ -218,6 +218,9 @@ class _Deployment:
         handler = self.commands.get(name)
         if handler is not None:
             return handler(server, cmd, state)
+        tool = tools.COMMANDS.get(name)
+        if tool is not None:  # what shells ask: rs.status(), db.currentOp(), ...
+            return tool(self, server, cmd, state)
         if lname == "buildinfo":  # after self.commands: a test may answer it its own way
             return {"version": ".".join(map(str, SERVER_VERSION)),
                     "versionArray": [*SERVER_VERSION, 0], "gitVersion": "singlemongo-simulated",
@@ -406,6 +409,9 @@ class ReplicaSet(_Deployment):
 
     def elect(self, index):
         """Member ``index`` becomes primary with a new electionId."""
+        if not isinstance(index, int) or not -len(self.members) <= index < len(self.members):
+            raise IndexError(f"elect({index!r}): the replica set has {len(self.members)} "
+                             f"member(s), numbered 0 to {len(self.members) - 1}")
         self.step_down()
         self.election_id += 1
         new = self.members[index]

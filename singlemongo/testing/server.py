@@ -20,13 +20,15 @@ from bson import Int64
 from bson.codec_options import CodecOptions, DatetimeConversion
 
 from ..wire import compression, messages as wire
-from .failpoints import (Fault, add_write_concern_error, canonical, from_command,
-                         is_retryable_write)
+from .failpoints import (Fault, add_write_concern_error, canonical, check_command_name,
+                         from_command, is_retryable_write)
 from .query.codes import error_reply
 from . import streaming
 from .streaming import cursor_open
 
 _LINGER_RST = struct.pack("ii", 1, 0)
+# mongod's maxMessageSizeBytes: a header claiming more is refused before the body is read.
+MAX_MESSAGE_SIZE = 48_000_000
 # A server keeps dates as UTC instants; naive datetimes are what the query engine compares.
 # A date outside Python's range (years before 1 or after 9999) stays a BSON value (DatetimeMS),
 # as a server keeps it, never a request the server cannot read.
@@ -141,7 +143,11 @@ class SimServer:
         self.start()
 
     def fail(self, command, **kwargs):
-        """Script a Fault (see ``failpoints.Fault``) for ``command``; returns it."""
+        """Script a Fault (see ``failpoints.Fault``) for ``command``; returns it. A name one
+        letter or two from a command the simulator serves is refused as a typo: its fault
+        would never fire."""
+        for name in (command, *kwargs.get("commands", ())):
+            check_command_name(name)
         fault = Fault(command, **kwargs)
         with self._lock:
             self.faults.append(fault)
@@ -273,6 +279,9 @@ class SimServer:
         """Answer every complete request buffered on ``conn``, in order, until one is deferred."""
         while len(conn.buffer) >= 16 and not conn.paused:
             length, request_id, _, op_code = wire.HEADER.unpack_from(conn.buffer)
+            if not 16 <= length <= MAX_MESSAGE_SIZE:  # mongod closes it, unread
+                self._close(sel, conn)
+                return
             if len(conn.buffer) < length:
                 return
             body = bytes(conn.buffer[16:length])

@@ -28,6 +28,23 @@ def all_modules(root):
     return sorted(path.stem for path in (pathlib.Path(root) / "test").glob("test_*.py"))
 
 
+def unified_modules(root):
+    """The modules that run PyMongo's unified-format runner (``test/unified_format.py``)."""
+    return {path.stem for path in (pathlib.Path(root) / "test").glob("test_*.py")
+            if "generate_test_classes" in path.read_text(encoding="utf-8")}
+
+
+def report_unified(control, ours, internals, modules):
+    """The unified-format runner's count: the tests of ``modules`` PyMongo passes, and of
+    those, singlemongo's passes and the listed ones."""
+    tests = [t for t, o in control.items() if o == "passed"
+             and t.split("::")[0].rpartition("/")[2].removesuffix(".py") in modules]
+    passed = sum(ours.get(t) == "passed" for t in tests)
+    known = sum(t in internals for t in tests)
+    print(f"\nPyMongo's unified-format runner ({len(modules)} modules): PyMongo passes "
+          f"{len(tests)}, singlemongo {passed}, listed (internals, differences) {known}")
+
+
 def start(driver, root, modules, out_dir, port):
     """The run of ``driver`` over ``modules`` against its own replica set on ``port``."""
     out = pathlib.Path(out_dir) / f"{driver}.json"
@@ -104,19 +121,35 @@ def report_control(control, messages):
     return unexplained
 
 
+def run_both(root, modules):
+    """Both drivers' runs ({"outcomes", "messages", "durations"}); with PYMONGO_SUITE_KEEP set
+    to a directory they are kept there, and with PYMONGO_SUITE_FROM read from there (the
+    report re-made without running the suite)."""
+    saved = os.environ.get("PYMONGO_SUITE_FROM")
+    if saved:
+        return tuple(json.loads(pathlib.Path(saved, f"{name}.json").read_text())
+                     for name in ("pymongo", "singlemongo"))
+    with tempfile.TemporaryDirectory() as tmp:
+        # The two drivers at once, each against its own replica set: the suite waits more
+        # than it computes (about 40% of a core each).
+        runs = [start("pymongo", root, modules, tmp, PORTS[0]),
+                start("singlemongo", root, modules, tmp, PORTS[1])]
+        results = tuple(finish(run) for run in runs)
+    if os.environ.get("PYMONGO_SUITE_KEEP"):
+        for name, run in zip(("pymongo", "singlemongo"), results):
+            pathlib.Path(os.environ["PYMONGO_SUITE_KEEP"], f"{name}.json").write_text(
+                json.dumps(run))
+    return results
+
+
 def main(argv):
     # In name order, as PyMongo's own runs collect them: a module may leave a collection that
     # the next one in another order trips over (test_collation's "coll" before
     # test_read_concern's create_collection).
     root = pymongo_suite()
     modules = sorted(argv or all_modules(root))
-    with tempfile.TemporaryDirectory() as tmp:
-        # The two drivers at once, each against its own replica set: the suite waits more
-        # than it computes (about 40% of a core each).
-        runs = [start("pymongo", root, modules, tmp, PORTS[0]),
-                start("singlemongo", root, modules, tmp, PORTS[1])]
-        run_control, run_ours = (finish(run) for run in runs)
-        control, run_control_messages = run_control["outcomes"], run_control["messages"]
+    run_control, run_ours = run_both(root, modules)
+    control, run_control_messages = run_control["outcomes"], run_control["messages"]
     rows, regressions, internals = compare(control, run_ours["outcomes"], run_ours["messages"])
     print(f"{'module':28} {'PyMongo':>8} {'ours':>6} {'regr.':>6} {'known':>6} "
           f"{'PyMongo fail/skip':>18}")
@@ -131,6 +164,8 @@ def main(argv):
           f"its reason: {len(internals)}")
     for test, reason in sorted(internals.items()):
         print(f"  {test}: {reason}")
+    report_unified(control, run_ours["outcomes"], internals,
+                   unified_modules(root) & set(modules))
     if regressions:
         print(f"\nRegressions (pass with PyMongo, not with singlemongo): {len(regressions)}")
         for test, outcome, message in regressions:

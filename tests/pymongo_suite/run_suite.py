@@ -29,6 +29,7 @@ class Messages(Outcomes):
     def __init__(self):
         super().__init__()
         self.messages = {}
+        self.durations = {}  # seconds per test (setup, call and teardown): the time budget
 
     def pytest_runtest_teardown(self, item):
         # test_client's test_constants sets MongoClient.PORT = 123456789 and restores it
@@ -39,6 +40,7 @@ class Messages(Outcomes):
 
     def pytest_runtest_logreport(self, report):
         super().pytest_runtest_logreport(report)
+        self.durations[report.nodeid] = self.durations.get(report.nodeid, 0) + report.duration
         if report.outcome == "skipped" and isinstance(report.longrepr, tuple):
             reason = str(report.longrepr[2])
             self.messages[report.nodeid] = reason.removeprefix("Skipped: ")[:500]
@@ -62,7 +64,8 @@ def main(driver, root, out, *modules):
     run_pytest(root, ["-m", "default or default_async", *(f"test/{m}.py" for m in modules)],
                plugin, PORT, warnings=("ignore", DEPRECATIONS_ASSERTED))
     with open(out, "w") as handle:
-        json.dump({"outcomes": plugin.outcomes, "messages": plugin.messages}, handle,
+        json.dump({"outcomes": plugin.outcomes, "messages": plugin.messages,
+                   "durations": plugin.durations}, handle,
                   indent=1, sort_keys=True)
 
 

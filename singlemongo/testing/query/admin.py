@@ -17,7 +17,12 @@ VERSION = "7.0.0"
 PARAMETERS = {"enableTestCommands": True, "featureCompatibilityVersion": {"version": "7.0"},
               "authenticationMechanisms": ["MONGODB-X509", "SCRAM-SHA-1", "SCRAM-SHA-256"],
               "transactionLifetimeLimitSeconds": 60, "requireApiVersion": False,
-              "cursorTimeoutMillis": 600000, "internalQueryFrameworkControl": "trySbeEngine"}
+              "cursorTimeoutMillis": 600000, "internalQueryFrameworkControl": "trySbeEngine",
+              # mongosh's db.getLogComponents(): the default level, components inheriting it.
+              "logComponentVerbosity": {"verbosity": 0, **{
+                  component: {"verbosity": -1} for component in (
+                      "accessControl", "command", "control", "network", "query",
+                      "replication", "sharding", "storage", "write")}}}
 _STARTED = datetime.datetime.now(datetime.timezone.utc)
 
 

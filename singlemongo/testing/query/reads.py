@@ -307,9 +307,10 @@ def distinct(store, server, cmd):
     return {"ok": 1, "values": sorted(values, key=functools.cmp_to_key(_bson_cmp))}
 
 
-def _source(store, cmd, pipeline):
+def _source(store, server, cmd, pipeline):
     """The documents a pipeline starts from, and the stages left to run: a database-level
-    aggregate may begin with $documents or $listLocalSessions (this connection's session)."""
+    aggregate may begin with $documents, $listLocalSessions (this connection's session) or,
+    on admin, $currentOp (this operation: a server runs one at a time)."""
     if cmd.get("aggregate") != 1:
         ns = namespace(cmd, "aggregate")
         check_hint(store, ns, cmd.get("hint"))
@@ -330,6 +331,12 @@ def _source(store, cmd, pipeline):
         if not isinstance(docs, list) or not all(isinstance(d, dict) for d in docs):
             raise CommandError(5858203, "an array of documents must be supplied to $documents")
         return ns, [dict(d) for d in docs], pipeline[1:]
+    if first == "$currentOp":
+        if cmd["$db"] != "admin":
+            raise CommandError(73, "$currentOp must be run against the 'admin' database with "
+                                   "{aggregate: 1}")
+        from ..tools import operation
+        return ns, [operation(server, cmd)], pipeline[1:]
     if first == "$listLocalSessions":  # the sessions this server has seen, newest last
         return ns, [{"_id": dict(lsid)} for lsid in store.local_sessions(cmd)], pipeline[1:]
     return ns, [], pipeline
@@ -400,7 +407,7 @@ def aggregate(store, server, cmd):
     if pipeline and isinstance(pipeline[0], dict) and "$changeStream" in pipeline[0]:
         return changes.open_stream(store, server, cmd, pipeline,
                                    pipeline_runner(store, cmd["$db"]))
-    ns, docs, pipeline = _source(store, cmd, pipeline)
+    ns, docs, pipeline = _source(store, server, cmd, pipeline)
     if stage == "$merge" and isinstance(pipeline[-1]["$merge"], dict) and \
             pipeline[-1]["$merge"].get("whenMatched") == "fail":
         _merge_fail_on_match(store, cmd, list(mm_aggregate.process_pipeline(

@@ -13,6 +13,7 @@ import threading
 import time
 
 import mongomock_ng
+import bson
 from bson import Int64
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
@@ -46,6 +47,20 @@ INVALIDATING = frozenset({"delete", "findAndModify", "drop", "dropDatabase", "re
 # Commands whose retry (same lsid and txnNumber) is answered from the first execution.
 RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
 SESSIONS_KEPT = 100
+# mongod ends a batch before the document that would take it past 16 MiB (at least one
+# document): a getMore without batchSize over a large result is several replies, never one
+# over maxMessageSizeBytes.
+MAX_BATCH_BYTES = 16 * 1024 * 1024
+
+
+def batch_length(docs, size=None):
+    """How many of ``docs`` the next batch takes: up to ``size``, within MAX_BATCH_BYTES."""
+    total = 0
+    for count, doc in enumerate(docs if size is None else docs[:size]):
+        total += len(bson.encode(doc))
+        if total > MAX_BATCH_BYTES and count:
+            return count
+    return len(docs) if size is None else min(size, len(docs))
 
 
 def engine_error(exc):
@@ -61,7 +76,10 @@ def engine_error(exc):
             k: details[k] for k in ("keyPattern", "keyValue") if k in details})
     for kind, pattern, code, text in ERROR_TABLE:
         if isinstance(exc, kind) and re.search(pattern, str(exc)):
-            return CommandError(code, text or str(exc))
+            # The query library is the simulator's own business: a client hears of the
+            # simulated server, never of mongomock-ng.
+            return CommandError(code, text or re.sub(r"(?i)mongomock[-_]ng", "the simulated "
+                                                     "server", str(exc)))
     code = getattr(exc, "code", None)
     if isinstance(exc, OperationFailure):
         return CommandError(code or 2, str(exc))
@@ -246,8 +264,8 @@ class Store:
 
     def cursor_reply(self, server, ns, docs, batch_size=None, single_batch=False, key="firstBatch"):
         """A cursor reply; what does not fit the first batch stays for getMore."""
-        batch = docs if batch_size is None else docs[:batch_size]
-        rest = [] if batch_size is None or single_batch else docs[batch_size:]
+        end = batch_length(docs, batch_size)
+        batch, rest = docs[:end], [] if single_batch else docs[end:]
         cursor_id = 0
         if rest:
             cursor_id = next(self._cursor_ids)
@@ -269,7 +287,8 @@ class Store:
         if isinstance(cursor, tailable.TailCursor):
             return tailable.get_more(self, cursor_id, cursor, cmd)
         size = cmd.get("batchSize") or len(cursor.docs)
-        batch, cursor.docs = cursor.docs[:size], cursor.docs[size:]
+        end = batch_length(cursor.docs, size)
+        batch, cursor.docs = cursor.docs[:end], cursor.docs[end:]
         # A batch filled to its batchSize leaves the cursor open even when nothing is left:
         # the server finds the end on the next getMore, as a query plan finds it by asking.
         if not cursor.docs and not (cmd.get("batchSize") and len(batch) == size):

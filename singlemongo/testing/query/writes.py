@@ -72,8 +72,8 @@ def insert(store, server, cmd):
             bad = next(k for k in doc["_id"] if k.startswith("$"))
             raise WriteFailure(53, f"_id fields may not contain '$'-prefixed fields: {bad} is "
                                    f"not valid for storage.")
-        doc = dict(doc)
-        doc.setdefault("_id", ObjectId())
+        # mongod stores _id first, wherever the client put it.
+        doc = {"_id": doc["_id"] if "_id" in doc else ObjectId(), **doc}
         check_size(doc, 2, "object to insert too large")
         if cmd.get("bypassDocumentValidation"):
             coll.insert_one(doc, bypass_document_validation=True)
@@ -246,11 +246,10 @@ def upsert(coll, query, update, array_filters=None, bypass=False):
                               "the query.")
     replacement = isinstance(update, dict) and not any(k.startswith("$") for k in update)
     if replacement:
-        doc = dict(update)
+        new_id = update["_id"] if "_id" in update else query.get("_id", ObjectId()) if not \
+            isinstance(query.get("_id"), dict) else ObjectId()
+        doc = {"_id": new_id, **update}  # _id first, as mongod stores it
         check_size(doc, 17419, "Resulting document after update is larger than the maximum")
-        if "_id" not in doc:
-            doc["_id"] = query.get("_id", ObjectId()) if not isinstance(
-                query.get("_id"), dict) else ObjectId()
         coll.insert_one(doc, bypass_document_validation=bypass)
         return doc["_id"]
     result = coll.update_one(query, update, upsert=True, array_filters=array_filters,
