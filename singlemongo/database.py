@@ -153,9 +153,19 @@ class Database(BaseObject, Watchable, Generic[_DocumentType]):
             cmd = dict(command)
         else:
             raise TypeError(f"command must be a str or a mapping, not {type(command).__name__}")
+        write_concern = kwargs.pop("write_concern", None)
         cmd.update(kwargs)
         if comment is not None:
             cmd["comment"] = comment
+        if write_concern is not None:
+            # PyMongo takes write_concern= here (its keyword reaches its private _command),
+            # and programs pass it: sent as writeConcern unless it is the server's default.
+            from .write_concern import WriteConcern
+            if not isinstance(write_concern, WriteConcern):
+                raise TypeError(f"write_concern must be a WriteConcern, not "
+                                f"{type(write_concern).__name__}")
+            if not write_concern.is_server_default:
+                cmd["writeConcern"] = write_concern.document
         core = core_read_preference(read_preference)
         if session is not None and session.in_transaction:
             from .transaction import check_read_preference

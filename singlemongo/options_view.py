@@ -31,11 +31,10 @@ class PoolOptions:
         self.__topology = topology
 
     @property
-    def max_pool_size(self) -> float:
-        """maxPoolSize as given (100 by default; 0, no maximum, reads back as 0, as in
-        PyMongo); singlemongo keeps one socket per server."""
-        value = self.__options.max_pool_size
-        return 100 if value is None else value
+    def max_pool_size(self) -> Optional[int]:
+        """maxPoolSize as given (100 by default; 0 or None, no maximum, read back as given,
+        as in PyMongo); singlemongo keeps one socket per server."""
+        return self.__options.max_pool_size
 
     @property
     def min_pool_size(self) -> int:

@@ -104,9 +104,15 @@ def error_from_reply(reply, address):
     """The typed error a failed reply stands for (the reply is its ``details``)."""
     if not is_ok(reply):
         code = reply.get("code")
+        # The server's labels are in the message too, as in PyMongo's (its "full error"
+        # shows them): programs grep it for RetryableError or SystemOverloadedError.
+        labels = reply.get("errorLabels")
+        labels = [label for label in labels if isinstance(label, str)] \
+            if isinstance(labels, list) else []
         message = (f"command failed on {format_address(address)}: "
                    f"{reply.get('errmsg', 'unknown error')} (code {code}"
-                   f"{', ' + reply['codeName'] if reply.get('codeName') else ''})")
+                   f"{', ' + reply['codeName'] if reply.get('codeName') else ''}"
+                   f"{'; labels ' + ', '.join(labels) if labels else ''})")
         if is_not_primary(code, reply.get("errmsg")):
             return NotPrimaryError(message, reply, address=address)
         return ERROR_CLASSES.get(code, OperationFailure)(message, code, reply, address=address)

@@ -282,7 +282,7 @@ def parse_uri(uri: str, default_port: Optional[int] = DEFAULT_PORT, validate: bo
     if parsed.is_srv:
         fqdn = parsed.hosts[0].host
         nodes, options = _resolve_srv(uri, options, connect_timeout, srv_service_name,
-                                      srv_max_hosts)
+                                      srv_max_hosts, srv_host_validator)
     # PyMongo: a username without a password has the empty password.
     password = parsed.password if parsed.password is not None or parsed.username is None \
         else ""
@@ -314,7 +314,8 @@ def _grouped(pairs: Any) -> list[tuple[str, Any]]:
 
 
 def _resolve_srv(uri: str, options: dict[str, Any], connect_timeout: Optional[float],
-                 service_name: Optional[str], max_hosts: Optional[int]
+                 service_name: Optional[str], max_hosts: Optional[int],
+                 host_validator: Optional[Callable[[str], bool]] = None
                  ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
     """The SRV hosts and the TXT options of a mongodb+srv:// string (DNS seedlist discovery)."""
     from .clock import DEFAULT_CLOCK
@@ -326,6 +327,8 @@ def _resolve_srv(uri: str, options: dict[str, Any], connect_timeout: Optional[fl
         keywords["srvServiceName"] = service_name
     if max_hosts:
         keywords["srvMaxHosts"] = max_hosts
+    if host_validator is not None:
+        keywords["srv_host_validator"] = host_validator
     resolved = resolve_seedlist(client_options(uri, **keywords),
                                 DnsPythonResolver(connect_timeout or 20.0),
                                 DEFAULT_CLOCK.shuffle)

@@ -253,9 +253,10 @@ def test_an_empty_password_for_scram_is_refused_before_connecting(uri, keywords)
 
 
 # PyMongo's keywords that take None, and what None means there: no timeout for the two
-# timeouts ("0 or None means no timeout"), the codec's default for document_class and tz_aware.
+# timeouts ("0 or None means no timeout"), the codec's default for document_class and tz_aware,
+# no maximum for maxPoolSize (read back as None).
 NONE_MEANS = {"connectTimeoutMS": 0, "socketTimeoutMS": 0, "document_class": dict,
-              "tz_aware": False}
+              "tz_aware": False, "maxPoolSize": None}
 
 
 @pytest.mark.parametrize("name", sorted(set(OPTIONS) - {"connect"}))

@@ -533,3 +533,126 @@ def test_user_info_is_decoded_as_pymongo_decodes_it(password, form):
         encoded = getattr(urllib.parse, form)(password, safe="")
     uri = f"mongodb://user:{encoded}@h/"
     assert ours.parse_uri(uri)["password"] == theirs.parse_uri(uri)["password"]
+
+
+@pytest.mark.parametrize("concern", [{}, {"w": 1}, {"w": 0}, {"w": "majority", "j": True}])
+def test_command_takes_write_concern_as_pymongo_does(mongo_replica_set, concern):
+    """Issue 56: PyMongo's Database.command takes ``write_concern=`` (programs pass it) and
+    sends it as writeConcern, unless it is the server's default; singlemongo put the object
+    itself in the command and failed to encode it."""
+    import pymongo
+    import pymongo.write_concern
+
+    import singlemongo
+    import singlemongo.write_concern
+
+    def call_with(module):
+        def call(client):
+            client.db.command("insert", "c", documents=[{}],
+                              write_concern=module.WriteConcern(**concern))
+        return call
+
+    sent = [_commands_of(driver.MongoClient, mongo_replica_set.uri, call_with(module))
+            for driver, module in ((pymongo, pymongo.write_concern),
+                                   (singlemongo, singlemongo.write_concern))]
+    assert [c for c in sent[1] if c[0] == "insert"] == [c for c in sent[0] if c[0] == "insert"]
+
+
+@pytest.mark.parametrize("keywords", [{}, {"maxPoolSize": None, "minPoolSize": 5},
+                                      {"maxPoolSize": 0, "minPoolSize": 5}, {"maxPoolSize": 7}])
+def test_max_pool_size_reads_back_as_pymongo(keywords):
+    """Issue 56: maxPoolSize None or 0 is "no maximum" and reads back as given, beside any
+    minPoolSize (PyMongo 4.20, PYTHON-6149); singlemongo read None back as 100."""
+    import pymongo
+
+    import singlemongo
+    read = [driver.MongoClient(connect=False, **keywords).options.pool_options
+            for driver in (pymongo, singlemongo)]
+    assert [(o.max_pool_size, o.min_pool_size) for o in read[1:]] == \
+        [(read[0].max_pool_size, read[0].min_pool_size)]
+
+
+def _parse_with_srv_answer(module, host, target, **kwargs):
+    """``module.uri_parser.parse_uri`` of mongodb+srv://host with dnspython's resolve answering
+    one SRV record for ``target`` (and an empty TXT record), as PyMongo's own tests mock it."""
+    from unittest import mock
+
+    class Record:
+        port = 27017
+        strings = [b""]
+
+        class target:  # noqa: N801 dnspython's Name, as much of it as the drivers read
+            @staticmethod
+            def to_text(omit_final_dot=False):
+                return target if omit_final_dot else target + "."
+
+    with mock.patch("dns.resolver.resolve", side_effect=lambda *a, **k: [Record()]):
+        try:
+            return module.uri_parser.parse_uri(f"mongodb+srv://{host}", **kwargs)["nodelist"]
+        except Exception as exc:  # noqa: BLE001 the class and words are compared
+            return type(exc).__name__, str(exc).split(";")[0].split(" (")[0]
+
+
+@pytest.mark.parametrize("host, target, kwargs", [
+    ("blogs.mongodb.com", "db.blogs.mongodb.com", {}),
+    ("blogs.mongodb.com", "blogs.evil.com", {"srv_host_validator": lambda host: True}),
+    ("blogs.mongodb.com", "db.blogs.mongodb.com", {"srv_host_validator": lambda host: False}),
+    ("127.0.0.1", "x", {}),
+])
+def test_parse_uri_resolves_srv_as_pymongo(host, target, kwargs):
+    """Issue 56: parse_uri took srv_host_validator and ignored it, read an SRV target as
+    str(Name) (mocked answers became '<MagicMock ...>'), refused an empty TXT record, and
+    looked up mongodb+srv://127.0.0.1 in DNS; PyMongo (the oracle) does none of these."""
+    import pymongo
+    import pymongo.uri_parser  # noqa: F401
+
+    import singlemongo
+    import singlemongo.uri_parser  # noqa: F401
+    theirs = _parse_with_srv_answer(pymongo, host, target, **kwargs)
+    ours = _parse_with_srv_answer(singlemongo, host, target, **kwargs)
+    if isinstance(theirs, tuple):  # an error: PyMongo's words begin ours
+        assert ours[1].startswith(theirs[1].split(" (")[0]) or theirs[1].startswith(ours[1])
+    else:
+        assert [tuple(node) for node in ours] == [tuple(node) for node in theirs]
+
+
+def test_log_messages_under_pymongo_names_are_pymongos_json(mongo_replica_set):
+    """Issue 56: under install_as_pymongo() a log record's message is PyMongo's: one JSON
+    document ("message" first, then "clientId", then the spec's fields), which PyMongo's
+    own tests and programs parse with json_util.loads; it was the spec's unstructured
+    text."""
+    import logging
+
+    import pymongo
+    from bson import json_util
+
+    import singlemongo
+    from singlemongo.monitoring import use_pymongo_logger_names
+
+    def command_messages(driver):
+        records = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        logger = logging.getLogger("pymongo.command")
+        logger.addHandler(handler)
+        old_level = logger.level
+        logger.setLevel(logging.DEBUG)
+        try:
+            client = driver.MongoClient(mongo_replica_set.uri)
+            client.db.c.insert_one({"a": 1})
+            client.close()
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+        return [json_util.loads(r.getMessage()) for r in records
+                if "insert" in r.getMessage()]
+
+    theirs = command_messages(pymongo)
+    use_pymongo_logger_names(True)
+    try:
+        ours = command_messages(singlemongo)
+    finally:
+        use_pymongo_logger_names(False)
+    assert [(m["message"], sorted(m)) for m in ours] == \
+        [(m["message"], sorted(m)) for m in theirs]
+    assert list(ours[0])[:2] == ["message", "clientId"]

@@ -110,3 +110,18 @@ def test_connection_status_names_the_user_logged_in():
         users = client.admin.command("connectionStatus")["authInfo"]["authenticatedUsers"]
         client.close()
     assert users == [{"user": "ann", "db": "admin"}]
+
+
+def test_local_system_replset_holds_the_configuration(rs, client):
+    """mongosh's rs.printSecondaryReplicationInfo() reads local.system.replset: the set's
+    configuration, the same as replSetGetConfig's, kept as members come and go."""
+    def stored():
+        return client.local["system.replset"].find_one({"_id": "rs"})
+    rs.publish_config()  # tests.simulated's client emptied the store
+    assert stored() == client.admin.command("replSetGetConfig")["config"]
+    rs.add_member()
+    try:
+        assert len(stored()["members"]) == 4
+    finally:
+        rs.remove_member(3)
+    assert len(stored()["members"]) == 3

@@ -37,7 +37,10 @@ class DnsPythonResolver:
             raise DNSError(f"DNS {rdtype} lookup of {name} failed: {exc}") from None
 
     def srv(self, name):
-        return [(str(r.target), r.port) for r in self._resolve(name, "SRV")]
+        # dnspython's Name.to_text without the root label, as PyMongo reads it (tests that
+        # mock dnspython's answers give that method only).
+        return [(r.target.to_text(omit_final_dot=True), r.port)
+                for r in self._resolve(name, "SRV")]
 
     def txt(self, name):
         records = []

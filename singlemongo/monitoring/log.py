@@ -29,11 +29,35 @@ def document(doc):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+class PyMongoMessage:
+    """A record's message as PyMongo writes it under its logger names: the spec's fields as
+    one Extended JSON document, "message" first, then the client's topology id ("clientId",
+    "topologyId" for the topology component). Made into text only when a handler formats
+    it."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields):
+        self.fields = fields
+
+    def __str__(self):
+        from bson import json_util
+        return json_util.dumps(self.fields)
+
+
 def emit(component, level, text, topology_id=None, **fields):
     """Log ``text`` with the spec's ``fields`` in ``record.mongodb``; ``record.mongodb_topology_id``
-    tells which client's topology the message is about."""
+    tells which client's topology the message is about. Under PyMongo's logger names
+    (install_as_pymongo()) the message is PyMongo's JSON document, which programs parse."""
     logging = sys.modules.get("logging")
     if logging is not None:
-        logger = logging.getLogger(LOGGER_NAMES.get(component, component))
+        name = LOGGER_NAMES.get(component, component)
+        logger = logging.getLogger(name)
         if logger.isEnabledFor(level):
-            logger.log(level, text, extra={"mongodb": fields, "mongodb_topology_id": topology_id})
+            message = text
+            if name.startswith("pymongo."):
+                key = "topologyId" if component == TOPOLOGY else "clientId"
+                message = PyMongoMessage({"message": fields.get("message"), key: topology_id,
+                                          **{k: v for k, v in fields.items() if k != "message"}})
+            logger.log(level, message, extra={"mongodb": fields,
+                                              "mongodb_topology_id": topology_id})

@@ -43,6 +43,9 @@ def check_srv_target(srv_host, target, validator=None):
 
 
 def parse_txt(record):
+    """The options of a TXT record (``key=value`` joined by ``&``); an empty one has none."""
+    if not record:
+        return []
     pairs = []
     for item in record.split("&"):
         key, eq, value = item.partition("=")

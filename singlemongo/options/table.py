@@ -203,7 +203,7 @@ def tag_sets(value):
 def callable_or_none(value):
     """A function (or None)."""
     if value is not None and not callable(value):
-        raise TypeError(f"expected a callable, not {type(value).__name__}")
+        raise TypeError(f"must be a callable, not {type(value).__name__}")
     return value
 
 
@@ -303,7 +303,7 @@ _TABLE = (
     Option("maxAdaptiveRetries", "max_adaptive_retries", NON_NEGATIVE, MAX_ADAPTIVE_RETRIES),
     Option("maxConnecting", "max_connecting", integer(1)),
     Option("maxIdleTimeMS", "max_idle_time_ms", milliseconds),
-    Option("maxPoolSize", "max_pool_size", NON_NEGATIVE),
+    Option("maxPoolSize", "max_pool_size", NON_NEGATIVE, 100),
     Option("maxStalenessSeconds", "max_staleness_seconds", integer(1, allowed=(-1,))),
     Option("minPoolSize", "min_pool_size", NON_NEGATIVE),
     Option("proxyHost", "proxy_host", string),
@@ -370,9 +370,9 @@ _TABLE = (
 OPTIONS = {opt.name: opt for opt in _TABLE}
 # A keyword given as None where the default is not None: what PyMongo's MongoClient makes of
 # it. The two timeouts: "0 or None means no timeout" (0 is no timeout here too); the codec
-# keywords: their default (MongoClient's signature). Any other such None is refused by name.
+# keywords: their default (MongoClient's signature); maxPoolSize: no maximum, as 0. Any other such None is refused by name.
 KEYWORD_NONE = {"connectTimeoutMS": 0, "socketTimeoutMS": 0, "document_class": dict,
-                "tz_aware": False}
+                "tz_aware": False, "maxPoolSize": None}
 
 
 # Options whose keyword PyMongo refuses as None (a TypeError; a ValueError for the second

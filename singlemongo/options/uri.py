@@ -340,6 +340,10 @@ def _check_srv_hosts(hosts, uri, authority):
     if len(hosts) != 1:
         raise errors.InvalidURI(f"a mongodb+srv:// connection string names exactly one host, "
                                 f"not {len(hosts)} ({redact_uri(uri)!r})")
+    if hosts[0].kind in ("ipv4", "ip_literal"):  # PyMongo's words
+        raise errors.InvalidURI(f"Invalid URI host: an IP address is not a valid hostname for "
+                                f"'mongodb+srv://'. Did you mean to use 'mongodb://'? "
+                                f"({redact_uri(uri)!r})")
     if hosts[0].kind == "unix" or ":" in authority:
         raise errors.InvalidURI(
             f"a mongodb+srv:// host must not include a port ({redact_uri(uri)!r})")

@@ -373,6 +373,15 @@ class ReplicaSet(_Deployment):
         if primary is not None:
             self.servers[primary].role = "primary"
         self._initial = [(server, server.role) for server in self.servers]
+        self.publish_config()
+
+    def publish_config(self):
+        """The set's configuration where a member keeps it, ``local.system.replset`` (what
+        mongosh's rs.printSecondaryReplicationInfo() reads); kept up to date as members
+        come and go."""
+        config = tools.repl_set_get_config(self, None, {}, {})["config"]
+        self.store.collection("local", "system.replset").replace_one(
+            {"_id": self.name}, config, upsert=True)
 
     def reset(self):
         for server in [s for s in self.servers if s not in dict(self._initial)]:
@@ -383,7 +392,9 @@ class ReplicaSet(_Deployment):
                 server.role = role
                 self._bump(server)
         self.members = [server for server, _ in self._initial]
-        return super().reset()
+        super().reset()
+        self.publish_config()
+        return self
 
     @property
     def uri(self):
@@ -417,6 +428,7 @@ class ReplicaSet(_Deployment):
         new = self.members[index]
         new.role = "primary"
         self._bump(*self.members)
+        self.publish_config()
         return new
 
     def add_member(self, role="secondary"):
@@ -425,6 +437,7 @@ class ReplicaSet(_Deployment):
         server.start()
         self.set_version += 1
         self._bump(*self.members)  # every member's hello changed (an awaiting one answers)
+        self.publish_config()
         return server
 
     def remove_member(self, index):
@@ -433,6 +446,7 @@ class ReplicaSet(_Deployment):
         server.role = "ghost"
         self.set_version += 1
         self._bump(server, *self.members)
+        self.publish_config()
         return server
 
     def admin_command(self, server, name, cmd):

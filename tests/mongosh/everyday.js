@@ -35,6 +35,7 @@ const calls = {
   "db.getUsers()": () => db.getUsers().users.length,
   "db.getLogComponents()": () => db.getLogComponents().verbosity,
   "db.printReplicationInfo()": () => { db.printReplicationInfo(); return true; },
+  "rs.printSecondaryReplicationInfo()": () => { rs.printSecondaryReplicationInfo(); return true; },
   "db.serverBuildInfo()": () => db.serverBuildInfo().version,
   "db.getProfilingStatus()": () => db.getProfilingStatus().was,
   "db.t.drop()": () => db.t.drop(),

@@ -18,7 +18,8 @@ EXPECTED = {
     "explain": "object", "db.t.stats()": 1, "db.currentOp()": 1, "db.hostInfo()": "object",
     "connectionStatus": 0, "listCommands": True, "getLog": 0,
     "db.killOp()": "attempting to kill op", "db.getUsers()": 0, "db.getLogComponents()": 0,
-    "db.printReplicationInfo()": True, "db.serverBuildInfo()": "7.0.0",
+    "db.printReplicationInfo()": True, "rs.printSecondaryReplicationInfo()": True,
+    "db.serverBuildInfo()": "7.0.0",
     "db.getProfilingStatus()": 0, "db.t.drop()": True,
 }
 

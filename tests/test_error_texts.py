@@ -1,5 +1,6 @@
-"""PyMongo's "(configured timeouts: ...)" after a timeout's message (issue 56: error texts
-PyMongo's users grep for), the same words as PyMongo's on the same simulated server."""
+"""Error texts PyMongo's users grep for (issue 56): "(configured timeouts: ...)" after a
+timeout's message, the same words as PyMongo's on the same simulated server, and a server
+error's labels in its message."""
 import re
 
 import pymongo
@@ -77,3 +78,17 @@ def test_same_words_as_pymongo(csot):
         ours = _timeout_text(singlemongo, deployment.uri, csot)
         theirs = _timeout_text(pymongo, deployment.uri, csot)
     assert ours == theirs
+
+
+def test_a_server_error_names_its_labels():
+    """Issue 56: PyMongo's str(OperationFailure) shows the reply's errorLabels (its "full
+    error"), and programs look for RetryableError or SystemOverloadedError in it;
+    singlemongo's message left them out."""
+    from singlemongo.reply_errors import error_from_reply
+    error = error_from_reply({"ok": 0, "code": 462, "codeName": "IngressRequestRateLimitExceeded",
+                              "errmsg": "slow down",
+                              "errorLabels": ["RetryableError", "SystemOverloadedError"]},
+                             ("db", 27017))
+    assert "labels RetryableError, SystemOverloadedError" in str(error)
+    assert "labels" not in str(error_from_reply({"ok": 0, "code": 2, "errmsg": "bad"},
+                                                ("db", 27017)))
