@@ -111,8 +111,13 @@ def test_waiting_message_is_logged_once_per_operation(caplog):
     assert failed == []  # debug level is not enabled here
 
 
-def test_documents_are_truncated(caplog, monkeypatch):
-    monkeypatch.setenv("MONGODB_LOG_MAX_DOCUMENT_LENGTH", "50")
+@pytest.mark.parametrize("variable", ["MONGODB_LOG_MAX_DOCUMENT_LENGTH",
+                                      "MONGOB_LOG_MAX_DOCUMENT_LENGTH"])
+def test_documents_are_truncated(caplog, monkeypatch, variable):
+    """The logging spec's variable, and PyMongo's spelling of it (issue 56: programs written
+    for PyMongo set MONGOB_LOG_MAX_DOCUMENT_LENGTH, which was not read)."""
+    monkeypatch.delenv("MONGODB_LOG_MAX_DOCUMENT_LENGTH", raising=False)
+    monkeypatch.setenv(variable, "50")
     caplog.set_level(logging.DEBUG, logger="singlemongo.command")
     with Standalone() as s:
         MongoClient(s.uri, clock=FakeClock()).test.c.insert_one({"x": "y" * 500})

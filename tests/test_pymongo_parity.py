@@ -656,3 +656,39 @@ def test_log_messages_under_pymongo_names_are_pymongos_json(mongo_replica_set):
     assert [(m["message"], sorted(m)) for m in ours] == \
         [(m["message"], sorted(m)) for m in theirs]
     assert list(ours[0])[:2] == ["message", "clientId"]
+
+
+@pytest.mark.parametrize("write", [False, True], ids=["read", "write"])
+def test_a_retry_is_logged_as_pymongo_logs_it(mongo_replica_set, write):
+    """Issue 56: PyMongo logs "Retrying read attempt number 1" (or write) at DEBUG on its
+    command logger when it retries; singlemongo logged nothing of a retry."""
+    import logging
+
+    import pymongo
+
+    import singlemongo
+
+    def retry_messages(driver, logger_name):
+        records = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        logger = logging.getLogger(logger_name)
+        logger.addHandler(handler)
+        old_level = logger.level
+        logger.setLevel(logging.DEBUG)
+        client = driver.MongoClient(mongo_replica_set.uri)
+        try:
+            client.admin.command({"configureFailPoint": "failCommand", "mode": {"times": 1},
+                                  "data": {"failCommands": ["insert" if write else "find"],
+                                           "errorCode": 6}})
+            client.db.c.insert_one({}) if write else client.db.c.find_one()
+        finally:
+            client.close()
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+        return [str(r.msg) for r in records if "Retrying" in str(r.msg)]
+
+    theirs = retry_messages(pymongo, "pymongo.command")
+    ours = retry_messages(singlemongo, "singlemongo.command")
+    assert len(ours) == len(theirs) == 1
+    assert ours[0].startswith(f"Retrying {'write' if write else 'read'} attempt number 1")

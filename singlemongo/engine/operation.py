@@ -388,6 +388,7 @@ class _Run:
             raise self._timeouts(annotate(error, decision.reason, self.state.attempts,
                                           quiet=_beyond_retries(error, self.state.attempts)))
         self.last_error = error
+        self._log_retry()
         if self.step is not None:
             self.command = dict(self.command)
             self.step.before_retry(self.command, error)
@@ -395,6 +396,14 @@ class _Run:
             clock.sleep(decision.backoff_s)
         if decision.deprioritize and self.last_server is not None and self.req.pinned is None:
             self.state.deprioritized.append(self.last_server.address)
+
+    def _log_retry(self):
+        # PyMongo's debug message for a retry (its users' log filters look for it).
+        from ..monitoring import log
+        text = f"Retrying {'read' if self.req.is_read else 'write'} attempt number " \
+               f"{self.state.attempts}"
+        log.emit(log.COMMAND, log.DEBUG, text, self.t.topology_id, message=text,
+                 commandName=next(iter(self.command)), operationId=self.operation_id)
 
     def _timeouts(self, error):
         options = self.t.options

@@ -16,8 +16,12 @@ DEFAULT_MAX_DOCUMENT_LENGTH = 1000
 
 
 def max_document_length():
+    """The logging spec's MONGODB_LOG_MAX_DOCUMENT_LENGTH; PyMongo's spelling of it,
+    MONGOB_LOG_MAX_DOCUMENT_LENGTH, is read too (programs written for PyMongo set that)."""
+    value = os.environ.get("MONGODB_LOG_MAX_DOCUMENT_LENGTH",
+                           os.environ.get("MONGOB_LOG_MAX_DOCUMENT_LENGTH"))
     try:
-        return int(os.environ.get("MONGODB_LOG_MAX_DOCUMENT_LENGTH", DEFAULT_MAX_DOCUMENT_LENGTH))
+        return int(value) if value is not None else DEFAULT_MAX_DOCUMENT_LENGTH
     except ValueError:
         return DEFAULT_MAX_DOCUMENT_LENGTH
 
