@@ -10,6 +10,7 @@ import sys
 
 import dns.exception
 import dns.resolver
+import dns.name
 import pytest
 
 from singlemongo import MongoClient, errors
@@ -37,7 +38,7 @@ class FakeDns:
             raise dns.exception.Timeout()
         self.clock.advance(took)
         if rdtype == "SRV":
-            return [_Answer(target="db1.example.com.", port=27017)]
+            return [_Answer(target=dns.name.from_text("db1.example.com."), port=27017)]
         return [_Answer(strings=[self.txt[0]])]
 
 
@@ -100,11 +101,12 @@ def test_the_cli_exits_3_for_a_txt_record_that_is_not_utf8(tmp_path):
     """docs/cli.md's table: DNS is configuration, exit 3 (it said "internal error", 1)."""
     script = tmp_path / "run.py"
     script.write_text(
-        "import sys, dns.resolver\n"
+        "import sys, dns.name, dns.resolver\n"
         "class A:\n"
         "    def __init__(self, **k): self.__dict__.update(k)\n"
         "def resolve(name, rdtype, lifetime=None):\n"
-        "    if rdtype == 'SRV': return [A(target='db1.example.com.', port=27017)]\n"
+        "    if rdtype == 'SRV':\n"
+        "        return [A(target=dns.name.from_text('db1.example.com.'), port=27017)]\n"
         "    return [A(strings=[b'authSource=\\xff'])]\n"
         "dns.resolver.resolve = resolve\n"
         "from singlemongo.cli import main\n"

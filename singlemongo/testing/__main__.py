@@ -120,7 +120,7 @@ def main(argv=None) -> int:
         args = parser().parse_args(argv)
         deployment = build(args)
     except SystemExit as exc:  # bad arguments (2, one line said why), or --help (0)
-        return exc.code
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         deployment.start()
     except OSError as exc:
