@@ -296,7 +296,9 @@ class Cursor(_ServerCursor[_DocumentType]):
             if self._limit < 0:
                 cmd["singleBatch"] = True
         if self._batch_size:  # one more than the limit spares a killCursors
-            cmd["batchSize"] = self._batch_size + (self._limit == self._batch_size)
+            # As given otherwise, as PyMongo sends it (batch_size(True) is sent as true).
+            cmd["batchSize"] = self._batch_size + 1 if self._limit == self._batch_size \
+                else self._batch_size
         read_concern = self._collection._read_concern_document()
         if read_concern is not None:
             cmd["readConcern"] = read_concern

@@ -692,3 +692,24 @@ def test_a_retry_is_logged_as_pymongo_logs_it(mongo_replica_set, write):
     ours = retry_messages(singlemongo, "singlemongo.command")
     assert len(ours) == len(theirs) == 1
     assert ours[0].startswith(f"Retrying {'write' if write else 'read'} attempt number 1")
+
+
+def test_batch_size_true_is_sent_as_pymongo_sends_it(mongo_replica_set):
+    """Found by the FerretDB tier's differential property: ``find().batch_size(True)`` sent
+    batchSize 1 with the find and true with the getMore; PyMongo sends true (the value as
+    given; only a batch size equal to the limit is raised by one)."""
+    import pymongo
+
+    from singlemongo import MongoClient
+
+    def call(client):
+        client.db.c.delete_many({})
+        client.db.c.insert_many([{} for _ in range(3)])
+        list(client.db.c.find().batch_size(True))
+        list(client.db.c.find().limit(2).batch_size(2))
+
+    sent = [[body.get("batchSize") for name, body in
+             _commands_of(cls, mongo_replica_set.uri, call) if name in ("find", "getMore")]
+            for cls in (MongoClient, pymongo.MongoClient)]
+    assert sent[0] == sent[1]
+    assert sent[0][0] is True
