@@ -11,6 +11,7 @@ import heapq
 import itertools
 import selectors
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -47,6 +48,10 @@ class _Conn:
         # An exhaust getMore streaming: (the last reply's requestId, the getMore command,
         # compressor); the next reply goes out when the socket is writable.
         self.stream = None
+        self.handshaking = False  # TLS: the handshake is still under way
+        # Reply bytes the socket has not taken yet (a client that does not read): until they
+        # are gone the connection is only written to, and nothing more of it is read.
+        self.outgoing = bytearray()
 
 
 class SimServer:
@@ -212,7 +217,9 @@ class SimServer:
                         self._accept(sel)
                     elif key.data != "wake":
                         try:
-                            if events & selectors.EVENT_WRITE and key.data.stream:
+                            if events & selectors.EVENT_WRITE and key.data.outgoing:
+                                self._flush(sel, key.data)
+                            elif events & selectors.EVENT_WRITE and key.data.stream:
                                 streaming.stream_next(self, sel, key.data)
                             if events & selectors.EVENT_READ:
                                 self._readable(sel, key.data)
@@ -233,21 +240,36 @@ class SimServer:
         sock.setblocking(True)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.tls_context is not None:
-            sock.settimeout(5)
+            # The handshake goes on as the client's bytes come (_readable), never holding
+            # the other connections: a client that connects and sends nothing costs nothing.
             try:
-                sock = self.tls_context.wrap_socket(sock, server_side=True)
+                sock = self.tls_context.wrap_socket(sock, server_side=True,
+                                                    do_handshake_on_connect=False)
             except OSError:
                 sock.close()
                 return
-            sock.settimeout(None)
+            sock.setblocking(False)
         self.connections += 1
         self._connection_ids += 1
         conn = _Conn(sock, self._connection_ids)
         conn.state["connection_id"] = self._connection_ids
-        if self.tls_context is not None:  # MONGODB-X509 reads the client's certificate
-            conn.state["peer_certificate"] = sock.getpeercert() or None
+        conn.handshaking = self.tls_context is not None
         self._conns[sock.fileno()] = conn
         sel.register(sock, selectors.EVENT_READ, conn)
+
+    def _tls_handshake(self, sel, conn):
+        """One step of a connection's TLS handshake; True once it is done."""
+        try:
+            conn.sock.do_handshake()
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            return False
+        except OSError:
+            self._close(sel, conn)
+            return False
+        conn.handshaking = False
+        # MONGODB-X509 reads the client's certificate.
+        conn.state["peer_certificate"] = conn.sock.getpeercert() or None
+        return True
 
     def _close(self, sel, conn, reset=False):
         self._conns.pop(conn.sock.fileno(), None)
@@ -263,12 +285,22 @@ class SimServer:
         conn.sock.close()
 
     def _readable(self, sel, conn):
+        if conn.handshaking and not self._tls_handshake(sel, conn):
+            return
+        tls = self.tls_context is not None
         try:
+            if tls:  # a record not yet whole waits for its other half, holding nobody
+                conn.sock.setblocking(False)
             data = conn.sock.recv(1 << 16)
             while getattr(conn.sock, "pending", lambda: 0)():
                 data += conn.sock.recv(1 << 16)
+        except ssl.SSLWantReadError:
+            return
         except OSError:
             data = b""
+        finally:
+            if tls and conn.sock.fileno() >= 0:
+                conn.sock.setblocking(True)  # replies are sent whole
         if not data:
             self._close(sel, conn)
             return
@@ -277,7 +309,7 @@ class SimServer:
 
     def _drain(self, sel, conn):
         """Answer every complete request buffered on ``conn``, in order, until one is deferred."""
-        while len(conn.buffer) >= 16 and not conn.paused:
+        while len(conn.buffer) >= 16 and not conn.paused and not conn.outgoing:
             length, request_id, _, op_code = wire.HEADER.unpack_from(conn.buffer)
             if not 16 <= length <= MAX_MESSAGE_SIZE:  # mongod closes it, unread
                 self._close(sel, conn)
@@ -404,11 +436,39 @@ class SimServer:
                     if not self._running:
                         return False
                 return True
-            conn.sock.sendall(data)
+            self._send(sel, conn, data)
         except OSError:
             self._close(sel, conn)
             return False
         return True
+
+    def _send(self, sel, conn, data):
+        """Send what the socket takes now; the rest goes out as the client reads (_flush),
+        so a client that stops reading holds itself only, never the server's one thread."""
+        if not conn.outgoing:
+            data = memoryview(data)[self._send_some(conn, data):]
+        if len(data):
+            conn.outgoing += data
+            sel.modify(conn.sock, selectors.EVENT_WRITE, conn)
+
+    @staticmethod
+    def _send_some(conn, data):
+        conn.sock.setblocking(False)
+        try:
+            return conn.sock.send(data)
+        except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+            return 0
+        finally:
+            conn.sock.setblocking(True)
+
+    def _flush(self, sel, conn):
+        """The socket can take more of the held-back reply bytes; once all are gone the
+        connection is read again (and an exhaust stream goes on)."""
+        del conn.outgoing[:self._send_some(conn, conn.outgoing)]
+        if not conn.outgoing:
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.stream else 0)
+            sel.modify(conn.sock, events, conn)
+            self._drain(sel, conn)
 
     def _run(self, name, cmd, conn):
         if name == "configureFailPoint":

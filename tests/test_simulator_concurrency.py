@@ -1,0 +1,118 @@
+"""The simulated server under clients that stall (issue 57): a TLS client that connects and
+sends nothing, or half a TLS record, held every other client (the handshake and the read
+blocked the server's one thread). PyMongo is the other client, on the same server."""
+import socket
+import ssl
+import time
+
+import pymongo
+import pytest
+
+from singlemongo.testing import Standalone
+
+from .conftest import server_context
+
+
+def _ping_seconds(deployment, certs):
+    client = pymongo.MongoClient(deployment.uri.replace("tlsInsecure=true", "") +
+                                 f"tlsCAFile={certs / 'ca.pem'}",
+                                 serverSelectionTimeoutMS=3000, connectTimeoutMS=3000)
+    try:
+        start = time.monotonic()
+        client.admin.command("ping")
+        return time.monotonic() - start
+    finally:
+        client.close()
+
+
+def test_idle_tcp_connections_do_not_hold_a_tls_server(certs):
+    """Three TCP connections that never start their TLS handshake: another client's ping
+    is answered at once (it waited 5 s per idle connection)."""
+    with Standalone(tls_context=server_context(certs)) as deployment:
+        idle = [socket.create_connection(deployment.servers[0].address) for _ in range(3)]
+        try:
+            time.sleep(0.2)  # the server has accepted them
+            assert _ping_seconds(deployment, certs) < 1.5
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def _half_a_record(address, certs):
+    """A TLS connection whose handshake is done and whose next record is half sent."""
+    context = ssl.create_default_context(cafile=str(certs / "ca.pem"))
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    sock = socket.create_connection(address, timeout=5)
+    while True:
+        try:
+            tls.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            sock.sendall(outgoing.read())
+            incoming.write(sock.recv(65536))
+    sock.sendall(outgoing.read())
+    tls.write(b"\x00" * 64)  # any bytes: only half their record is sent
+    record = outgoing.read()
+    sock.sendall(record[:len(record) // 2])
+    return sock
+
+
+def test_half_a_tls_record_does_not_hold_the_server(certs):
+    """A client that sends half a TLS record and stops: another client's ping is answered
+    at once (the server's read waited for the other half)."""
+    with Standalone(tls_context=server_context(certs)) as deployment:
+        stalled = _half_a_record(deployment.servers[0].address, certs)
+        try:
+            time.sleep(0.2)
+            assert _ping_seconds(deployment, certs) < 1.5
+        finally:
+            stalled.close()
+
+
+@pytest.mark.parametrize("stalls", [0, 1])
+def test_a_tls_client_is_served_after_its_handshake(certs, stalls):
+    """The handshake done step by step still serves the client that made it, an idle
+    neighbour or not."""
+    with Standalone(tls_context=server_context(certs)) as deployment:
+        idle = [socket.create_connection(deployment.servers[0].address) for _ in range(stalls)]
+        try:
+            for _ in range(3):
+                assert _ping_seconds(deployment, certs) < 1.5
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def _op_msg(request_id, command):
+    import struct
+
+    import bson
+    body = struct.pack("<I", 0) + b"\x00" + bson.encode(command)
+    return struct.pack("<iiii", 16 + len(body), request_id, 0, 2013) + body
+
+
+def test_a_client_that_never_reads_its_replies_holds_only_itself():
+    """Issue 57: a client that sends commands and never reads the replies (tens of MB of
+    them) held the server's one thread in a send, and other clients' pings got no answer.
+    Now the replies wait for that client, and the others are served at once."""
+    with Standalone() as deployment:
+        client = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000)
+        client.db.big.insert_one({"_id": 1, "s": "x" * 1_000_000})
+        stalled = socket.create_connection(deployment.servers[0].address)
+        try:
+            stalled.sendall(b"".join(_op_msg(n, {"find": "big", "$db": "db"})
+                                     for n in range(1, 61)))
+            time.sleep(0.5)  # the server has answered into a full socket
+            start = time.monotonic()
+            client.admin.command("ping")
+            assert time.monotonic() - start < 1.5
+            stalled.settimeout(10)  # and the stalled client still gets every reply
+            received = 0
+            while received < 60 * 1_000_000:
+                chunk = stalled.recv(1 << 20)
+                assert chunk, "the stalled client's connection was closed"
+                received += len(chunk)
+        finally:
+            stalled.close()
+            client.close()
