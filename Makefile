@@ -69,18 +69,20 @@ ferretdb: $(FERRETDB)
 test-ferretdb: $(STAMP) $(FERRETDB)
 	SINGLEMONGO_FERRETDB_TIER=1 $(PY) -m pytest -q -p no:cacheprovider tests/ferretdb
 
-# mongosh (MongoDB's shell, on the official Node.js driver), from npm into .mongosh/
+# mongosh (MongoDB's shell) and the official Node.js driver, from npm into .mongosh/
 # (git-ignored, kept between runs).
 MONGOSH_VERSION := 2.12.0
+NODE_DRIVER_VERSION := 7.9.1
 MONGOSH := .mongosh/node_modules/.bin/mongosh
 
 $(MONGOSH):
 	@command -v npm > /dev/null || { echo "make: npm is needed to install mongosh $(MONGOSH_VERSION)"; exit 1; }
 	mkdir -p .mongosh
-	npm install --prefix .mongosh --no-audit --no-fund --loglevel=error mongosh@$(MONGOSH_VERSION)
+	npm install --prefix .mongosh --no-audit --no-fund --loglevel=error mongosh@$(MONGOSH_VERSION) \
+		mongodb@$(NODE_DRIVER_VERSION)
 
-# The mongosh tier (tests/mongosh), run by .ci/run: mongosh's everyday calls against
-# `singlemongo serve`. `make test` skips it and says why.
+# The mongosh tier (tests/mongosh), run by .ci/run: mongosh's everyday calls and the Node.js
+# driver's against `singlemongo serve`. `make test` skips it and says why.
 test-mongosh: $(STAMP) $(MONGOSH)
 	SINGLEMONGO_MONGOSH_TIER=1 $(PY) -m pytest -q -p no:cacheprovider tests/mongosh
 

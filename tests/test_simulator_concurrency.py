@@ -116,3 +116,39 @@ def test_a_client_that_never_reads_its_replies_holds_only_itself():
         finally:
             stalled.close()
             client.close()
+
+
+def test_three_hostile_clients_at_once_hold_nobody_else(certs):
+    """Issue 57's case whole, on a TLS server: one client connects and stalls before its
+    handshake, one sends half a TLS record, one sends 60 finds of 1 MB and never reads;
+    meanwhile another client's pings are each answered within a second, and the reader that
+    stopped still gets every reply when it reads again."""
+    with Standalone(tls_context=server_context(certs)) as deployment:
+        address = deployment.servers[0].address
+        client = pymongo.MongoClient(deployment.uri.replace("tlsInsecure=true", "") +
+                                     f"tlsCAFile={certs / 'ca.pem'}",
+                                     serverSelectionTimeoutMS=3000)
+        client.db.big.insert_one({"_id": 1, "s": "x" * 1_000_000})
+        stalled = socket.create_connection(address)
+        half = _half_a_record(address, certs)
+        context = ssl.create_default_context(cafile=str(certs / "ca.pem"))
+        reader = context.wrap_socket(socket.create_connection(address),
+                                     server_hostname="127.0.0.1")
+        try:
+            reader.sendall(b"".join(_op_msg(n, {"find": "big", "$db": "db"})
+                                    for n in range(1, 61)))
+            time.sleep(0.5)
+            for _ in range(5):
+                start = time.monotonic()
+                client.admin.command("ping")
+                assert time.monotonic() - start < 1.0
+            reader.settimeout(10)
+            received = 0
+            while received < 60 * 1_000_000:
+                chunk = reader.recv(1 << 20)
+                assert chunk, "the reader's connection was closed"
+                received += len(chunk)
+        finally:
+            for sock in (stalled, half, reader):
+                sock.close()
+            client.close()

@@ -1,10 +1,11 @@
-"""mongosh, MongoDB's shell on the official Node.js driver, against ``singlemongo serve``: the
-clients nobody here wrote, as a user points them at the simulator.
+"""mongosh, MongoDB's shell, and the official Node.js driver, against ``singlemongo serve``:
+the clients nobody here wrote, as a user points them at the simulator.
 
 ``make test-mongosh`` installs mongosh from npm into ``.mongosh/`` (git-ignored, kept
 between runs). :class:`Serve` starts ``singlemongo serve`` in a process of its own (loopback,
 free ports) and stops it by its PID; :func:`run_script` runs a mongosh script against it and
-returns what the script printed last, as JSON.
+returns what the script printed last, as JSON; :func:`run_node` does the same for a Node.js
+script on the official driver.
 
 This module imports nothing from singlemongo or PyMongo: it is a process manager.
 """
@@ -19,6 +20,8 @@ import tempfile
 from tools.ferretdb import ROOT, _die_with_parent
 
 VERSION = "2.12.0"
+NODE_DRIVER_VERSION = "7.9.1"  # the official Node.js driver, as mongosh 2.12 carries it
+NODE_MODULES = ROOT / ".mongosh" / "node_modules"
 BINARY = pathlib.Path(os.environ.get("SINGLEMONGO_MONGOSH", ROOT / ".mongosh" / "node_modules" /
                                      ".bin" / "mongosh"))
 START_TIMEOUT_S = 30
@@ -100,3 +103,15 @@ def run_script(uri, script, timeout_s=SCRIPT_TIMEOUT_S):
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"mongosh exited {done.returncode}: {done.stderr.strip()[-2000:]}")
     return json.loads(lines[-1])
+
+
+def run_node(uri, script, timeout_s=SCRIPT_TIMEOUT_S):
+    """Run the Node.js ``script`` (a path; it requires "mongodb", the official driver from
+    ``.mongosh/node_modules``) with ``uri`` as its argument; the JSON of its last line."""
+    done = subprocess.run(["node", str(script), uri], capture_output=True, text=True,
+                          timeout=timeout_s, env={**os.environ, "NODE_PATH": str(NODE_MODULES)})
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"node exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+    return json.loads(lines[-1])
+
