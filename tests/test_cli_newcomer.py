@@ -148,11 +148,23 @@ def test_serve_is_listed_in_the_help(capsys):
     assert "serve a simulated deployment" in capsys.readouterr().out
 
 
-def test_elect_names_the_members_it_has():
-    """Issue 57: ``elect(5)`` on a 3-member set says how many members there are (a bare
-    IndexError before)."""
+@pytest.mark.parametrize("control", ["elect", "remove_member"])
+@pytest.mark.parametrize("index", [5, -4, "1", True])
+def test_member_controls_name_the_members_there_are(control, index):
+    """Issue 57: ``elect(5)`` on a 3-member set raised a bare IndexError (and
+    ``remove_member`` took any index Python's list took); each control says how many members
+    there are, and nothing changes."""
     from singlemongo.testing import ReplicaSet
     with ReplicaSet(3) as rs:
-        with pytest.raises(IndexError, match=r"3 member\(s\), numbered 0 to 2"):
-            rs.elect(5)
-        assert rs.members[0].role == "primary"  # nothing changed
+        with pytest.raises(IndexError, match=rf"{control}\(.*3 member\(s\), numbered 0 to 2"):
+            getattr(rs, control)(index)
+        assert [s.role for s in rs.members] == ["primary", "secondary", "secondary"]
+
+
+def test_add_member_names_the_roles_it_makes():
+    """Issue 57: a role the simulator has no member of is refused, naming the roles."""
+    from singlemongo.testing import ReplicaSet
+    with ReplicaSet(1) as rs:
+        with pytest.raises(ValueError, match="secondary, arbiter, hidden"):
+            rs.add_member("primary-ish")
+        assert len(rs.members) == 1

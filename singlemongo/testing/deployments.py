@@ -30,6 +30,7 @@ READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcur
 NO_AUTH_NEEDED = frozenset({"hello", "ismaster", "ping", "saslstart", "saslcontinue",
                             "endsessions", "buildinfo", "authenticate", "connectionstatus"})
 _ids = itertools.count(1)
+MEMBER_ROLES = ("secondary", "arbiter", "hidden")  # what add_member makes
 
 
 def _oid(n):
@@ -420,9 +421,7 @@ class ReplicaSet(_Deployment):
 
     def elect(self, index):
         """Member ``index`` becomes primary with a new electionId."""
-        if not isinstance(index, int) or not -len(self.members) <= index < len(self.members):
-            raise IndexError(f"elect({index!r}): the replica set has {len(self.members)} "
-                             f"member(s), numbered 0 to {len(self.members) - 1}")
+        self._check_member("elect", index)
         self.step_down()
         self.election_id += 1
         new = self.members[index]
@@ -431,7 +430,18 @@ class ReplicaSet(_Deployment):
         self.publish_config()
         return new
 
+    def _check_member(self, control, index):
+        """IndexError naming the members a control can name, for one it cannot."""
+        if isinstance(index, bool) or not isinstance(index, int) or \
+                not -len(self.members) <= index < len(self.members):
+            raise IndexError(f"{control}({index!r}): the replica set has {len(self.members)} "
+                             f"member(s), numbered 0 to {len(self.members) - 1}")
+
     def add_member(self, role="secondary"):
+        """A new member in ``role`` ("secondary", "arbiter" or "hidden"), started."""
+        if role not in MEMBER_ROLES:
+            raise ValueError(f"add_member(role={role!r}): a new member is one of "
+                             f"{', '.join(MEMBER_ROLES)}")
         server = self._new_server(role=role)
         self.members.append(server)
         server.start()
@@ -442,6 +452,7 @@ class ReplicaSet(_Deployment):
 
     def remove_member(self, index):
         """Reconfigure the member out; it answers as a ghost from then on."""
+        self._check_member("remove_member", index)
         server = self.members.pop(index)
         server.role = "ghost"
         self.set_version += 1
