@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
 .PHONY: test demo bench fuzz clean docs docs-check dist pymongo-suite ferretdb test-ferretdb \
-	test-mongosh
+	test-mongosh pymongo-suite-ferretdb
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,12 @@ ferretdb: $(FERRETDB)
 # FerretDB cannot be built or started; `make test` skips it and says why.
 test-ferretdb: $(STAMP) $(FERRETDB)
 	SINGLEMONGO_FERRETDB_TIER=1 $(PY) -m pytest -q -p no:cacheprovider tests/ferretdb
+
+# The same against FerretDB, a real server (one for each driver, no authentication), in
+# place of the simulated replica set: PyMongo is the control on its own FerretDB. Needs
+# `make ferretdb`'s binary; MODULES="test_collection test_cursor" runs some modules only.
+pymongo-suite-ferretdb: $(STAMP) $(FERRETDB)
+	PYMONGO_SUITE_SERVER=ferretdb $(PY) -m tests.pymongo_suite.compare $(MODULES)
 
 # mongosh (MongoDB's shell) and the official Node.js driver, from npm into .mongosh/
 # (git-ignored, kept between runs).

@@ -134,3 +134,17 @@ def test_passwords_never_logged(caplog):
         client.close()
     text = caplog.text + "".join(str(getattr(r, "mongodb", "")) for r in caplog.records)
     assert "hunter2-secret" not in text
+
+
+@pytest.mark.parametrize("limit", ["20000", "20001", "20002"])
+def test_truncation_never_splits_a_character(caplog, monkeypatch, limit):
+    """The logging spec's truncation, as PyMongo's own test checks it: a command of
+    multi-byte characters cut at the limit ends with a whole character (documents were
+    dumped with \\u escapes, so the cut fell inside one: "\\u75" and "...")."""
+    monkeypatch.setenv("MONGODB_LOG_MAX_DOCUMENT_LENGTH", limit)
+    caplog.set_level(logging.DEBUG, logger="singlemongo.command")
+    with Standalone() as s:
+        MongoClient(s.uri, clock=FakeClock()).test.c.insert_one({"x": "界" * 50_000})
+    started = next(r for r in caplog.records if r.mongodb["message"] == "Command started")
+    command = started.mongodb["command"]
+    assert len(command) == int(limit) + 3 and command[:-3].encode()[-3:].decode() == "界"

@@ -27,8 +27,10 @@ def max_document_length():
 
 
 def document(doc):
+    # Characters as they are, not \u escapes: a cut at the limit falls between two code
+    # points (the logging spec's "Truncation"), never inside an escape.
     from bson import json_util
-    text = json_util.dumps(doc, json_options=json_util.RELAXED_JSON_OPTIONS)
+    text = json_util.dumps(doc, json_options=json_util.RELAXED_JSON_OPTIONS, ensure_ascii=False)
     limit = max_document_length()
     return text if len(text) <= limit else text[:limit] + "..."
 

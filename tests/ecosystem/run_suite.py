@@ -41,7 +41,6 @@ def run_pytest(root, args, plugin, port=PORT, warnings=("ignore",)):
     themselves as localhost), and pytest on ``args`` in ``root`` with ``plugin`` and the
     ``warnings`` filters (-W, the last one first); exits with PORT_BUSY if something else
     listens on the port."""
-    import pytest
     from singlemongo.testing import ReplicaSet
     deployment = ReplicaSet(3, host="localhost")  # as a replica set configured by name
     deployment.servers[0].port = port
@@ -50,16 +49,23 @@ def run_pytest(root, args, plugin, port=PORT, warnings=("ignore",)):
     except OSError:  # something else listens there
         deployment.stop()
         sys.exit(PORT_BUSY)
-    os.chdir(root)
-    sys.path.insert(0, root)
     try:
-        pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:singlemongo",
-                     *(option for w in warnings for option in ("-W", w)),
-                     "--continue-on-collection-errors", "--timeout", "60", "-c",
-                     os.path.join(root, "pytest.ini"), "--rootdir", root, *args],
-                    plugins=[plugin])
+        run_pytest_against(root, args, plugin, warnings)
     finally:
         deployment.stop()
+
+
+def run_pytest_against(root, args, plugin, warnings=("ignore",)):
+    """pytest on ``args`` in ``root`` with ``plugin``, against the server already running
+    where the suite looks for it."""
+    import pytest
+    os.chdir(root)
+    sys.path.insert(0, root)
+    pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:singlemongo",
+                 *(option for w in warnings for option in ("-W", w)),
+                 "--continue-on-collection-errors", "--timeout", "60", "-c",
+                 os.path.join(root, "pytest.ini"), "--rootdir", root, *args],
+                plugins=[plugin])
 
 if __name__ == "__main__":
     main(*sys.argv[1:])

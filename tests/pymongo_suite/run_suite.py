@@ -13,7 +13,7 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # this checkout, for tests.ecosystem
 
-from tests.ecosystem.run_suite import Outcomes, run_pytest  # noqa: E402
+from tests.ecosystem.run_suite import Outcomes, run_pytest, run_pytest_against  # noqa: E402
 
 # Where the suite looks for MongoDB (its own DB_PORT variable), 27017 unless set.
 PORT = int(os.environ.get("DB_PORT", "27017"))
@@ -54,6 +54,8 @@ def main(driver, root, out, *modules):
     if driver == "singlemongo":
         from tests.pymongo_suite import internals
         internals.install(root)
+    if os.environ.get("PYMONGO_SUITE_SERVER") == "ferretdb":
+        import tools.ferretdb  # noqa: F401 before the checkout leaves the path
     sys.path.remove(str(HERE.parent.parent))  # the suite's ``test`` package, not ours
     for name in [n for n in sys.modules if n == "tests" or n.startswith("tests.")]:
         del sys.modules[name]
@@ -61,8 +63,19 @@ def main(driver, root, out, *modules):
     # PyMongo's own configuration makes warnings errors (but those it lists); its test of a
     # deprecation (assertRaises(DeprecationWarning)) relies on that, for the warnings raised
     # from its own frames.
-    run_pytest(root, ["-m", "default or default_async", *(f"test/{m}.py" for m in modules)],
-               plugin, PORT, warnings=("ignore", DEPRECATIONS_ASSERTED))
+    args = ["-m", "default or default_async", *(f"test/{m}.py" for m in modules)]
+    if os.environ.get("PYMONGO_SUITE_SERVER") == "ferretdb":
+        # FerretDB, a real server, started for this driver's run alone (no authentication:
+        # the suite's own users are its business), where the suite looks for MongoDB.
+        from tools.ferretdb import FerretDB  # imported with the checkout on the path
+        server = FerretDB(auth=False).start()
+        os.environ["DB_IP"], os.environ["DB_PORT"] = "127.0.0.1", str(server.address[1])
+        try:
+            run_pytest_against(root, args, plugin, warnings=("ignore", DEPRECATIONS_ASSERTED))
+        finally:
+            server.stop()
+    else:
+        run_pytest(root, args, plugin, PORT, warnings=("ignore", DEPRECATIONS_ASSERTED))
     with open(out, "w") as handle:
         json.dump({"outcomes": plugin.outcomes, "messages": plugin.messages,
                    "durations": plugin.durations}, handle,
