@@ -281,3 +281,11 @@ def test_any_server_first_message_is_answered_or_refused_with_authentication_fai
         conversation.verify_server_final(payload)
     except AuthenticationFailed:
         pass
+
+
+def test_a_hostile_hello_value_is_shown_shortened():
+    """Found by the property above: a hello whose ``primary`` is a list of long strings gave
+    an error of 500 characters (the whole value); a server's value is shown shortened."""
+    sd = ServerDescription.from_hello(A, {"ok": 1, "setName": "rs", "primary": ["x" * 10_000]})
+    assert sd.server_type is ServerType.UNKNOWN
+    assert "primary must be a string" in sd.error and len(sd.error) < 200

@@ -145,6 +145,12 @@ _LIST_FIELDS = ("hosts", "passives", "arbiters")
 MAX_MEMBERS = 50  # MongoDB's limit on replica set members
 
 
+def _shown(value, limit=120):
+    """A server's value in an error, at most ``limit`` characters of its repr: a hostile
+    reply's megabytes never reach a message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
 def _check_types(hello):
     """Reject field types the SDAM rules cannot compare, naming the field."""
     if not isinstance(hello, dict):
@@ -152,15 +158,15 @@ def _check_types(hello):
     for name in _INT_FIELDS:
         value = hello.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"{name} must be an integer, not {value!r}")
+            raise TypeError(f"{name} must be an integer, not {_shown(value)}")
     for name in _LIMIT_FIELDS:
         value = hello.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value <= 0):
-            raise TypeError(f"{name} must be a positive integer, not {value!r}")
+            raise TypeError(f"{name} must be a positive integer, not {_shown(value)}")
     for name in _STR_FIELDS:
         if hello.get(name) is not None and not isinstance(hello[name], str):
-            raise TypeError(f"{name} must be a string, not {hello[name]!r}")
+            raise TypeError(f"{name} must be a string, not {_shown(hello[name])}")
     for name in _LIST_FIELDS:
         value = hello.get(name)
         if value is not None and (not isinstance(value, list) or not _all_strings(value)):
