@@ -151,6 +151,7 @@ def _shown(value, limit=120):
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
+
 def _check_types(hello):
     """Reject field types the SDAM rules cannot compare, naming the field."""
     if not isinstance(hello, dict):
