@@ -17,8 +17,9 @@ $(STAMP): setup.cfg pyproject.toml
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
-# 5,000 examples per property (1,000 per differential one, PyMongo against singlemongo), and a
-# one-minute soak (signals, resets, hangs).
+# 5,000 examples per property (1,000 per differential one, PyMongo against singlemongo), new
+# ones each run (make test and the tiers draw the same ones every run), and a one-minute soak
+# (signals, resets, hangs).
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz SINGLEMONGO_SOAK_SECONDS=60 $(PY) -m pytest -q -p no:timeout \
 		tests/test_properties.py tests/test_differential.py tests/test_differential_commands.py \

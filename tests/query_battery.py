@@ -95,6 +95,8 @@ QUERY = [
          find_ids({"items": {"$elemMatch": {"q": {"$gte": 2}, "r": "y"}}}), [1, 2]),
     Case("dotted path through an array of documents", ITEMS, find_ids({"items.q": {"$gt": 4}}), [1]),
     Case("array index in a path", ITEMS, find_ids({"items.0.q": 1}), [1]),
+    Case("$not $eq on a path through an array matches no element", ITEMS,
+         find_ids({"items.q": {"$not": {"$eq": 1}}}), [2, 3]),
     Case("$size 0", ITEMS, find_ids({"items": {"$size": 0}}), [3]),
     # $type, $exists and null ("Query for Null or Missing Fields", $type).
     Case("$type string (matches arrays holding one)", TYPES, find_ids({"v": {"$type": "string"}}),

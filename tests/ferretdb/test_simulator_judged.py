@@ -40,6 +40,7 @@ FERRETDB_DEPARTS = {
                                        "$not with a regex matches missing",
                                        "regex matches array elements")},
     "$elemMatch on scalars": ARRAY_ELEMENTS,
+    "$not $eq on a path through an array matches no element": ARRAY_ELEMENTS,
     **{name: NOT_IMPLEMENTED for name in (
         "$elemMatch on documents", "$expr compares fields", "$slice projection",
         "$elemMatch projection", "$push with $each, $sort and $slice", "$pull with a condition",
@@ -114,8 +115,9 @@ TYPES = st.sampled_from(["number", "string", "array", "object", "null", "bool", 
 
 
 def _conditions(array_field):
-    """A field's condition. On a field that reaches an array, not $ne, $nin or $mod: FerretDB
-    does not apply them to each element (ARRAY_ELEMENTS)."""
+    """A field's condition. On a field that reaches an array, not $ne, $nin, $mod or $not:
+    FerretDB does not apply them to each element (ARRAY_ELEMENTS; found for $not by this
+    property: {"c.e": {"$not": {"$eq": 1}}} matched a document whose c holds e: 1)."""
     common = [VALUES, st.builds(lambda op, v: {op: v}, COMPARISONS, VALUES),
               st.lists(VALUES, min_size=1, max_size=3).map(lambda v: {"$in": v}),
               st.booleans().map(lambda v: {"$exists": v}), TYPES.map(lambda t: {"$type": t}),
@@ -123,10 +125,10 @@ def _conditions(array_field):
               st.lists(st.sampled_from([1, 2, 3, "a"]), min_size=1, max_size=2,
                        unique=True).map(lambda v: {"$all": v}),
               st.builds(lambda p, o: {"$regex": p, "$options": o},
-                        st.sampled_from(["^x", "X", "y$"]), st.sampled_from(["", "i"])),
-              st.builds(lambda op, v: {"$not": {op: v}}, COMPARISONS, VALUES)]
+                        st.sampled_from(["^x", "X", "y$"]), st.sampled_from(["", "i"]))]
     if not array_field:
-        common += [VALUES.map(lambda v: {"$ne": v}),
+        common += [st.builds(lambda op, v: {"$not": {op: v}}, COMPARISONS, VALUES),
+                   VALUES.map(lambda v: {"$ne": v}),
                    st.lists(VALUES, min_size=1, max_size=2).map(lambda v: {"$nin": v}),
                    st.sampled_from([0, 1]).map(lambda r: {"$mod": [2, r]})]
     return st.one_of(common)
