@@ -616,7 +616,7 @@ def test_parse_uri_resolves_srv_as_pymongo(host, target, kwargs):
         assert [tuple(node) for node in ours] == [tuple(node) for node in theirs]
 
 
-def test_log_messages_under_pymongo_names_are_pymongos_json(mongo_replica_set):
+def test_log_messages_under_pymongo_names_are_pymongos_json(mongo_replica_set, caplog):
     """Issue 56: under install_as_pymongo() a log record's message is PyMongo's: one JSON
     document ("message" first, then "clientId", then the spec's fields), which PyMongo's
     own tests and programs parse with json_util.loads; it was the spec's unstructured
@@ -629,23 +629,15 @@ def test_log_messages_under_pymongo_names_are_pymongos_json(mongo_replica_set):
     import singlemongo
     from singlemongo.monitoring import use_pymongo_logger_names
 
+    caplog.set_level(logging.DEBUG, logger="pymongo.command")
+
     def command_messages(driver):
-        records = []
-        handler = logging.Handler()
-        handler.emit = records.append
-        logger = logging.getLogger("pymongo.command")
-        logger.addHandler(handler)
-        old_level = logger.level
-        logger.setLevel(logging.DEBUG)
-        try:
-            client = driver.MongoClient(mongo_replica_set.uri)
-            client.db.c.insert_one({"a": 1})
-            client.close()
-        finally:
-            logger.removeHandler(handler)
-            logger.setLevel(old_level)
-        return [json_util.loads(r.getMessage()) for r in records
-                if "insert" in r.getMessage()]
+        caplog.clear()
+        client = driver.MongoClient(mongo_replica_set.uri)
+        client.db.c.insert_one({"a": 1})
+        client.close()
+        return [json_util.loads(r.getMessage()) for r in caplog.records
+                if r.name == "pymongo.command" and "insert" in r.getMessage()]
 
     theirs = command_messages(pymongo)
     use_pymongo_logger_names(True)
@@ -659,7 +651,7 @@ def test_log_messages_under_pymongo_names_are_pymongos_json(mongo_replica_set):
 
 
 @pytest.mark.parametrize("write", [False, True], ids=["read", "write"])
-def test_a_retry_is_logged_as_pymongo_logs_it(mongo_replica_set, write):
+def test_a_retry_is_logged_as_pymongo_logs_it(mongo_replica_set, write, caplog):
     """Issue 56: PyMongo logs "Retrying read attempt number 1" (or write) at DEBUG on its
     command logger when it retries; singlemongo logged nothing of a retry."""
     import logging
@@ -669,13 +661,8 @@ def test_a_retry_is_logged_as_pymongo_logs_it(mongo_replica_set, write):
     import singlemongo
 
     def retry_messages(driver, logger_name):
-        records = []
-        handler = logging.Handler()
-        handler.emit = records.append
-        logger = logging.getLogger(logger_name)
-        logger.addHandler(handler)
-        old_level = logger.level
-        logger.setLevel(logging.DEBUG)
+        caplog.set_level(logging.DEBUG, logger=logger_name)
+        caplog.clear()
         client = driver.MongoClient(mongo_replica_set.uri)
         try:
             client.admin.command({"configureFailPoint": "failCommand", "mode": {"times": 1},
@@ -684,9 +671,8 @@ def test_a_retry_is_logged_as_pymongo_logs_it(mongo_replica_set, write):
             client.db.c.insert_one({}) if write else client.db.c.find_one()
         finally:
             client.close()
-            logger.removeHandler(handler)
-            logger.setLevel(old_level)
-        return [str(r.msg) for r in records if "Retrying" in str(r.msg)]
+        return [str(r.msg) for r in caplog.records
+                if r.name == logger_name and "Retrying" in str(r.msg)]
 
     theirs = retry_messages(pymongo, "pymongo.command")
     ours = retry_messages(singlemongo, "singlemongo.command")

@@ -13,10 +13,25 @@ from singlemongo.testing import Standalone
 from .conftest import server_context
 
 
+def _tls_client(deployment, certs):
+    """PyMongo trusting the test CA, for the TLS deployment."""
+    return pymongo.MongoClient(deployment.uri.replace("tlsInsecure=true", "") +
+                               f"tlsCAFile={certs / 'ca.pem'}",
+                               serverSelectionTimeoutMS=3000, connectTimeoutMS=3000)
+
+
+def _read_all(sock, size):
+    """Read ``size`` bytes of replies; the connection must stay open for all of them."""
+    sock.settimeout(10)
+    received = 0
+    while received < size:
+        chunk = sock.recv(1 << 20)
+        assert chunk, "the connection of the client that stopped reading was closed"
+        received += len(chunk)
+
+
 def _ping_seconds(deployment, certs):
-    client = pymongo.MongoClient(deployment.uri.replace("tlsInsecure=true", "") +
-                                 f"tlsCAFile={certs / 'ca.pem'}",
-                                 serverSelectionTimeoutMS=3000, connectTimeoutMS=3000)
+    client = _tls_client(deployment, certs)
     try:
         start = time.monotonic()
         client.admin.command("ping")
@@ -107,12 +122,7 @@ def test_a_client_that_never_reads_its_replies_holds_only_itself():
             start = time.monotonic()
             client.admin.command("ping")
             assert time.monotonic() - start < 1.5
-            stalled.settimeout(10)  # and the stalled client still gets every reply
-            received = 0
-            while received < 60 * 1_000_000:
-                chunk = stalled.recv(1 << 20)
-                assert chunk, "the stalled client's connection was closed"
-                received += len(chunk)
+            _read_all(stalled, 60 * 1_000_000)  # and it still gets every reply
         finally:
             stalled.close()
             client.close()
@@ -125,9 +135,7 @@ def test_three_hostile_clients_at_once_hold_nobody_else(certs):
     stopped still gets every reply when it reads again."""
     with Standalone(tls_context=server_context(certs)) as deployment:
         address = deployment.servers[0].address
-        client = pymongo.MongoClient(deployment.uri.replace("tlsInsecure=true", "") +
-                                     f"tlsCAFile={certs / 'ca.pem'}",
-                                     serverSelectionTimeoutMS=3000)
+        client = _tls_client(deployment, certs)
         client.db.big.insert_one({"_id": 1, "s": "x" * 1_000_000})
         stalled = socket.create_connection(address)
         half = _half_a_record(address, certs)
@@ -142,12 +150,7 @@ def test_three_hostile_clients_at_once_hold_nobody_else(certs):
                 start = time.monotonic()
                 client.admin.command("ping")
                 assert time.monotonic() - start < 1.0
-            reader.settimeout(10)
-            received = 0
-            while received < 60 * 1_000_000:
-                chunk = reader.recv(1 << 20)
-                assert chunk, "the reader's connection was closed"
-                received += len(chunk)
+            _read_all(reader, 60 * 1_000_000)
         finally:
             for sock in (stalled, half, reader):
                 sock.close()

@@ -196,6 +196,7 @@ def test_a_cursor_hands_out_each_document_once(db, monkeypatch):
 
 
 @pytest.mark.parametrize("typo, meant", [("fnd", "find"), ("getmore", "getMore"),
+                                         ("currentop", "currentOp"),
                                          ("insrt", "insert")])
 def test_a_fault_for_a_misspelt_command_is_refused(typo, meant):
     """Issue 57: ``fail("fnd")`` was accepted and never fired (names are case-sensitive, as

@@ -370,7 +370,8 @@ _TABLE = (
 OPTIONS = {opt.name: opt for opt in _TABLE}
 # A keyword given as None where the default is not None: what PyMongo's MongoClient makes of
 # it. The two timeouts: "0 or None means no timeout" (0 is no timeout here too); the codec
-# keywords: their default (MongoClient's signature); maxPoolSize: no maximum, as 0. Any other such None is refused by name.
+# keywords: their default (MongoClient's signature); maxPoolSize: no maximum, as 0. Any other
+# such None is refused by name.
 KEYWORD_NONE = {"connectTimeoutMS": 0, "socketTimeoutMS": 0, "document_class": dict,
                 "tz_aware": False, "maxPoolSize": None}
 

@@ -17,10 +17,21 @@ RETRYABLE_WRITE_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 1
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
 ACTIONS = ("error", "close", "reset", "hang", "block", "run-then-close", "write-concern-error",
            "drip", "raw-reply")
-# What a simulated server answers besides its store's commands (query.store.COMMANDS).
+# What a simulated server answers besides its store's commands and the tools' (served()).
 PROTOCOL_COMMANDS = frozenset({"hello", "isMaster", "ismaster", "ping", "buildInfo",
                                "saslStart", "saslContinue", "authenticate", "endSessions",
                                "configureFailPoint", "replSetStepDown", "replSetFreeze"})
+
+
+def served():
+    """The names of every command a simulated server answers (empty without the testing
+    extra, which the store needs)."""
+    try:
+        from .query.store import COMMANDS
+    except ImportError:
+        return frozenset()
+    from .tools import COMMANDS as TOOLS
+    return PROTOCOL_COMMANDS | set(COMMANDS) | set(TOOLS)
 
 
 def check_command_name(name: str) -> None:
@@ -28,12 +39,8 @@ def check_command_name(name: str) -> None:
     a typo, whose fault would never fire. Other names pass: a test may fail a command the
     simulator does not implement."""
     import difflib
-    try:
-        from .query.store import COMMANDS
-    except ImportError:  # without the testing extra there is no store to compare with
-        return
-    known = PROTOCOL_COMMANDS | set(COMMANDS)
-    if name == "*" or name in known:
+    known = served()
+    if name == "*" or not known or name in known:
         return
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
     if close:

@@ -93,10 +93,8 @@ def host_info(deployment, server, cmd, state):
 
 def list_commands(deployment, server, cmd, state):
     """listCommands: every command the simulated server answers."""
-    from .failpoints import PROTOCOL_COMMANDS
-    from .query.store import COMMANDS as STORE_COMMANDS
-    names = sorted(set(STORE_COMMANDS) | PROTOCOL_COMMANDS | set(COMMANDS) |
-                   set(deployment.commands))
+    from .failpoints import served
+    names = sorted(served() | set(deployment.commands))
     return {"commands": {name: {"help": f"the simulated server's {name}",
                                 "requiresAuth": deployment.requires_auth,
                                 "secondaryOk": True, "adminOnly": False,
