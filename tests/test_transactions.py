@@ -357,3 +357,76 @@ def test_a_forked_child_never_uses_the_parents_session(rs):
     assert os.WEXITSTATUS(status) == 0
     session.end_session()
     client.close()
+
+
+def _abandoned_transaction(rs):
+    """A transaction that wrote {_id: 1} and was never ended (its client still open), and a
+    second client whose transaction writes the same document."""
+    owner, _ = client_for(rs)
+    owner.app.c.insert_one({"_id": 1, "n": 0})
+    abandoned = owner.start_session()
+    abandoned.start_transaction()
+    owner.app.c.update_one({"_id": 1}, {"$inc": {"n": 1}}, session=abandoned)
+    other, _ = client_for(rs)
+    return owner, abandoned, other
+
+
+def _write_in_a_transaction(client):
+    with client.start_session() as session:
+        session.start_transaction()
+        client.app.c.update_one({"_id": 1}, {"$inc": {"n": 10}}, session=session)
+        session.commit_transaction()
+
+
+@pytest.mark.parametrize("kill", ["killAllSessions", "killSessions", "endSessions"])
+def test_killing_sessions_aborts_their_transactions(rs, kill):
+    """Simulator rule (a real server's): killAllSessions, killSessions and endSessions abort
+    the open transactions of the sessions they end, so a test runner's clean-up (PyMongo's unified
+    runner sends killAllSessions before every test) frees the documents an abandoned
+    transaction wrote; before, a later transaction got WriteConflict for ever."""
+    owner, abandoned, other = _abandoned_transaction(rs)
+    with pytest.raises(OperationFailure) as conflict:
+        _write_in_a_transaction(other)
+    assert conflict.value.code == 112
+    argument = [] if kill == "killAllSessions" else [abandoned.session_id]
+    assert other.admin.command(kill, argument)["ok"] == 1
+    _write_in_a_transaction(other)
+    assert other.app.c.find_one({"_id": 1})["n"] == 10
+    with pytest.raises(OperationFailure) as gone:
+        abandoned.commit_transaction()
+    assert gone.value.code == 251
+    owner.close()
+    other.close()
+
+
+def test_kill_sessions_spares_the_others_and_checks_its_argument(rs):
+    """Simulator rule: killSessions aborts only the sessions it names, and refuses an
+    argument that is not an array (TypeMismatch, naming the type)."""
+    owner, abandoned, other = _abandoned_transaction(rs)
+    stranger = other.start_session()
+    assert other.admin.command("killSessions", [stranger.session_id])["ok"] == 1
+    with pytest.raises(OperationFailure) as conflict:
+        _write_in_a_transaction(other)
+    assert conflict.value.code == 112
+    with pytest.raises(OperationFailure) as refused:
+        other.admin.command("killSessions", 5)
+    assert refused.value.code == 14 and "'int'" in str(refused.value)
+    owner.close()
+    other.close()
+
+
+def test_a_transaction_past_its_lifetime_limit_is_aborted(rs, monkeypatch):
+    """Simulator rule (mongod's transactionLifetimeLimitSeconds, 60): a transaction open
+    longer than that no longer holds its documents, and its commit is NoSuchTransaction."""
+    from singlemongo.testing.query import transactions
+    owner, abandoned, other = _abandoned_transaction(rs)
+    started = time.monotonic()
+    monkeypatch.setattr(transactions.time, "monotonic",
+                        lambda: started + transactions.TRANSACTION_LIFETIME_LIMIT + 1)
+    _write_in_a_transaction(other)
+    assert other.app.c.find_one({"_id": 1})["n"] == 10
+    with pytest.raises(OperationFailure) as gone:
+        abandoned.commit_transaction()
+    assert gone.value.code == 251
+    owner.close()
+    other.close()

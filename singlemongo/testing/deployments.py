@@ -215,6 +215,9 @@ class _Deployment:
             return refusal
         if lname == "endsessions":
             self.sessions_ended.extend(cmd.get("endSessions", []))
+            with self.store.lock:  # a real server aborts an ended session's transaction
+                ended = cmd.get("endSessions")
+                self.store.transactions.end(ended if isinstance(ended, list) else [])
             return {"ok": 1}
         handler = self.commands.get(name)
         if handler is not None:

@@ -143,6 +143,7 @@ DIFFERENCES: dict = {
     **dict.fromkeys([f"test/test_{name}" for name in (
         "command_logging.py::TestCommandLoggingNoHeartbeatMessages::",
         "discovery_and_monitoring.py::TestPoolManagement::test_pool_unpause",
+        "discovery_and_monitoring.py::TestHeartbeatStartOrdering::test_heartbeat_start_ordering",
         "discovery_and_monitoring.py::TestUnifiedHelloCommandError::"
         "test_Command_error_on_Monitor_handshake",
         "discovery_and_monitoring.py::TestUnifiedHelloNetworkError::"

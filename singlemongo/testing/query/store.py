@@ -40,7 +40,9 @@ COMMANDS = {**reads.COMMANDS, **writes.COMMANDS, **catalog.COMMANDS,
             **collection_options.COMMANDS, **profiler.COMMANDS, **users.COMMANDS,
             **explain.COMMANDS, **mapreduce.COMMANDS, **admin.COMMANDS,
             "commitTransaction": lambda store, server, cmd: store.transactions.commit(store.txn),
-            "abortTransaction": lambda store, server, cmd: store.transactions.abort(store.txn)}
+            "abortTransaction": lambda store, server, cmd: store.transactions.abort(store.txn),
+            "killSessions": lambda store, server, cmd: _killed(store, cmd["killSessions"]),
+            "killAllSessions": lambda store, server, cmd: _killed(store, None)}
 # Commands that change documents other than by insert or update (unique tables are rebuilt).
 INVALIDATING = frozenset({"delete", "findAndModify", "drop", "dropDatabase", "renameCollection",
                           "createIndexes", "dropIndexes", "create", "aggregate", "collMod"})
@@ -329,6 +331,15 @@ def _over_time(name, cmd, reply, elapsed):
             limit > 0 and elapsed * 1000 > limit and reply.get("ok"):
         return CommandError(50, "operation exceeded time limit").reply()
     return reply
+
+
+def _killed(store, lsids):
+    """killSessions (a list of lsids) and killAllSessions: their transactions are aborted."""
+    if lsids is not None and not isinstance(lsids, list):
+        raise CommandError(14, f"BSON field 'killSessions' is the wrong type "
+                               f"'{type(lsids).__name__}', expected type 'array'")
+    store.transactions.end(lsids)
+    return {"ok": 1}
 
 
 def reply_for(exc):

@@ -9,10 +9,14 @@ writers of the same document conflict as on a real server: the second transactio
 WriteConflict (112, labelled TransientTransactionError) and is aborted. A write outside any
 transaction to a document an open transaction has written goes ahead and aborts that
 transaction (a real server makes the write wait for the transaction; a simulated one,
-serving one command at a time, cannot wait).
+serving one command at a time, cannot wait). As on a real server, a transaction nobody ends
+does not hold its documents for ever: endSessions, killSessions and killAllSessions abort
+the sessions' transactions, and one open longer than transactionLifetimeLimitSeconds (60)
+is aborted when it is next looked at.
 """
 import copy
 import itertools
+import time
 
 from bson.timestamp import Timestamp
 from mongomock_ng import MongoClient
@@ -31,6 +35,8 @@ ENDING = frozenset({"commitTransaction", "abortTransaction"})
 # atClusterTime is SnapshotTooOld, as past a real server's history window).
 SNAPSHOT_READS = frozenset({"find", "aggregate", "distinct", "count"})
 SNAPSHOT_HISTORY = 16
+# mongod's transactionLifetimeLimitSeconds default: its reaper aborts an older transaction.
+TRANSACTION_LIFETIME_LIMIT = 60.0
 WRITE_CONFLICT = ("WriteConflict error: this operation conflicted with another operation. "
                   "Please retry your operation or multi-document transaction.")
 
@@ -73,6 +79,7 @@ class Txn:
         self.view = StoreView(store, MongoClient(_store=snapshot(store.client._store)))
         self.written = {}  # (db, collection) -> the _id keys this transaction wrote
         self.catalog = []  # create / createIndexes commands, replayed at commit
+        self.started = time.monotonic()
 
 
 def _ns(name, cmd):
@@ -138,7 +145,20 @@ class Transactions:
         return reply
 
     def open(self):
+        now = time.monotonic()
+        for txn in self.by_lsid.values():
+            if txn.state == "active" and now - txn.started > TRANSACTION_LIFETIME_LIMIT:
+                txn.state = "aborted"  # the server's transaction reaper
         return [t for t in self.by_lsid.values() if t.state == "active"]
+
+    def end(self, lsids=None):
+        """endSessions / killSessions (``lsids``) or killAllSessions (None): the sessions'
+        open transactions are aborted, and hold no document any more."""
+        keys = None if lsids is None else {
+            bytes(lsid["id"]) for lsid in lsids if isinstance(lsid, dict) and "id" in lsid}
+        for key, txn in self.by_lsid.items():
+            if (keys is None or key in keys) and txn.state == "active":
+                txn.state = "aborted"
 
     # ----- routing a command ---------------------------------------------------------------
 
