@@ -9,13 +9,18 @@ import pytest
 from singlemongo.testing import Standalone
 
 # A plain one-off find_one on a standalone: package __init__s included (32, issue 20's goal;
-# replies.py since issue 55: a reply is checked before any field of it is used).
+# replies.py since issue 55: a reply is checked before any field of it is used; issue 61 split
+# the engine's topology into its parts, the operation into its request, command builder and
+# retry rules, and moved the selection loop out of the scanner, 40).
 ONE_OFF = {
     "singlemongo", "singlemongo.client", "singlemongo.clock", "singlemongo.collection",
     "singlemongo.collection_reads", "singlemongo.command_cursor", "singlemongo.common",
     "singlemongo.cursor", "singlemongo.database", "singlemongo.engine",
     "singlemongo.engine.check", "singlemongo.engine.checkout", "singlemongo.engine.operation",
     "singlemongo.engine.scanner", "singlemongo.engine.sessions", "singlemongo.engine.topology",
+    "singlemongo.engine.connection_table", "singlemongo.engine.deadlines",
+    "singlemongo.engine.guard", "singlemongo.engine.handshake", "singlemongo.engine.selection_loop",
+    "singlemongo.engine.request", "singlemongo.engine.command_builder", "singlemongo.engine.retry",
     "singlemongo.errors", "singlemongo.monitoring", "singlemongo.options",
     "singlemongo.options.client_options", "singlemongo.options.table", "singlemongo.options.uri",
     "singlemongo.records", "singlemongo.replies", "singlemongo.sdam", "singlemongo.sdam.address",
@@ -27,6 +32,8 @@ ONE_OFF = {
 # (and socket) load when the first client is made.
 ENGINE = {
     "singlemongo.engine.scanner", "singlemongo.engine.topology",
+    "singlemongo.engine.connection_table", "singlemongo.engine.deadlines",
+    "singlemongo.engine.guard", "singlemongo.engine.selection_loop",
     "singlemongo.wire", "singlemongo.wire.connection", "singlemongo.wire.messages",
     "singlemongo.sdam.topology_description",
 }

@@ -121,8 +121,7 @@ def authenticate(topology, conn):
     except BaseException:
         # A client-side refusal (ConfigurationError), an interrupt: the server is fine, but a
         # half-authenticated connection is never used again.
-        if topology.connections.get(conn.address) is conn:
-            topology.connections.pop(conn.address)
+        topology.forget(conn)
         conn.close()
         raise
 
@@ -130,7 +129,7 @@ def authenticate(topology, conn):
 def connection_for(topology, sd, connect_timeout_s=None):
     """The server's connection, opened (and handshaken) if needed; ``connect_timeout_s``
     caps connectTimeoutMS for a new connection."""
-    conn = topology.connections.get(sd.address)
+    conn = topology._connections.get(sd.address)
     if conn is not None and not conn.closed and (not conn.more_to_come or conn.settle_stream()):
         return conn
     if topology.description.topology_type is TopologyType.LOAD_BALANCED:
@@ -143,14 +142,14 @@ def connection_for(topology, sd, connect_timeout_s=None):
         if reply.get("serviceId") is None:
             conn.close()
             raise ConfigurationError(LB_NO_SERVICE_ID)
-        topology.connections[sd.address] = conn
+        topology.hold(sd.address, conn)
         return conn
     if sd.address not in topology.verified:
         # Selected from a topology cache: this handshake is the first check of the server.
         checked = topology.check_server(sd.address)
-        conn = topology.connections.get(sd.address)
+        conn = topology._connections.get(sd.address)
         if conn is None or checked.server_type is not sd.server_type:
-            topology.stale = True  # a surprise: rescan before selecting again
+            topology.mark_stale("the cached server answered otherwise")
             return None
         return conn
     # A connection lost since the last scan: its handshake is a check of the server
@@ -169,13 +168,13 @@ def connection_for(topology, sd, connect_timeout_s=None):
             outcome.error.selected_address = sd.address
             raise outcome.error
         check.failed(topology, sd.address, outcome)
-        topology.stale = True
+        topology.mark_stale("a lost connection's handshake failed")
         return None
     checked = check.check_server(topology, sd.address, outcome)
     if checked is None or checked.server_type is not sd.server_type:
-        topology.stale = True
+        topology.mark_stale("a reconnected server changed type")
         return None
-    return topology.connections.get(sd.address)
+    return topology._connections.get(sd.address)
 
 
 def _label_overload(exc):
@@ -200,12 +199,11 @@ def handshake_failed(topology, conn, exc):
     if topology.description.topology_type is not TopologyType.LOAD_BALANCED:
         topology.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",
                                          last_update_time=topology.clock.monotonic()))
-        topology.stale = True
+        topology.mark_stale("a handshake or authentication failed")
     # The load balancer and SDAM tests' order: Unknown, pool cleared, the connection
     # closed (reason "error"), then the check-out failed.
     topology.clear_pool(conn.address, conn.service_id)
-    if topology.connections.get(conn.address) is conn:
-        topology.connections.pop(conn.address)
+    topology.forget(conn)
     if not conn.closed:
         conn.close_error = str(exc)
     conn.close()
