@@ -82,7 +82,7 @@ class SessionOptions:
 def _timeout_block_in_force() -> bool:
     """Whether the operation has its own timeoutMS: a ``timeout()`` block (an operation's
     timeout overrides the session's, "Validation and Overrides")."""
-    from .engine.deadlines import timeout_block
+    from .engine.guard import timeout_block
     return timeout_block() is not None
 
 

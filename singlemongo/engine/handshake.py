@@ -228,7 +228,7 @@ class Handshake:
         """Open a connection; its handshake reply is returned with the hello's duration. The
         whole handshake shares one deadline (``handshake_deadline``)."""
         from ..wire.connection import open_socket
-        from .deadlines import positive
+        from .guard import positive
         now = self.clock.monotonic
         deadline = self.handshake_deadline(timeout_s)
         command, conversation = self.handshake_document()

@@ -1,5 +1,5 @@
 """Run one command: a selected server (or the connection a cursor is pinned to), the implicit
-session, the command built (command_builder.py), the SDAM decision on errors, and the retry
+session, the command built (request.py), the SDAM decision on errors, and the retry
 loop: one retry for retryable reads and writes and the overload retries of client
 backpressure, as retry.py decides them.
 """
@@ -12,10 +12,9 @@ from ..monitoring import next_operation_id
 from ..sdam.server_description import ServerDescription, TopologyType
 from ..selection import PRIMARY, Criteria
 from .checkout import checkout, checkout_pinned, reauthenticate, reauthentication_required
-from .command_builder import add_max_time, build_command, drop_wtimeout
 from .handshake import api_fields
-from .request import Outcome, retry_kind
-from .retry import MAX_TIMEOUT_RETRIES, RetryState
+from .request import (MAX_TIMEOUT_RETRIES, Outcome, RetryState, add_max_time, build_command,
+                      drop_wtimeout, retry_kind)
 
 # Sharded Transactions, "Mongos Pinning" (and the load balancer's one connection).
 PINNING_TOPOLOGIES = frozenset({TopologyType.SHARDED, TopologyType.LOAD_BALANCED})

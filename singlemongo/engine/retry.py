@@ -2,39 +2,23 @@
 client-side operations timeout, "Retryability"), read as libmongoc's retry loop reads: after
 a failed attempt, ``after_failure`` returns to retry (after its backoff) or raises the error
 saying why retrying stopped. Whether the attempt could be retried at all is the request's
-``retry_kind``, decided once (request.py). Loaded with the engine; the backpressure rules and
-the error tables it applies load at the first failure.
+``retry_kind``, decided once (request.py). Loaded at an operation's first failure, with the
+backpressure rules and the error tables it applies: a one-off that succeeds loads none.
 """
 from __future__ import annotations
 
-from typing import Any
 
 from ..errors import NetworkTimeout, OperationFailure, with_configured_timeouts
-from ..records import dataclass, field
+from .backpressure import (NO_WRITES_PERFORMED, RETRY_COST, SYSTEM_OVERLOADED, annotate, decide,
+                           labels_of)
+from ..reply_errors import from_server, is_retryable
+from .request import MAX_TIMEOUT_RETRIES
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
-# Client-side operations timeout, "Retryability": under timeoutMS (0 included) a retryable read
-# or write is retried until the deadline. This bounds the count where no deadline comes
-# (timeoutMS=0, a frozen clock); PyMongo has no bound.
-MAX_TIMEOUT_RETRIES = 100
-
-
-@dataclass
-class RetryState:
-    """An operation's attempts so far (what client backpressure's ``decide`` reads and
-    updates)."""
-    attempts: int = 0
-    overload_retries: int = 0
-    ordinary_retries: int = 0
-    first_error: Any = None
-    deprioritized: list = field(default_factory=list)
 
 
 def after_failure(run, error, retry_kind, max_wire):
     """Sleep and return to retry, or raise the error saying why retrying stopped."""
-    from .backpressure import (NO_WRITES_PERFORMED, RETRY_COST, SYSTEM_OVERLOADED, annotate,
-                               decide, labels_of)
-    from ..reply_errors import is_retryable
     labels = labels_of(error)
     if run.state.attempts > 1 and SYSTEM_OVERLOADED not in labels:
         run.t.token_bucket.deposit(RETRY_COST)
@@ -100,22 +84,18 @@ def no_retryable_writes(error):
 
 def network(error):
     """Whether ``error`` is the network's, not a server's reply."""
-    from ..reply_errors import from_server
     return not from_server(error)
 
 
 def beyond_retries(error, attempts):
     """A first attempt's server error that no retry of any kind could fix (no label, not a
     retryable code): its message needs no note about retries."""
-    from .backpressure import labels_of
-    from ..reply_errors import from_server, is_retryable
     return attempts == 1 and from_server(error) and not labels_of(error) and not any(
         is_retryable(error, kind, 0) for kind in ("read", "write"))
 
 
 def timed_out(error, deadline, attempts):
     """The timeout error once timeoutMS has expired, exposing the error that preceded it."""
-    from .backpressure import annotate
     if getattr(error, "timeout", False):
         return annotate(error, f"{deadline.what} expired", attempts)
     timeout = NetworkTimeout(f"{deadline.what} expired after {attempts} attempt(s); the last "

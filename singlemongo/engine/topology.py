@@ -1,7 +1,7 @@
 """The engine: owns the topology description and the stale flag, and is made of the parts
 that each own one more piece of state: the connection table (one connection per server and
-each server's generation, connection_table.py), the handshake (handshake.py), the deadlines
-(deadlines.py) and the one-operation guard (guard.py). Every change of the description goes
+each server's generation, checkout.py), the handshake (handshake.py), and the operation's
+admission (guard.py: one at a time, its deadline, the fork check). Every change of the description goes
 through ``apply``, which publishes the SDAM events the change implies.
 
 The face (everything outside ``engine/``) calls only the narrow waist: ``current_deadline``,
@@ -18,10 +18,9 @@ import os
 from ..clock import DEFAULT_CLOCK
 from ..errors import ConfigurationError
 from ..monitoring import CONNECTION, EventBus, logging_enabled
-from . import check
-from .connection_table import ConnectionTable
-from .deadlines import Deadlines
-from .guard import OperationGuard
+from . import scanner
+from .checkout import ConnectionTable
+from .guard import Deadlines, OperationGuard
 from .handshake import Handshake
 from .scanner import Scanner
 from .selection_loop import MIN_INTERVAL_S, scan_due, select_server
@@ -212,8 +211,8 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
             self.events.publish(m.ServerHeartbeatStartedEvent(address))
 
     def check_server(self, address, outcome=None):
-        """One check of one server (see check.py); returns its new description."""
-        return check.check_server(self, address, outcome)
+        """One check of one server (see scanner.py); returns its new description."""
+        return scanner.check_server(self, address, outcome)
 
     def scan(self):
         if not self.options.load_balanced:  # load balancer spec: never monitor

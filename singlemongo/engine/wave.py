@@ -15,7 +15,7 @@ from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolE
 from ..sdam.address import format_address
 from ..wire import messages as wire
 from ..wire.connection import addresses_of, next_request_id, signals_held
-from .check import Outcome
+from .scanner import Outcome
 from .handshake import handshake_command
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
