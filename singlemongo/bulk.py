@@ -306,7 +306,7 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
         first = result["writeErrors"][0] if result["writeErrors"] else {}
         if first.get("code") == 20 and str(first.get("errmsg", "")).startswith(
                 "Transaction numbers"):  # PyMongo's actionable error (MMAPv1, a standalone)
-            from .engine.operation import NO_RETRYABLE_WRITES
+            from .engine.retry import NO_RETRYABLE_WRITES
             raise OperationFailure(NO_RETRYABLE_WRITES, 20, result, address=None)
         raise BulkWriteError(result, _summary(result), address=None)
     return BulkWriteResult(result, True)

@@ -154,11 +154,8 @@ class ChangeStream(Generic[_DocumentType]):
         self._resume_pending = True  # until the aggregate succeeds
         # "Resume Process": the resume's selection may wait serverSelectionTimeoutMS for a
         # primary (an election), as PyMongo's does; trying once would end the stream.
-        waits, self._topology.selection_waits = self._topology.selection_waits, True
-        try:
+        with self._topology.selection_may_wait():
             self._cursor = self._create_cursor()
-        finally:
-            self._topology.selection_waits = waits
         self._resume_pending = False
 
     # ----- PyMongo's API -------------------------------------------------------------------

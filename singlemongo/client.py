@@ -3,7 +3,6 @@ operation scans the deployment inline. Its real properties are never shadowed by
 ``client.address`` is the server's address, ``client.shop`` the database ``shop``."""
 from __future__ import annotations
 
-import os
 import sys
 import weakref
 from types import TracebackType
@@ -18,11 +17,11 @@ from .command_cursor import CommandCursor
 from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg, not_offered,
                      validate_database_name)
 from .database import Database
-from .engine.check import api_fields
-from .engine.operation import Request, execute, flush_kill_queue
-from .engine.sessions import END_SESSIONS_BATCH, register_for_exit, unregister
+from .engine.operation import execute
+from .engine.request import Request
+from .engine.sessions import end_sessions, register_for_exit, unregister
 from . import errors
-from .errors import ConfigurationError, ConnectionFailure, InvalidOperation
+from .errors import ConfigurationError, InvalidOperation
 from .options.client_options import ClientOptions, client_options
 from .options.uri import SecretText, connection_string
 from .sdam.server_description import ServerType, TopologyType
@@ -229,11 +228,7 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
         if not isinstance(driver_info, DriverInfo):
             raise TypeError(f"driver_info must be an instance of DriverInfo, not "
                             f"{type(driver_info)}")
-        # Handshake spec: a duplicate is not appended; an empty field is an unset one.
-        def same(info: Any) -> tuple[Any, ...]:
-            return tuple(field or None for field in info)
-        if same(driver_info) not in {same(d) for d in self._topology.drivers}:
-            self._topology.drivers += (driver_info,)
+        self._topology.append_driver(driver_info)
 
     def __repr__(self) -> str:
         settings = self.__dict__.get("_settings")
@@ -445,32 +440,7 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
 
     def _end_sessions(self) -> None:
         """Send endSessions on a connection already open (never scan or connect to do it)."""
-        ids = self._topology.sessions.drain_ids()
-        topo = self._topology
-        if not ids or topo._description is None:
-            return
-        servers = topo.description.servers
-        conns = [c for a, c in topo.connections.items() if not c.closed and
-                 servers.get(a) is not None and servers[a].is_data_bearing]
-        # PyMongo's choice, primaryPreferred: the primary's connection if it is open.
-        conn = min(conns, key=lambda c: not servers[c.address].is_writable, default=None)
-        if conn is None:
-            return
-        timeout = topo.options.connect_timeout_ms / 1000.0 or None
-        if topo.pool is not None:  # pool events, as every command's (engine/pool.py)
-            topo.pool.check_out_existing(conn, topo.clock)
-        try:
-            # moreToCome: the server ends the sessions without replying, so closing a
-            # one-off client costs no round trip. Monitored as every command.
-            for i in range(0, len(ids), END_SESSIONS_BATCH):
-                topo.events.command(topo.clock, conn, "admin", {
-                    "endSessions": ids[i:i + END_SESSIONS_BATCH], **api_fields(topo.options)},
-                    timeout, unacknowledged=True)
-        except ConnectionFailure:
-            pass
-        finally:
-            if topo.pool is not None:
-                topo.pool.checked_in(conn)
+        end_sessions(self._topology)
 
     def _connect(self) -> None:
         """Open the topology as PyMongo's ``_connect()`` does (resolving mongodb+srv and
@@ -489,15 +459,14 @@ class MongoClient(BaseObject, Watchable, Generic[_DocumentType]):
     def close(self) -> None:
         """End the client's server sessions and close every connection. Idempotent; the
         client cannot be used afterwards (InvalidOperation)."""
-        if self._topology.pid != os.getpid():
-            self._topology.forget_after_fork()  # never end the parent's sessions from a child
+        self._topology.check_fork()  # never end the parent's sessions from a child
         if self._closed:
             return
         self._closed = True
         unregister(self)
         try:
             with self._topology.operation():  # after another thread's operation, if any
-                flush_kill_queue(self._topology)  # cursors dropped since the last operation
+                self._topology.flush_deferred_kills()  # cursors dropped since the last one
                 self._end_sessions()
         except errors.WaitQueueTimeoutError:
             pass  # that thread's operation fails on the closed sockets

@@ -82,7 +82,7 @@ class SessionOptions:
 def _timeout_block_in_force() -> bool:
     """Whether the operation has its own timeoutMS: a ``timeout()`` block (an operation's
     timeout overrides the session's, "Validation and Overrides")."""
-    from .engine.topology import timeout_block
+    from .engine.guard import timeout_block
     return timeout_block() is not None
 
 
@@ -234,7 +234,8 @@ class ClientSession:
             txn.recovery_token = None
 
     def _run_admin(self, cmd: dict[str, Any]) -> None:
-        from .engine.operation import Request, execute
+        from .engine.operation import execute
+        from .engine.request import Request
         from .selection import WRITE, Criteria
         request = Request("admin", cmd, Criteria(WRITE), False, "write", explicit_session=self)
         ms = self._options.default_timeout_ms

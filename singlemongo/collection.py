@@ -13,7 +13,8 @@ from .collection_reads import ReadMethods
 from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                      core_read_preference, deferred_mixin, lazy_attributes, not_callable,
                      validate_collation, validate_collection_name)
-from .engine.operation import Request, execute
+from .engine.operation import execute
+from .engine.request import Request
 from . import errors
 from .replies import check
 from .selection import READ, WRITE, Criteria

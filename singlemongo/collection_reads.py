@@ -11,7 +11,8 @@ from .command_cursor import CommandCursor
 from .common import (Generic, _DocumentType, hint_value, validate_collation,
                      validate_is_document_type)
 from .cursor import Cursor
-from .engine.operation import Request, execute
+from .engine.operation import execute
+from .engine.request import Request
 from .errors import ConfigurationError, OperationFailure
 from .selection import AGGREGATE_WRITE, Criteria
 from .replies import check

@@ -20,7 +20,8 @@ from bson import Int64
 from .clock import Deadline
 from .common import Generic, _DocumentType, lazy_attributes
 from .engine.checkout import checkout_pinned
-from .engine.operation import Outcome, Request, execute, kill_cursor
+from .engine.operation import execute
+from .engine.request import Outcome, Request
 from . import errors
 from .errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError
 from .replies import check
@@ -81,7 +82,7 @@ class _ServerCursor(Generic[_DocumentType]):
         if topology is None:  # a collection of a client of another kind: made, never run
             in_force = None
         else:
-            in_force = deadline or topology.deadline or topology.new_deadline()
+            in_force = deadline or topology.current_deadline()
         self._timeout_s = in_force.seconds if in_force is not None else None
         self._deadline = deadline
 
@@ -244,7 +245,7 @@ class _ServerCursor(Generic[_DocumentType]):
                 f"cursor on {format_address(self._address)}: {self._abandoned}; run the "
                 f"query again, or read an exhaust cursor to its end before other operations "
                 f"on its server", self._address)
-        conn = self._topology.connections.get(self._address)
+        conn = self._topology.cursor_connection(self._address)
         if conn is None or conn.closed:
             self._id = 0
             self._release_session()
@@ -350,7 +351,7 @@ class _ServerCursor(Generic[_DocumentType]):
         if self._forked():
             self._id, self._session = 0, None
             return
-        conn = self._topology.connections.get(self._address)
+        conn = self._topology.cursor_connection(self._address)
         if conn is not None and conn.more_to_come and self._exhaust:
             conn.close()  # a stream cannot be killed (PyMongo's rule): the connection goes
         elif self._id and self._ns is not None and not self._topology.closed and \
@@ -371,7 +372,7 @@ class _ServerCursor(Generic[_DocumentType]):
         # The new connection's handshake is within the same deadline (a ``timeout()`` block
         # bounds it: Ctrl-C on a silent server must not wait connectTimeoutMS).
         with topology.timeout_scope(topology.new_deadline(self._timeout_s)):
-            conn = topology.connections.get(self._address)
+            conn = topology.cursor_connection(self._address)
             if conn is None or conn.closed:
                 if topology.options.load_balanced:
                     return
@@ -379,6 +380,7 @@ class _ServerCursor(Generic[_DocumentType]):
                     conn = checkout_pinned(topology, self._address)[1]
                 except PyMongoError:
                     return
+            from .engine.cursors import kill_cursor
             kill_cursor(topology, conn, *self._ns, self._id, self._session,
                         self._explicit_session)
 
@@ -388,7 +390,7 @@ class _ServerCursor(Generic[_DocumentType]):
         if self._forked():
             return  # the parent's cursor: not the child's to kill
         if self._id and self._ns is not None and self._abandoned is None:
-            self._topology.kill_queue.append((self._address, *self._ns, self._id))
+            self._topology.defer_kill(self._address, *self._ns, self._id)
         self._id = 0
         self._release_session()
 

@@ -86,7 +86,7 @@ def check_max_await(topology: Any, max_await_time_ms: int) -> None:
     client before the server's empty reply arrives. Checked before anything is sent (this
     module is loaded by the first cursor with a max_await_time_ms). Internal."""
     from .errors import ConfigurationError
-    deadline = topology.deadline or topology.new_deadline()
+    deadline = topology.current_deadline()
     if deadline is None or not deadline.seconds:
         return
     timeout_ms = deadline.seconds * 1000.0

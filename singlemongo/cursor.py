@@ -13,7 +13,8 @@ from .command_cursor import BATCH_FIELDS, _ServerCursor
 from .common import (_DocumentType, hint_value, index_document, index_list, lazy_attributes,
                      validate_boolean, validate_collation, validate_is_document_type,
                      validate_is_mapping, validate_non_negative_int)
-from .engine.operation import Request, execute
+from .engine.operation import execute
+from .engine.request import Request
 from .errors import InvalidOperation
 from .sdam.server_description import ServerType
 from .selection import Criteria

@@ -12,7 +12,8 @@ from .command_cursor import BATCH_FIELDS, CommandCursor
 from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                      core_read_preference, not_callable, validate_collation, validate_is_mapping,
                      validate_database_name)
-from .engine.operation import Outcome, Request, execute
+from .engine.operation import execute
+from .engine.request import Outcome, Request
 from . import errors
 from .errors import InvalidOperation, OperationFailure
 from .selection import READ, Criteria, ReadPreference as _Core

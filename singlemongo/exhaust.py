@@ -42,7 +42,7 @@ def abandon(cursor: Any) -> None:
     says why it ended. Before, the rest was drained first: a server streaming without end
     held the next operation up to 5 s and 32 MiB."""
     topology = cursor._topology
-    conn = topology.connections.get(cursor._address)
+    conn = topology.cursor_connection(cursor._address)
     cursor._abandoned = ("its exhaust stream's connection was closed when another operation "
                          "needed the server before the stream ended")
     cursor._release_session(dirty=True)  # the server ends the cursor with the connection

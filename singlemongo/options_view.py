@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from bson.codec_options import CodecOptions
 
-from .engine.check import (DOCKER_ENV_PATH, ENV_VAR_K8S,  # noqa: F401  # PyMongo's names
+from .engine.handshake import (DOCKER_ENV_PATH, ENV_VAR_K8S,  # noqa: F401  # PyMongo's names
                            ORCHESTRATOR_NAME_K8S, RUNTIME_NAME_DOCKER)
 from .read_concern import ReadConcern
 from .write_concern import WriteConcern
@@ -85,7 +85,7 @@ class PoolOptions:
     @property
     def metadata(self) -> dict[str, Any]:
         """The client metadata document of the handshake."""
-        from .engine.check import client_metadata
+        from .engine.handshake import client_metadata
         drivers = self.__topology.drivers if self.__topology is not None else ()
         return dict(client_metadata(self.__options.appname, drivers))
 

@@ -17,7 +17,7 @@ from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation, Op
 from .reply_errors import RETRYABLE_CODES, from_server
 from .read_concern import ReadConcern
 from .engine.backpressure import SYSTEM_OVERLOADED
-from .engine.operation import RETRYABLE_WRITE_ERROR
+from .engine.retry import RETRYABLE_WRITE_ERROR
 from .read_preferences import to_core
 from .write_concern import WriteConcern
 

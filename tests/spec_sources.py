@@ -52,18 +52,25 @@ def pymongo_version():
 
 
 def pymongo_tree():
-    """The cached ``test/`` tree of PyMongo's sdist, fetched when missing (None if it cannot be)."""
+    """The cached ``test/`` tree of PyMongo's sdist, fetched when missing (None if it cannot be).
+    One process fetches it at a time: pytest-xdist's workers collect at once, and a worker
+    that listed a half-extracted tree would collect other tests than its peer."""
+    import fcntl
     name = f"pymongo-{pymongo_version()}"
     tree = CACHE / name / "test"
     marker = CACHE / name / ".complete"
-    if marker.exists() and marker.read_text() == _marker_text():
-        return tree
-    try:
-        archive = _download(name)
-    except Exception as exc:  # no index reachable: say so, the suites that need it then fail
-        print(f"singlemongo: cannot fetch {name} from the package index: {exc}", file=sys.stderr)
-        return None
-    _extract(archive, name)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if marker.exists() and marker.read_text() == _marker_text():
+            return tree
+        try:
+            archive = _download(name)
+        except Exception as exc:  # no index reachable: say so, the suites needing it fail
+            print(f"singlemongo: cannot fetch {name} from the package index: {exc}",
+                  file=sys.stderr)
+            return None
+        _extract(archive, name)
     return tree
 
 

@@ -298,7 +298,7 @@ def test_a_hostile_sasl_reply_is_an_authentication_failure_and_drops_the_socket(
     client = MongoClient(aws_uri(aws_rs, f"{KEY}:{SECRET}@") + "&retryReads=false")
     with pytest.raises(AuthenticationFailed, match="MONGODB-AWS"):
         client.app.c.find_one()
-    conn = client._topology.connections.get(aws_rs.primary.address)
+    conn = client._topology._connections.get(aws_rs.primary.address)
     assert conn is None or conn.closed
     aws_rs.primary.clear_faults()
     assert client.app.c.find_one() is None  # a new connection authenticates

@@ -303,7 +303,7 @@ def test_a_hostile_idp_info_reply_is_an_authentication_failure(rs, issuer, paylo
     client = client_for(rs, username="human@", OIDC_HUMAN_CALLBACK=human)
     with pytest.raises(AuthenticationFailed, match="MONGODB-OIDC"):
         client.app.c.find_one()
-    conn = client._topology.connections.get(rs.primary.address)
+    conn = client._topology._connections.get(rs.primary.address)
     assert conn is None or conn.closed
     assert human.contexts == []
     rs.primary.clear_faults()

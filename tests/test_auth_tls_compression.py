@@ -144,7 +144,7 @@ def test_an_authentication_error_marks_the_server_unknown_and_clears_it(rs, faul
         client.test.c.insert_one({"x": 1})
     sd = client.topology_description.servers[primary.address]
     assert sd.server_type.value == "Unknown" and "authentication failed" in sd.error
-    assert primary.address not in client._topology.connections
+    assert primary.address not in client._topology._connections
     assert client._topology.stale
     client.test.c.insert_one({"x": 2})  # rediscovered, authenticated on a new connection
     client.close()

@@ -40,7 +40,7 @@ def test_each_compressor_is_negotiated_and_used_both_ways(standalone, name):
     assert coll.find_one()["x"] == "y" * 1000
     assert server.compressed_requests == server.compressed_replies == 2
     assert server.command_log[-3]["compression"] == [name]  # the handshake, uncompressed
-    assert client._topology.connections[server.address].compressor == name
+    assert client._topology._connections[server.address].compressor == name
     client.close()
 
 
@@ -51,7 +51,7 @@ def test_the_first_of_the_clients_list_that_the_server_offers_is_used(offered, c
     with Standalone(compressors=offered) as deployment:
         client = MongoClient(deployment.uri, compressors="zstd,snappy,zlib", clock=FakeClock())
         client.admin.command("ping")
-        assert client._topology.connections[deployment.servers[0].address].compressor == chosen
+        assert client._topology._connections[deployment.servers[0].address].compressor == chosen
         client.close()
 
 

@@ -9,7 +9,7 @@ import pytest
 import singlemongo
 from singlemongo import errors
 from singlemongo.clock import FakeClock
-from singlemongo.engine.operation import MAX_TIMEOUT_RETRIES
+from singlemongo.engine.retry import MAX_TIMEOUT_RETRIES
 
 
 def _fail(uri, command, times, code, label):

@@ -188,7 +188,7 @@ def test_removed_member_is_dropped_and_its_connection_closed():
         clock.advance(60)
         client.admin.command("ping")
         assert removed.address not in client.topology_description.servers
-        assert removed.address not in client._topology.connections
+        assert removed.address not in client._topology._connections
 
 
 def test_heartbeat_events_for_each_check():

@@ -154,7 +154,7 @@ def test_cooldown_is_measured_from_the_scan_start(mongo_replica_set):
     clock.advance(4.9)
     for server in rs.servers[:2]:
         server.before_reply = lambda srv, name: clock.advance(0.3) if name in HELLOS else None
-    client._topology.stale = True
+    client._topology.mark_stale("test")
     client.admin.command("ping")  # scan 2 starts at t0 + 4.9 and ends after t0 + 5
     checked = [a for n, a, *_ in client._topology.scanner.history if n == 2]
     assert rs.servers[2].address not in checked

@@ -237,7 +237,7 @@ def test_reconfig_removes_the_server_in_use():
         clock.advance(60)
         client.test.c.find_one(read_preference="secondary")
         assert types(client, rs) == ["RSPrimary", "RSSecondary", "absent"]
-        assert rs.servers[2].address not in client._topology.connections
+        assert rs.servers[2].address not in client._topology._connections
 
 
 @pytest.mark.parametrize("index,field", [(2, {"setName": "other"}),

@@ -140,7 +140,7 @@ def test_a_check_cut_short_by_timeout_ms_leaves_the_server_as_it_was(mongo_repli
     client = MongoClient(mongo_replica_set.uri, timeoutMS=300, heartbeatFrequencyMS=500)
     client.test.c.find_one()
     secondary.fail("hello", commands=("hello", "isMaster"), action="hang", times=None)
-    client._topology.stale = True
+    client._topology.mark_stale("test")
     client._topology.last_scan_end -= 1.0  # the next scan is due (minHeartbeatFrequencyMS)
     with pytest.raises(errors.SingleMongoError) as info:
         client.test.c.insert_one({"x": 1})
@@ -161,7 +161,7 @@ def test_a_check_that_exceeds_connect_timeout_still_marks_the_server_unknown(mon
                          heartbeatFrequencyMS=500)
     client.test.c.find_one()
     secondary.fail("hello", commands=("hello", "isMaster"), action="hang", times=None)
-    client._topology.stale = True
+    client._topology.mark_stale("test")
     client._topology.last_scan_end -= 1.0  # the next scan is due (minHeartbeatFrequencyMS)
     client.test.c.insert_one({"x": 1})
     assert client.topology_description.servers[secondary.address].server_type \
@@ -234,7 +234,7 @@ def test_time_that_goes_backwards_neither_sleeps_nor_strands_a_server(mongo_repl
         client.admin.command("ping")  # member 2 fails: cooldown from 2030
         rs.servers[2].start()
         frozen.move_to("2024-01-01")  # six years back
-        client._topology.stale = True
+        client._topology.mark_stale("test")
         client.admin.command("ping")
         assert all(s <= 0.5 for s in clock.sleeps)
         td = client.topology_description

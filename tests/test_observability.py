@@ -44,7 +44,7 @@ def test_sensitive_commands_are_redacted():
         client = MongoClient(uri, clock=FakeClock(), event_listeners=[events.append])
         client._topology.open()
         client._topology.scan()
-        conn = client._topology.connections[s.servers[0].address]
+        conn = client._topology._connections[s.servers[0].address]
         from singlemongo.monitoring import command_monitoring
         command_monitoring.run(client._topology.events, client._topology.clock, conn, "admin",
                                {"saslStart": 1, "mechanism": "SCRAM-SHA-1", "payload": b"n,,n=u,r=x"})
@@ -73,7 +73,7 @@ def test_heartbeat_events_per_check():
         assert len(_by_type(events, m.ServerHeartbeatStartedEvent)) == 3
         assert len(_by_type(events, m.ServerHeartbeatSucceededEvent)) == 3
         rs.servers[2].stop()
-        client._topology.stale = True
+        client._topology.mark_stale("test")
         client._topology.last_scan_end -= 1
         client.admin.command("ping")
         assert len(_by_type(events, m.ServerHeartbeatFailedEvent)) >= 1

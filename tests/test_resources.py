@@ -110,13 +110,13 @@ def test_a_recheck_interrupted_in_its_wave_drops_the_half_read_connections(rs, r
     pool: a half-read connection is never used again."""
     client = MongoClient(rs.uri, clock=FakeClock(), heartbeatFrequencyMS=500)
     client.test.c.find_one()
-    pooled = dict(client._topology.connections)
-    client._topology.stale = True
+    pooled = dict(client._topology._connections)
+    client._topology.mark_stale("test")
     monkeypatch.setattr(wave.selectors, "DefaultSelector", _InterruptedSelector)
     with pytest.raises(KeyboardInterrupt):
         client.test.c.find_one()
     assert all(conn.closed for conn in pooled.values())
-    assert not set(client._topology.connections.values()) & set(pooled.values())
+    assert not set(client._topology._connections.values()) & set(pooled.values())
     monkeypatch.undo()
     assert client.test.c.find_one() is None  # reconnects
     client.close()
@@ -152,7 +152,7 @@ def test_using_a_closed_client_raises_invalid_operation(rs):
     client.close()  # idempotent
     cursor.close()  # nothing to send, no error
     assert rs.total_connections() == before
-    assert client._topology.connections == {}
+    assert client._topology._connections == {}
 
 
 def test_get_client_replaces_a_client_that_was_closed(rs):

@@ -9,7 +9,7 @@ from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.driver_info import DriverInfo
-from singlemongo.engine.check import METADATA_LIMIT, client_metadata
+from singlemongo.engine.handshake import METADATA_LIMIT, client_metadata
 from singlemongo.monitoring import PoolCreatedEvent, PoolReadyEvent
 from singlemongo.testing import Sharded
 
@@ -59,7 +59,7 @@ def test_waiting_for_a_server_is_logged_once_per_operation(mongo_replica_set, fa
     logged "if one has not already been logged for this operation". A retried operation
     selects twice under one operationId, and each selection logged it. Here two selections
     of one operation (and then of another) find no member with the tag asked for."""
-    from singlemongo.engine.scanner import select_server
+    from singlemongo.engine.selection_loop import select_server
     from singlemongo.selection import READ, Criteria, ReadPreference
     client = MongoClient(mongo_replica_set.uri, clock=fake_clock, serverSelectionTryOnce=False,
                          serverSelectionTimeoutMS=600)
@@ -154,7 +154,7 @@ def test_metadata_is_trimmed_in_the_specs_order_and_no_further(monkeypatch):
     """Only as much as needed, in order: an env with large fields besides its name loses
     them first, and then the document fits: env.name and the whole os document stay (the
     container field alone was dropped, then all of os, then env)."""
-    from singlemongo.engine import check
+    from singlemongo.engine import handshake as check
     monkeypatch.setattr(check, "_env", lambda: {"name": "aws.lambda", "region": "r" * 300,
                                                 "container": {"runtime": "docker"}})
     monkeypatch.setattr(check, "_metadata_cache", {})

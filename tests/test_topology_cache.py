@@ -248,12 +248,12 @@ def test_a_scan_that_confirms_the_cache_writes_nothing(rs, tmp_path):
     clock = FakeClock()
     client = _client(rs, path, clock)
     client.t.c.find_one()
-    client._topology.stale = True  # what an error would do: the next operation scans
+    client._topology.mark_stale("test")  # what an error would do: the next operation scans
     client.t.c.find_one()
     assert client._topology.scan_count == 1
     assert (path.read_bytes(), path.stat().st_ino) == before
     rs.elect(2)
-    client._topology.stale = True  # what an error would do; the rescan finds a new primary
+    client._topology.mark_stale("test")  # what an error would do; the rescan finds a new primary
     client.t.c.insert_one({"_id": 3})
     assert _read(path)["servers"] != bson.decode(before[0])["servers"]
 

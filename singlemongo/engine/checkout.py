@@ -1,12 +1,75 @@
-"""A selected server and its ready connection: selection, the idle-socket check, and
-authentication on the connections actually used for operations."""
-from . import check
+"""Connections: the one-connection-per-server table (``ConnectionTable``, the Topology's part
+that owns each server's connection and generation, CMAP's pool generation bumped when its
+"pool" is cleared), and check-out: a selected server and its ready connection, the
+idle-socket check, and authentication on the connections actually used for operations."""
+from collections import defaultdict
+
+from . import scanner
 from ..errors import ConfigurationError, ConnectionFailure, OperationFailure, ServerSelectionError
 from ..sdam.server_description import ServerDescription, TopologyType
 from ..sdam.address import format_address
 
 LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
                     "does not support this mode.")
+
+
+class ConnectionTable:
+    """The Topology's part that owns its connections; only the engine reads ``_connections``
+    (the face asks ``cursor_connection``)."""
+
+    def _init_table(self):
+        self._connections = {}
+        self.generations = defaultdict(int)
+        self.connections_opened = 0
+
+    def cursor_connection(self, address):
+        """The open connection to ``address`` (where a cursor lives), or None."""
+        return self._connections.get(address)
+
+    def hold(self, address, conn):
+        """``conn`` becomes the server's connection."""
+        self._connections[address] = conn
+
+    def forget(self, conn):
+        """``conn`` is no longer its server's connection (if it still was)."""
+        if self._connections.get(conn.address) is conn:
+            del self._connections[conn.address]
+
+    def close_connection(self, address, bump_generation=False, service_id=None,
+                         reason="error", interrupt=False):
+        """Close the server's connection (for CMAP's ConnectionClosedReason ``reason``); with
+        ``bump_generation`` its pool is cleared first (connections from before are stale),
+        so a listener sees PoolClearedEvent, then the stale connection's ConnectionClosed."""
+        conn = self._connections.pop(address, None)
+        if conn is not None:
+            service_id = service_id or conn.service_id
+        if bump_generation:
+            self.clear_pool(address, service_id, interrupt)
+        if conn is not None:
+            if not conn.closed:
+                conn.close_reason = "stale" if bump_generation else reason
+            conn.close()
+
+    def clear_pool(self, address, service_id=None, interrupt=False):
+        """CMAP "clear": the generation bumped, PoolClearedEvent published (its
+        interruptInUseConnections says whether a check timed out: server monitoring)."""
+        self.generations[address] += 1
+        if self.pool is not None:
+            self.pool.cleared(address, service_id, self.options.load_balanced, interrupt)
+
+    def _detach_all(self):
+        """In a forked child: close only the child's file descriptors of the parent's
+        connections (never shutting them down), and start a new table."""
+        for conn in self._connections.values():
+            conn.detach()
+        self._connections = {}
+        self.generations = defaultdict(int)
+
+    def _close_all_quietly(self):
+        """Close every socket: no events, nothing sent."""
+        for conn in self._connections.values():
+            conn.close()
+        self._connections = {}
 
 
 def idle_check(topology, conn):
@@ -121,8 +184,7 @@ def authenticate(topology, conn):
     except BaseException:
         # A client-side refusal (ConfigurationError), an interrupt: the server is fine, but a
         # half-authenticated connection is never used again.
-        if topology.connections.get(conn.address) is conn:
-            topology.connections.pop(conn.address)
+        topology.forget(conn)
         conn.close()
         raise
 
@@ -130,7 +192,7 @@ def authenticate(topology, conn):
 def connection_for(topology, sd, connect_timeout_s=None):
     """The server's connection, opened (and handshaken) if needed; ``connect_timeout_s``
     caps connectTimeoutMS for a new connection."""
-    conn = topology.connections.get(sd.address)
+    conn = topology._connections.get(sd.address)
     if conn is not None and not conn.closed and (not conn.more_to_come or conn.settle_stream()):
         return conn
     if topology.description.topology_type is TopologyType.LOAD_BALANCED:
@@ -143,14 +205,14 @@ def connection_for(topology, sd, connect_timeout_s=None):
         if reply.get("serviceId") is None:
             conn.close()
             raise ConfigurationError(LB_NO_SERVICE_ID)
-        topology.connections[sd.address] = conn
+        topology.hold(sd.address, conn)
         return conn
     if sd.address not in topology.verified:
         # Selected from a topology cache: this handshake is the first check of the server.
         checked = topology.check_server(sd.address)
-        conn = topology.connections.get(sd.address)
+        conn = topology._connections.get(sd.address)
         if conn is None or checked.server_type is not sd.server_type:
-            topology.stale = True  # a surprise: rescan before selecting again
+            topology.mark_stale("the cached server answered otherwise")
             return None
         return conn
     # A connection lost since the last scan: its handshake is a check of the server
@@ -159,23 +221,23 @@ def connection_for(topology, sd, connect_timeout_s=None):
     # completes is what an overloaded server does (client backpressure): labelled for a
     # backoff retry, and the server stays known.
     topology.heartbeat_started(sd.address)  # SDAM monitoring: every Failed has its Started
-    outcome = check.hello(topology, sd.address, timeout_s=connect_timeout_s)
+    outcome = scanner.hello(topology, sd.address, timeout_s=connect_timeout_s)
     if outcome.error is not None:
         outcome.error.handshake_s = outcome.duration
         if _label_overload(outcome.error):
-            check.ended_unapplied_failure(topology, sd.address, outcome)
+            scanner.ended_unapplied_failure(topology, sd.address, outcome)
             # Client backpressure rule 6: the retry deprioritizes this server, which the
             # operation learns here, before any connection to it exists.
             outcome.error.selected_address = sd.address
             raise outcome.error
-        check.failed(topology, sd.address, outcome)
-        topology.stale = True
+        scanner.failed(topology, sd.address, outcome)
+        topology.mark_stale("a lost connection's handshake failed")
         return None
-    checked = check.check_server(topology, sd.address, outcome)
+    checked = scanner.check_server(topology, sd.address, outcome)
     if checked is None or checked.server_type is not sd.server_type:
-        topology.stale = True
+        topology.mark_stale("a reconnected server changed type")
         return None
-    return topology.connections.get(sd.address)
+    return topology._connections.get(sd.address)
 
 
 def _label_overload(exc):
@@ -200,12 +262,11 @@ def handshake_failed(topology, conn, exc):
     if topology.description.topology_type is not TopologyType.LOAD_BALANCED:
         topology.apply(ServerDescription(conn.address, error=f"authentication failed: {exc}",
                                          last_update_time=topology.clock.monotonic()))
-        topology.stale = True
+        topology.mark_stale("a handshake or authentication failed")
     # The load balancer and SDAM tests' order: Unknown, pool cleared, the connection
     # closed (reason "error"), then the check-out failed.
     topology.clear_pool(conn.address, conn.service_id)
-    if topology.connections.get(conn.address) is conn:
-        topology.connections.pop(conn.address)
+    topology.forget(conn)
     if not conn.closed:
         conn.close_error = str(exc)
     conn.close()

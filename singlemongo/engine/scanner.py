@@ -1,30 +1,34 @@
-"""The blocking scanner (server monitoring spec, "Single-threaded monitoring") and the
-single-threaded server selection loop that runs it (server selection spec, "Single-threaded
-server selection").
+"""The blocking scanner (server monitoring spec, "Single-threaded monitoring") and its checks
+(server monitoring spec, "Check", as a single-threaded client does it); the single-threaded
+server selection loop that runs it is selection_loop.py.
 
 ``plan_next_check`` is the pure planner: which server to check next. ``Scanner.scan`` is the
 executor: it checks one server at a time in the planner's order until every server, including
 those discovered during the scan, has been checked once. A scan ends on its explicit
 checked-in-this-scan set, never by waiting for the clock to move.
 
-With serverSelectionTryOnce (the default) a failed selection triggers one immediate scan and
-then an error: selection takes at most the time of one blocking scan. With tryOnce false it
-rescans every minHeartbeatFrequencyMS until serverSelectionTimeoutMS, so it may take the
-timeout plus one blocking scan. Every loop here is bounded by a count, so frozen time cannot
-hang it.
+A check is a hello on the server's connection, or the handshake of a new one (handshake.py).
+Its outcome updates the description, and every ServerHeartbeatStartedEvent ends with a
+Succeeded or Failed event whose duration is the check's own round trip. A known server whose
+check fails on the network is checked again at once, on a new connection ("Network or
+command error during server check", step 4: the old socket may only have gone stale); a
+second failure leaves it Unknown, skipped for cooldownMS.
+
+Every loop here is bounded by a count, so frozen time cannot hang it.
 """
+from __future__ import annotations
+
 import weakref
 from collections import deque
+from typing import Any, Optional
 
-from ..clock import Budget
-from .. import errors
-from ..errors import ServerSelectionError
-from ..monitoring import DEBUG, INFO, SERVER_SELECTION, logging_enabled
-from ..options.table import COOLDOWN_MS, MIN_HEARTBEAT_FREQUENCY_MS
+from ..errors import ConnectionFailure, with_configured_timeouts
+from ..options.table import COOLDOWN_MS
+from ..records import dataclass
+from ..replies import is_ok
 from ..sdam.address import format_address
-from ..sdam.server_description import ServerType, TopologyType, ServerType as S
-from ..selection import READ, WRITE, SelectionSettings, select
-from .check import end_unapplied
+from ..sdam.server_description import ServerDescription, average_rtt, ServerType as S
+from .handshake import handshake_command
 
 # A scan checks each server at most once; this bound only guards against a bug looping.
 MAX_CHECKS_PER_SCAN = 100_000
@@ -142,195 +146,163 @@ class Scanner:
         return run_wave(topo, wave)
 
 
-# ----- the selection loop -------------------------------------------------------------------
+# ----- a check ------------------------------------------------------------------------------
 
-MIN_INTERVAL_S = MIN_HEARTBEAT_FREQUENCY_MS / 1000.0
-
-
-class _Budget(Budget):
-    """The selection budget: waits never longer than the interval they serve."""
-
-    __slots__ = ()
-
-    def sleep_until(self, target):
-        # Whatever the clock did (a clock moved backwards would otherwise ask for years).
-        self.sleep(min(target - self.now(), MIN_INTERVAL_S))
+@dataclass
+class Outcome:
+    """What one hello got: a reply or a network error, and how long it took (seconds)."""
+    reply: Optional[dict] = None
+    error: Optional[ConnectionFailure] = None
+    duration: float = 0.0
+    new_connection: Any = None  # a connection the check opened and has not handed over
 
 
-def settings_for(topo):
-    options = topo.options
-    return SelectionSettings(options.heartbeat_frequency_ms, options.local_threshold_ms,
-                             topo.server_selector)
-
-
-def _timeout_s(topo):
-    """serverSelectionTimeoutMS, or what is left of the operation's timeoutMS if less
-    (client-side operations timeout, "Server Selection")."""
-    timeout_s = topo.options.server_selection_timeout_ms / 1000.0
-    if topo.deadline is not None and topo.deadline.at is not None:
-        timeout_s = max(0.0, min(timeout_s, topo.deadline.remaining()))
-    return timeout_s
-
-
-def selector_text(topo, criteria):
-    """Everything that selects: the criteria, and an application's server_selector."""
-    custom = topo.server_selector
-    if custom is None:
-        return str(criteria)
-    return f"{criteria}, then custom server selector {getattr(custom, '__name__', custom)!r}"
-
-
-def _log(level, text, topo, criteria, operation, operation_id, **fields):
-    if logging_enabled(SERVER_SELECTION, level):
-        from ..monitoring import log
-        td = topo.description.summary().replace("\n", "; ")
-        selector = selector_text(topo, criteria)
-        log.emit(SERVER_SELECTION, level, f"{text} Selector: {selector}, topology "
-                 f"description: {td}", selector=selector, operation=operation,
-                 operationId=operation_id, topologyDescription=td,
-                 topology_id=topo.topology_id, **fields)
-
-
-def select_server(topo, criteria, deprioritized=(), operation="command", operation_id=None):
-    """Return one suitable ServerDescription, logging as the spec's Logging section says."""
-    what = f"for operation {operation} with ID {operation_id}."
-    _log(DEBUG, f"Server selection started {what}", topo, criteria, operation,
-         operation_id, message="Server selection started")
-    def log_waiting(remaining_ms):
-        # "Logging": once per operation, "if one has not already been logged for this
-        # operation" (a retried write selects twice under one operationId).
-        if operation_id is not None and topo.waiting_logged_for == operation_id:
-            return
-        topo.waiting_logged_for = operation_id
-        _log(INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
-             f"{remaining_ms:.0f} ms.", topo, criteria, operation, operation_id,
-             message="Waiting for suitable server to become available",
-             remainingTimeMS=remaining_ms)
+def hello(topology, address, conn=None, timeout_s=None):
+    """A hello on ``conn``, or on a new connection when there is none (``timeout_s`` caps its
+    connectTimeoutMS); never raises."""
+    clock = topology.clock
+    start = clock.monotonic()
+    if conn is None or conn.closed:
+        try:
+            conn, reply, rtt = topology.connect(address, timeout_s)
+        except ConnectionFailure as exc:
+            return Outcome(error=exc, duration=clock.monotonic() - start)
+        topology.hold(address, conn)
+        return Outcome(reply, duration=rtt)
     try:
-        sd = _select(topo, criteria, deprioritized, log_waiting)
-    except (ServerSelectionError, errors.IncompatibleWireVersionError) as exc:
-        # "Logging": the failure is the error (step 5's invalid wire version too); the
-        # topology description has its own field.
-        failure = getattr(exc, "summary", None) or str(exc).splitlines()[0]
-        _log(DEBUG, f"Server selection failed {what[:-1]}. Failure: {failure}", topo,
-             criteria, operation, operation_id, message="Server selection failed",
-             failure=failure)
-        raise
-    host, port = sd.address
-    _log(DEBUG, f"Server selection succeeded {what[:-1]}. Selected server: "
-         f"{format_address(sd.address)}.", topo, criteria, operation, operation_id,
-         message="Server selection succeeded", serverHost=host, serverPort=port)
-    return sd
+        reply = conn.command("admin", handshake_command(topology.options, initial=False,
+                                                        hello_ok=conn.hello_ok),
+                             topology.handshake_deadline(timeout_s))
+    except ConnectionFailure as exc:
+        return Outcome(error=exc, duration=clock.monotonic() - start)
+    conn.last_used = clock.monotonic()
+    return Outcome(reply, duration=conn.last_used - start)
 
 
-def _select(topo, criteria, deprioritized, log_waiting):
-    """The single-threaded algorithm; ``log_waiting`` is called at most once."""
-    options = topo.options
-    try_once = options.server_selection_try_once and not topo.selection_waits
-    budget = _Budget(topo.clock, _timeout_s(topo))
-    settings = settings_for(topo)
-    if not options.enable_overload_retargeting:
-        deprioritized = ()
-    if topo.last_scan_end is None or not \
-            0 <= budget.start - topo.last_scan_end < options.heartbeat_frequency_ms / 1000.0:
-        topo.stale = True  # a heartbeat due, or a clock moved backwards: "long enough ago"
-    scanned = False  # a scan ran, or there was no time for one
-    ran = False  # a scan ran
-    max_rounds = 2 if try_once else int(budget.timeout_s / MIN_INTERVAL_S) + 3
-    # tryOnce without timeoutMS has no deadline; with it, timeoutMS is one.
-    limit = budget.deadline if (not try_once or topo.deadline is not None) else None
-    for _ in range(max_rounds):
-        if topo.stale:
-            # A load balancer is never monitored (load balancer spec): no scan to wait for.
-            ready = topo.last_scan_end + MIN_INTERVAL_S if topo.last_scan_end is not None \
-                and not options.load_balanced else budget.start
-            if limit is not None and ready > limit:
-                if not try_once or scanned:
-                    break
-                # No time to wait for the next scan: select from what is known, once.
-                scanned = True
-            else:
-                budget.sleep_until(ready)
-                topo.scan()
-                scanned = ran = True
-        td = topo.description
-        if not td.compatible:
-            topo.stale = True
-            raise errors.IncompatibleWireVersionError(td.compatibility_error)
-        result = select(td, criteria, settings, deprioritized)
-        if result.in_window:
-            return topo.clock.choice(list(result.in_window))
-        topo.stale = True
-        if try_once and scanned:
-            break
-        if not try_once and budget.now() > budget.deadline:
-            break
-        if log_waiting is not None:
-            log_waiting((budget.deadline - budget.now()) * 1000)
-            log_waiting = None
-    raise selection_error(topo, criteria, budget, try_once, ran)
+def check_server(topology, address, outcome=None):
+    """Check ``address`` (or apply the ``outcome`` a concurrent wave got); the new description.
+    A wave has already published the heartbeat's Started event."""
+    prior = topology.description.servers.get(address)
+    if outcome is None:
+        topology.heartbeat_started(address)
+        outcome = hello(topology, address, topology._connections.get(address))
+    if outcome.error is None:
+        return _succeeded(topology, address, outcome, prior)
+    if _cut_short(topology, outcome):
+        return _unfinished(topology, address, outcome, prior)
+    unknown = failed(topology, address, outcome)
+    if prior is None or not prior.is_known or address not in topology.description.servers:
+        return topology.description.servers.get(address)
+    topology.heartbeat_started(address)
+    outcome = hello(topology, address)  # at once, on a new connection
+    # SDAM, "roundTripTime": the server became Unknown, its average RTT is cleared; the retry
+    # starts a new one (it folded the old average in).
+    if outcome.error is None:
+        return _succeeded(topology, address, outcome, unknown)
+    if _cut_short(topology, outcome):
+        return _unfinished(topology, address, outcome, unknown)
+    return failed(topology, address, outcome)
 
 
-def _hint(td, criteria, now):
-    servers = list(td.servers.values())
-    if not servers:
-        return "the topology has no servers left; check the seed list and replicaSet name"
-    if all(in_cooldown(s, now) for s in servers):
-        return (f"every server failed its last check less than cooldownMS ({COOLDOWN_MS} ms) "
-                f"ago and is not checked again before that: retry after it, or set "
-                f"serverSelectionTryOnce=false to wait")
-    if all(s.server_type is ServerType.UNKNOWN for s in servers):
-        return ("no server answered: check that mongod is running, and the host names, ports, "
-                "TLS settings and firewalls")
-    if td.topology_type is TopologyType.REPLICA_SET_NO_PRIMARY and (
-            criteria.operation == WRITE or criteria.read_preference.is_primary):
-        return ("the replica set has no primary (an election may be in progress); retry, use a "
-                "secondary read preference, or set serverSelectionTryOnce=false to wait up to "
-                "serverSelectionTimeoutMS")
-    if td.topology_type is TopologyType.UNKNOWN:
-        return "the servers answered but do not form a deployment these options accept"
-    return "no server matches the read preference; check tag sets and maxStalenessSeconds"
+def _cut_short(topology, outcome):
+    """A check that timed out because the operation's timeoutMS ran out, not connectTimeoutMS:
+    it says nothing about the server (CSOT, "Server Monitoring": monitoring is not subject
+    to timeoutMS; only a single-threaded client's operation waits for its checks)."""
+    deadline = topology.deadline
+    return deadline is not None and deadline.expired() and getattr(outcome.error, "timeout",
+                                                                   False)
 
 
-def _server_line(sd, now):
-    """One server in a selection error; one skipped for its cooldown says until when."""
-    line = f"  {format_address(sd.address)}: {sd.server_type}"
-    if in_cooldown(sd, now):
-        left = COOLDOWN_MS / 1000.0 - (now - sd.last_update_time)
-        return f"{line}, in cooldown until {left * 1000:.0f} ms from now (last error: {sd.error})"
-    return f"{line}; last error: {sd.error}" if sd.error else line
+def _unfinished(topology, address, outcome, prior):
+    """The heartbeat ends, the half-used connection closes (no pool clear), the server keeps
+    its description and the topology stays stale: the next operation checks it again."""
+    conn = topology._connections.get(address)
+    if conn is not None and conn.closed:
+        topology.forget(conn)
+    ended_unapplied_failure(topology, address, outcome)
+    topology.unfinished.add(address)
+    return prior
 
 
-def selection_error_message(topo, criteria, budget, try_once, ran=True):
-    td = topo.description
-    op = "write" if criteria.operation == WRITE else "read"
-    what = f"{op} with read preference {criteria.read_preference}" if op == READ else "write"
-    if try_once and not ran:
-        limit = topo.deadline.what if topo.deadline is not None else "the time left"
-        spent = (f"no scan ran (serverSelectionTryOnce=true, but {limit} ends before the next "
-                 f"scan may start, minHeartbeatFrequencyMS {MIN_HEARTBEAT_FREQUENCY_MS} after "
-                 f"the last); selected from what was known, {budget.elapsed * 1000:.0f} ms")
-    elif try_once:
-        spent = (f"gave up after one scan (serverSelectionTryOnce=true), "
-                 f"{budget.elapsed * 1000:.0f} ms")
+def ended_unapplied_failure(topology, address, outcome):
+    """The Failed event that ends a check's heartbeat (alone: for an overloaded server or a
+    check cut short, the description stays)."""
+    if topology.events.active:
+        from ..sdam import monitoring as m  # SDAM events: loaded when anyone listens
+        topology.events.publish(m.ServerHeartbeatFailedEvent(outcome.duration, outcome.error,
+                                                             address))
+
+
+def _succeeded(topology, address, outcome, prior):
+    reply, now = outcome.reply, topology.clock.monotonic()
+    topology.verified.add(address)
+    events = topology.events.active
+    if not is_ok(reply):  # a command error: Unknown, then cleared
+        if events:
+            from ..sdam import monitoring as m
+            topology.events.publish(m.ServerHeartbeatFailedEvent(outcome.duration, reply, address))
+        sd = ServerDescription.from_hello(address, reply, now=now)
+        topology.apply(sd)
+        topology.close_connection(address, bump_generation=True)
+        return topology.description.servers.get(address, sd)
     else:
-        spent = (f"{budget.elapsed * 1000:.0f} ms used of serverSelectionTimeoutMS "
-                 f"{budget.timeout_s * 1000:.0f}")
-    lines = [f"No suitable server for {what}: {spent}; topology type {td.topology_type}"
-             + (f", replica set {td.set_name!r}" if td.set_name else "") + "."]
-    now = topo.clock.monotonic()
-    lines.extend(_server_line(sd, now) for sd in td.servers.values())
-    lines.append(f"Hint: {_hint(td, criteria, now)}.")
-    return "\n".join(lines)
+        if events:
+            shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive
+            from ..sdam import monitoring as m
+            topology.events.publish(m.ServerHeartbeatSucceededEvent(outcome.duration, shown,
+                                                                    address))
+        topology.sessions.advance_cluster_time(reply)
+        previous_rtt = prior.round_trip_time if prior is not None else None
+        sd = ServerDescription.from_hello(address, reply,
+                                          average_rtt(previous_rtt, outcome.duration), now)
+        if sd.dropped_hosts and (prior is None or prior.dropped_hosts != sd.dropped_hosts):
+            _log_dropped(topology, sd)
+    topology.apply(sd)
+    return topology.description.servers.get(address, sd)
 
 
-def selection_error(topo, criteria, budget, try_once, ran=True):
-    """The ServerSelectionError, with ``summary``: its message without the server lines."""
-    message = selection_error_message(topo, criteria, budget, try_once, ran)
-    if topo.deadline is not None and topo.deadline.expired():
-        message = f"{topo.deadline.what} expired during server selection. {message}"
-    lines = message.splitlines()
-    error = ServerSelectionError(message)
-    error.summary = f"{lines[0]} {lines[-1]}"
-    error.timeout = topo.deadline is not None and topo.deadline.expired()
-    return error
+def _log_dropped(topology, sd):
+    """Announced hosts left out of a reply are said once (not every heartbeat), as a warning:
+    the server is kept, but a member the set announces wrongly is never reached."""
+    from ..monitoring import log
+    if log.enabled(log.TOPOLOGY, log.WARNING):
+        text = (f"{format_address(sd.address)} announced host entries that are not valid "
+                f"addresses; they are left out and the server is used: "
+                f"{'; '.join(sd.dropped_hosts)}")
+        log.emit(log.TOPOLOGY, log.WARNING, text, topology.topology_id,
+                 message="Invalid announced hosts dropped",
+                 serverHost=sd.address[0], serverPort=sd.address[1],
+                 dropped=list(sd.dropped_hosts))
+
+
+def failed(topology, address, outcome):
+    """A failed check: the server Unknown with a network error (its cooldown starts), then
+    its pool cleared, interrupting in-use connections if the check timed out (server
+    monitoring, "Network or command error during server check")."""
+    ended_unapplied_failure(topology, address, outcome)
+    options = topology.options
+    with_configured_timeouts(outcome.error, None, options.socket_timeout_ms,
+                             options.connect_timeout_ms)
+    sd = ServerDescription(address, error=str(outcome.error), error_is_network=True,
+                           last_update_time=topology.clock.monotonic())
+    topology.apply(sd)
+    topology.close_connection(address, bump_generation=True,
+                              interrupt=bool(getattr(outcome.error, "timeout", False)))
+    return topology.description.servers.get(address, sd)
+
+
+def end_unapplied(topology, address, outcome):
+    """A wave's outcome for a server an earlier reply removed: its heartbeat still ends, and a
+    connection it opened is closed; nothing else is done for it."""
+    if topology.events.active:
+        if outcome.error is None and is_ok(outcome.reply):
+            shown = {} if "speculativeAuthenticate" in outcome.reply else outcome.reply
+            from ..sdam import monitoring as m
+            topology.events.publish(m.ServerHeartbeatSucceededEvent(outcome.duration, shown,
+                                                                    address))
+        else:
+            from ..sdam import monitoring as m
+            topology.events.publish(m.ServerHeartbeatFailedEvent(
+                outcome.duration, outcome.error or outcome.reply, address))
+    if address not in topology.description.servers:
+        topology.close_connection(address)

@@ -97,3 +97,34 @@ def _close_open_clients():
             client.close()
         except Exception:
             pass
+
+
+def end_sessions(topo):
+    """Send endSessions for the client's pooled server sessions on a connection already
+    open (never scan or connect to do it); moreToCome, so closing a one-off client costs no
+    round trip. Monitored as every command; a network error is ignored."""
+    from ..errors import ConnectionFailure
+    from .handshake import api_fields
+    ids = topo.sessions.drain_ids()
+    if not ids or topo._description is None:
+        return
+    servers = topo.description.servers
+    conns = [c for a, c in topo._connections.items() if not c.closed and
+             servers.get(a) is not None and servers[a].is_data_bearing]
+    # PyMongo's choice, primaryPreferred: the primary's connection if it is open.
+    conn = min(conns, key=lambda c: not servers[c.address].is_writable, default=None)
+    if conn is None:
+        return
+    timeout = topo.options.connect_timeout_ms / 1000.0 or None
+    if topo.pool is not None:  # pool events, as every command's (engine/pool.py)
+        topo.pool.check_out_existing(conn, topo.clock)
+    try:
+        for i in range(0, len(ids), END_SESSIONS_BATCH):
+            topo.events.command(topo.clock, conn, "admin", {
+                "endSessions": ids[i:i + END_SESSIONS_BATCH], **api_fields(topo.options)},
+                timeout, unacknowledged=True)
+    except ConnectionFailure:
+        pass
+    finally:
+        if topo.pool is not None:
+            topo.pool.checked_in(conn)

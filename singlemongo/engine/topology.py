@@ -1,22 +1,29 @@
-"""The engine: owns the topology description, the stale flag, one connection per server and
-each server's generation. Every change of the description goes through ``apply``, which
-publishes the SDAM events the change implies.
+"""The engine: owns the topology description and the stale flag, and is made of the parts
+that each own one more piece of state: the connection table (one connection per server and
+each server's generation, checkout.py), the handshake (handshake.py), and the operation's
+admission (guard.py: one at a time, its deadline, the fork check). Every change of the description goes
+through ``apply``, which publishes the SDAM events the change implies.
+
+The face (everything outside ``engine/``) calls only the narrow waist: ``current_deadline``,
+``timeout_scope``, ``cursor_connection``, ``defer_kill`` and ``flush_deferred_kills``,
+``selection_may_wait``,
+``select_server`` (with a ``selector`` argument), ``mark_stale``, and the read-only state
+(``description``, ``options``, ``clock``, ``events``, ``sessions``); tests/test_layering.py
+fails when it touches a private engine name.
 """
-import _thread
 import contextlib
 import itertools
 import os
-import sys
-from collections import defaultdict
 
-from . import check
-from ..clock import DEFAULT_CLOCK, Deadline
-from ..wire.connection import Connection, open_socket
-from .. import errors
-from ..errors import ConfigurationError, ConnectionFailure, InvalidOperation
+from ..clock import DEFAULT_CLOCK
+from ..errors import ConfigurationError
 from ..monitoring import CONNECTION, EventBus, logging_enabled
-from .check import handshake_command
-from .scanner import MIN_INTERVAL_S, Scanner, select_server
+from . import scanner
+from .checkout import ConnectionTable
+from .guard import Deadlines, OperationGuard
+from .handshake import Handshake
+from .scanner import Scanner
+from .selection_loop import MIN_INTERVAL_S, scan_due, select_server
 from .sessions import SessionPool
 from ..sdam.server_description import ServerDescription, ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
@@ -25,21 +32,9 @@ from ..replies import is_ok
 _topology_ids = itertools.count(1)
 
 
-def _positive(seconds):
-    """A socket timeout from what is left of a deadline (never zero: that means non-blocking)."""
-    return None if seconds is None else max(seconds, 0.001)
+class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
+    """One client's view of its deployment, and everything the engine keeps for it."""
 
-
-def timeout_block():
-    """The ``singlemongo.timeout()`` block that sets the timeout of an operation starting now
-    (``timeout(None)`` outside any block leaves the client's timeoutMS), or None. csot.py is
-    only loaded by a program using it."""
-    csot = sys.modules.get("singlemongo.csot")
-    block = csot.current() if csot is not None else None
-    return block if block is not None and not block.transparent else None
-
-
-class Topology:
     def __init__(self, options, clock=DEFAULT_CLOCK, listeners=(), resolver=None,
                  scan_executor="concurrent", server_selector=None):
         if scan_executor not in ("concurrent", "sequential"):
@@ -47,7 +42,8 @@ class Topology:
                                      f"not {scan_executor!r}")
         self.scan_executor = scan_executor
         self.server_selector = server_selector  # server selection spec, "serverSelector"
-        self.pid = os.getpid()
+        self._init_guard()
+        self._init_table()
         self.options = options
         self.clock = clock
         self.events = listeners if isinstance(listeners, EventBus) else EventBus(listeners)
@@ -55,32 +51,24 @@ class Topology:
         self.topology_id = next(_topology_ids)
         self.events.topology_id = self.topology_id
         self._description = None
-        self.stale = True
+        self._stale = True
+        self.stale_reason = "never scanned"  # why the next selection scans (--explain)
         self.last_scan_end = None
         self.scan_count = 0
-        self.connections = {}
-        self.generations = defaultdict(int)
-        self.connections_opened = 0
         self.verified = set()  # servers this process has checked itself (not from a cache)
         self.scanner = Scanner(self)
         self.sessions = SessionPool(clock)
         # Authentication state kept across connections: SCRAM's salted keys, MONGODB-OIDC's
         # token (the auth spec's per-client caches).
         self.auth_cache = {}
-        self.kill_queue = []  # cursors collected by the garbage collector, killed inline later
+        self._kill_queue = []  # cursors collected by the garbage collector, killed inline later
         self._token_bucket = None  # full until a retry spends a token (client backpressure)
         self._tls_context = None
         self.deadline = None  # the current operation's timeoutMS, while one runs
         # A change stream's resume selects as serverSelectionTryOnce=false would: it may take
         # serverSelectionTimeoutMS (an election), the stream's own budget (change streams).
-        self.selection_waits = False
+        self._selection_waits = False
         self.waiting_logged_for = None  # the operation whose selection logged "Waiting..."
-        # Held by the thread running an operation. Reentrant, so that a signal landing
-        # between its acquisition and the ``with`` that releases it (CPython checks signals
-        # there) cannot lock that thread out of its own client: it knows its thread.
-        self._in_use = _thread.RLock()
-        self._owner = None
-        self.closed = False
         self.unfinished = set()  # servers whose check timeoutMS cut short in this scan
         self.cache_holds = None  # (description, wall time written) of the cache file, if known
         # Libraries wrapping the driver (DriverInfo): the driver= option, then append_metadata.
@@ -94,6 +82,52 @@ class Topology:
             return None
         from .pool import wanted
         return wanted(self.events)
+
+    # ----- the narrow waist (what the face may call besides the read-only state) -----------
+
+    @property
+    def stale(self):
+        """Whether the next selection scans first (read-only: ``mark_stale`` writes it)."""
+        return self._stale
+
+    def mark_stale(self, reason):
+        """The description may be out of date: the next selection scans first."""
+        self._stale, self.stale_reason = True, reason
+
+    def defer_kill(self, address, db, collection, cursor_id):
+        """killCursors for a cursor dropped without close (no I/O in ``__del__``): sent
+        inline before the client's next operation."""
+        self._kill_queue.append((address, db, collection, cursor_id))
+
+    def flush_deferred_kills(self):
+        """Send the killCursors ``defer_kill`` queued (within the operation in flight)."""
+        if self._kill_queue:
+            from .cursors import flush_kill_queue
+            flush_kill_queue(self)
+
+    @property
+    def selection_waits(self):
+        """Whether selection waits as serverSelectionTryOnce=false would (see below)."""
+        return self._selection_waits
+
+    @contextlib.contextmanager
+    def selection_may_wait(self):
+        """Within the block, selection may take serverSelectionTimeoutMS as
+        serverSelectionTryOnce=false would: a change stream's resume waits out an election
+        within the stream's own budget (change streams)."""
+        waits, self._selection_waits = self._selection_waits, True
+        try:
+            yield
+        finally:
+            self._selection_waits = waits
+
+    def __getattr__(self, name):
+        # PyMongo's Topology members that PyMongo's test harness reads (drop_in/).
+        if not name.startswith("__"):
+            from ..drop_in.topology_members import MEMBERS
+            if name in MEMBERS:
+                return MEMBERS[name].__get__(self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -128,12 +162,12 @@ class Topology:
                     self.pool.created(address, self.options, True)
             for address in td.servers:
                 self.apply(ServerDescription(address, ServerType.LOAD_BALANCER))
-            self.stale = False
+            self._stale = False
         elif cached is not None:
             self._description, age = cached
             self.cache_holds = (self._description, self.clock.wall() - age)
             self.last_scan_end = self.clock.monotonic() - age
-            self.stale = False
+            self._stale = False
         if self.pool is not None and not self.options.load_balanced:
             for address in self._description.servers:
                 self.pool.created(address, self.options, False)
@@ -169,96 +203,7 @@ class Topology:
             for event in m.change_events(self.topology_id, old, new, sd.address):
                 self.events.publish(event)
 
-    def close_connection(self, address, bump_generation=False, service_id=None,
-                         reason="error", interrupt=False):
-        """Close the server's connection (for CMAP's ConnectionClosedReason ``reason``); with
-        ``bump_generation`` its pool is cleared first (connections from before are stale),
-        so a listener sees PoolClearedEvent, then the stale connection's ConnectionClosed."""
-        conn = self.connections.pop(address, None)
-        if conn is not None:
-            service_id = service_id or conn.service_id
-        if bump_generation:
-            self.clear_pool(address, service_id, interrupt)
-        if conn is not None:
-            if not conn.closed:
-                conn.close_reason = "stale" if bump_generation else reason
-            conn.close()
-
-    def clear_pool(self, address, service_id=None, interrupt=False):
-        """CMAP "clear": the generation bumped, PoolClearedEvent published (its
-        interruptInUseConnections says whether a check timed out: server monitoring)."""
-        self.generations[address] += 1
-        if self.pool is not None:
-            self.pool.cleared(address, service_id, self.options.load_balanced, interrupt)
-
     # ----- checks --------------------------------------------------------------------------
-
-    def handshake_document(self):
-        """The handshake hello, and the SCRAM conversation it starts speculatively (or None)."""
-        command = handshake_command(self.options, drivers=self.drivers)
-        if self.options.credentials is None:
-            return command, None
-        from ..auth import handshake_fields  # hashlib and friends only for authenticated clients
-        auth_fields, conversation = handshake_fields(self.options.credentials, self.clock,
-                                                     self.auth_cache)
-        command.update(auth_fields)
-        return command, conversation
-
-    def new_connection(self, address, sock, conversation=None):
-        self.connections_opened += 1
-        conn = Connection(address, sock, self.generations[address], self.clock.monotonic(),
-                          self.clock)
-        conn.conversation = conversation
-        if self.pool is not None:
-            self.pool.new_connection(conn)
-        return conn
-
-    def handshaken(self, conn, reply):
-        """Record the handshake reply: limits, compression, and its $clusterTime (gossiped
-        on the next command, driver sessions spec)."""
-        conn.set_hello(reply, self.options.compressors)
-        conn.zlib_level = self.options.zlib_compression_level
-        self.sessions.advance_cluster_time(reply)
-        return conn
-
-    def tls_context(self):
-        """This client's SSLContext, made at the first TLS connection."""
-        if self._tls_context is None:
-            from ..wire.tls import tls_context
-            self._tls_context = tls_context(self.options)
-        return self._tls_context
-
-    def handshake_deadline(self, timeout_s=None):
-        """connectTimeoutMS for a whole handshake (TCP, TLS, hello), capped by ``timeout_s``
-        and by the current operation's timeoutMS."""
-        ms = self.options.connect_timeout_ms
-        deadline = Deadline(self.clock, ms / 1000.0 if ms else None, f"connectTimeoutMS {ms}")
-        if timeout_s is not None:
-            deadline = deadline.sooner(timeout_s, f"connectTimeoutMS {ms} (what is left of it)")
-        if self.deadline is not None:
-            deadline = deadline.sooner(self.deadline.remaining(), self.deadline.what)
-        return deadline
-
-    def connect(self, address, timeout_s=None):
-        """Open a connection; its handshake reply is returned with the hello's duration. The
-        whole handshake shares one deadline (``handshake_deadline``)."""
-        now = self.clock.monotonic
-        deadline = self.handshake_deadline(timeout_s)
-        command, conversation = self.handshake_document()
-        context = self.tls_context() if self.options.tls else None
-        sock = open_socket(address, self.options, _positive(deadline.remaining()), context,
-                           self.clock)
-        conn = self.new_connection(address, sock, conversation)
-        start = now()
-        try:
-            reply = conn.command("admin", command, deadline)  # OP_MSG for every handshake
-            conn = self.handshaken(conn, reply)
-        except BaseException as exc:  # a signal included: the half-open connection goes
-            conn.close()
-            if isinstance(exc, ConnectionFailure):
-                exc.in_handshake = True  # connected, then lost during the hello
-            raise
-        return conn, reply, now() - start
 
     def heartbeat_started(self, address):
         if self.events.active:
@@ -266,14 +211,16 @@ class Topology:
             self.events.publish(m.ServerHeartbeatStartedEvent(address))
 
     def check_server(self, address, outcome=None):
-        """One check of one server (see check.py); returns its new description."""
-        return check.check_server(self, address, outcome)
+        """One check of one server (see scanner.py); returns its new description."""
+        return scanner.check_server(self, address, outcome)
 
     def scan(self):
         if not self.options.load_balanced:  # load balancer spec: never monitor
             self.scanner.scan()
         self.last_scan_end = self.clock.monotonic()
-        self.stale = bool(self.unfinished)  # a server not checked to the end: scan again
+        self._stale = bool(self.unfinished)  # a server not checked to the end: scan again
+        if self._stale:
+            self.stale_reason = "a check was cut short"
         self.unfinished.clear()
         if self.options.topology_cache_file and not self.options.load_balanced:
             from .topology_cache import save
@@ -285,14 +232,12 @@ class Topology:
     def forget_after_fork(self):
         """In a forked child: drop the parent's sockets (closing only the child's file
         descriptors, never shutting the connections down) and start from scratch."""
-        for conn in self.connections.values():
-            conn.detach()
-        self.connections = {}
-        self.generations = defaultdict(int)
+        self._detach_all()
         self._description = None
-        self.stale, self.last_scan_end = True, None
+        self.last_scan_end = None
+        self.mark_stale("forked")
         self.sessions = SessionPool(self.clock)  # the parent's sessions are the parent's
-        self.kill_queue = []
+        self._kill_queue = []
         self._token_bucket = None  # full until a retry spends a token (client backpressure)
         self.pool = self._pool_monitor()
         self.pid = os.getpid()
@@ -306,141 +251,22 @@ class Topology:
             self._token_bucket = TokenBucket()
         return self._token_bucket
 
-    def check_fork(self):
-        """In a forked child, before anything touches a socket: forget the parent's state."""
-        if self.pid != os.getpid():
-            self.forget_after_fork()
-
-    @contextlib.contextmanager
-    def operation(self):
-        """One operation at a time per client: a thread that finds another thread's operation
-        in flight waits for it to finish (their replies would interleave on the one socket
-        per server), as a pool of one connection would make it wait: at most what is left of
-        timeoutMS, else waitQueueTimeoutMS, else serverSelectionTimeoutMS, then
-        WaitQueueTimeoutError."""
-        self.check_open()
-        me = _thread.get_ident()  # identification only: the driver starts no thread
-        if self._owner == me:
-            yield  # an operation within an operation, on the same thread
-            return
-        if not self._in_use.acquire(False):
-            wait_s = self._wait_queue_timeout_s()
-            if not self._in_use.acquire(True, wait_s):
-                raise errors.WaitQueueTimeoutError(
-                    f"waited {wait_s * 1000:.0f} ms for another thread's operation on this "
-                    f"MongoClient to finish: a singlemongo client runs one operation at a "
-                    f"time (one socket per server). Give each thread its own client "
-                    f"(singlemongo.get_client(uri)), or raise waitQueueTimeoutMS")
-            if self.closed:
-                self._in_use.release()
-                self.check_open()
-        self._owner = me
-        try:
-            yield
-        finally:
-            self._owner = None
-            self._in_use.release()
-
-    def _wait_queue_timeout_s(self):
-        """How long a thread waits for the client (see ``operation``): timeoutMS when in
-        force, which overrides the deprecated waitQueueTimeoutMS (client-side operations
-        timeout, "Validation and Overrides"), else waitQueueTimeoutMS, else
-        serverSelectionTimeoutMS: never without a bound."""
-        options = self.options
-        block = timeout_block()
-        if block is not None:
-            deadline = block.deadline_for(self.clock)
-            if deadline is not None:
-                return max(deadline.remaining(), 0.0)
-        elif options.timeout_ms:
-            return options.timeout_ms / 1000.0
-        if options.wait_queue_timeout_ms:
-            return options.wait_queue_timeout_ms / 1000.0
-        return options.server_selection_timeout_ms / 1000.0
-
-    def new_deadline(self, refreshed_s=None, what=None):
-        """The deadline an operation starting now gets (None: none): a
-        ``singlemongo.timeout()`` block in force replaces the client's timeoutMS (csot.py;
-        that module is only loaded by a program using it). ``refreshed_s``: the timeout a
-        cursor was created with, refreshed for its close or each next() of a tailable cursor
-        (CSOT, "Cursors"), unless a block overrides it; ``what`` names it in errors."""
-        block = timeout_block()
-        if block is not None:
-            return block.deadline_for(self.clock)
-        if refreshed_s is not None:
-            return Deadline(self.clock, refreshed_s, what or f"timeoutMS {refreshed_s * 1000:.0f}"
-                                                             f" (refreshed for close)")
-        if self.options.timeout_ms:
-            ms = self.options.timeout_ms
-            return Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")
-        return None
-
-    def timeout_in_force(self):
-        """Whether timeoutMS applies to an operation starting now, 0 (no deadline) included:
-        a ``timeout()`` block other than ``timeout(None)`` outside any block, or the
-        client's timeoutMS."""
-        return timeout_block() is not None or self.options.timeout_ms is not None
-
-    @contextlib.contextmanager
-    def timeout_scope(self, deadline=None):
-        """The operation's timeoutMS deadline (client-side operations timeout): set by the
-        outermost public call, shared by everything inside it (each batch of an insert_many,
-        each retry). ``deadline``: one made earlier, for what it bounds
-        across calls (a GridFS stream's lifetime), else ``new_deadline()``."""
-        if self.deadline is not None:
-            yield self.deadline
-            return
-        if deadline is None:
-            deadline = self.new_deadline()
-        if deadline is None:
-            yield None
-            return
-        self.deadline = deadline
-        try:
-            yield self.deadline
-        finally:
-            self.deadline = None
-
-    def check_open(self):
-        if self.closed:
-            raise InvalidOperation("Cannot use MongoClient after close: a closed client never "
-                                   "reconnects; create a new MongoClient (or call "
-                                   "singlemongo.get_client again)")
-
-    def select_server(self, criteria, deprioritized=(), operation="command", operation_id=None):
+    def select_server(self, criteria, deprioritized=(), operation="command", operation_id=None,
+                      selector=None):
+        """One suitable server's description (the selection loop); ``selector`` (a function
+        of the suitable servers) replaces the application's server_selector for this one."""
         with self.operation():
             self.check_fork()
             self.open()
-            return select_server(self, criteria, deprioritized, operation, operation_id)
-
-    def select_server_by_address(self, address, operation=None, operation_id=None):
-        """The server at ``address`` if it is selectable now (PyMongo's Topology method, with
-        its result's ``description``); ServerSelectionTimeoutError if not."""
-        from ..selection import READ, Criteria
-        from ..selection import ReadPreference
-        address = tuple(address)
-        criteria = Criteria(READ, ReadPreference("nearest"))
-        previous = self.server_selector
-        self.server_selector = lambda servers: [s for s in servers if s.address == address]
-        try:
-            sd = self.select_server(criteria, operation=str(operation or "command"),
-                                    operation_id=operation_id)
-        finally:
-            self.server_selector = previous
-        return _SelectedServer(sd, self.connections.get(sd.address))
-
-    def max_cluster_time(self):
-        """The greatest ``$clusterTime`` any reply has carried (PyMongo's Topology method;
-        PyMongo's unified-format runner reads it). A compatibility member: see
-        docs/coming-from-pymongo.md, "Compatibility members"."""
-        return self.sessions.cluster_time
+            return select_server(self, criteria, deprioritized, operation, operation_id,
+                                 selector)
 
     def refresh(self):
         """The description, after a scan if one is due (never checked, stale, or a heartbeat
         old) and may start now (never waiting for the 500 ms interval, nor for another
         thread's operation): what ``primary``, ``secondaries``, ``arbiters`` and ``nodes``
         read, as PyMongo's monitors would have kept it current."""
-        if self._owner is not None and self._owner != _thread.get_ident():
+        if self.another_thread_in_flight():
             return self.description  # another thread's operation scans: read, never wait
         if self._description is None and self.options.connect is False:
             # PyMongo starts no monitor with connect=False: nothing is known before the first
@@ -450,9 +276,8 @@ class Topology:
             self.check_fork()
             self.open()
             now, last = self.clock.monotonic(), self.last_scan_end
-            due = last is None or not 0 <= now - last < self.options.heartbeat_frequency_ms / 1000.0
             may_start = last is None or not 0 <= now - last < MIN_INTERVAL_S
-            if (self.stale or due) and may_start:
+            if (self._stale or scan_due(self, now)) and may_start:
                 self.scan()
             return self.description
 
@@ -474,8 +299,8 @@ class Topology:
                                  hello.get("maxWireVersion", 0), message, topology_version, labels)
         decision = handle_application_error(self._description, error,
                                             self.generations[conn.address])
-        if conn.closed and self.connections.get(conn.address) is conn:
-            self.connections.pop(conn.address)
+        if conn.closed:
+            self.forget(conn)
         # SDAM "Application errors": the server is marked Unknown, then its pool is cleared
         # (a listener never sees the pool cleared while the server is still selectable).
         if decision.new_description is not None:
@@ -483,7 +308,7 @@ class Topology:
         if decision.clear_pool:
             self.close_connection(conn.address, bump_generation=True, service_id=conn.service_id)
         if decision.mark_stale:
-            self.stale = True
+            self.mark_stale(f"an operation failed on {conn.address}: {message}"[:200])
         return decision
 
     def release(self):
@@ -492,16 +317,14 @@ class Topology:
         if self.pid != os.getpid():
             self.forget_after_fork()
             return
-        for conn in self.connections.values():
-            conn.close()
-        self.connections = {}
+        self._close_all_quietly()
 
     def close(self):
         if self._description is None and self.options.load_balanced \
                 and not self.options.is_srv and not self.closed:
             self.open()  # load balancer spec: the opening series, then the closing one
         self.closed = True
-        for address in list(self.connections):
+        for address in list(self._connections):
             self.close_connection(address, reason="poolClosed")
         if self._description is not None:
             if self.pool is not None:
@@ -516,11 +339,3 @@ class Topology:
     def summary(self):
         td = self.description
         return td.summary()
-
-
-class _SelectedServer:
-    """What PyMongo's Topology.select_server_by_address returns, as far as code reads it."""
-
-    def __init__(self, description, connection):
-        self.description = description
-        self.connection = connection

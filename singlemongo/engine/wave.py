@@ -15,7 +15,8 @@ from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolE
 from ..sdam.address import format_address
 from ..wire import messages as wire
 from ..wire.connection import addresses_of, next_request_id, signals_held
-from .check import Outcome, handshake_command
+from .scanner import Outcome
+from .handshake import handshake_command
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
@@ -46,7 +47,7 @@ def _start(topology, address, encoded):
     """A check's socket and first message. ``encoded`` keeps the wave's hello messages by
     kind, encoded once: only the request id differs from one server to the next (a
     speculative authentication's conversation is each connection's own, never kept)."""
-    conn = topology.connections.get(address)
+    conn = topology._connections.get(address)
     request_id = next_request_id()
     if conn is not None and not conn.closed:
         key = ("check", conn.hello_ok)
@@ -174,7 +175,7 @@ def _finish(topology, check, reply, now):
     if conn is None:
         conn = topology.handshaken(topology.new_connection(check.address, sock,
                                                            check.conversation), reply)
-        topology.connections[check.address] = conn
+        topology.hold(check.address, conn)
     conn.last_used = now
     return Outcome(reply, duration=now - check.sent_at)
 
@@ -223,8 +224,7 @@ def run_wave(topology, addresses):
 
 def _discard(topology, check):
     if check.conn is not None:
-        if topology.connections.get(check.address) is check.conn:
-            topology.connections.pop(check.address)
+        topology.forget(check.conn)
         check.conn.close()
     else:
         check.sock.close()

@@ -49,7 +49,7 @@ def open_with_lifetime(stream: Any, collection: Any) -> Any:
     """Give a stream the deadline in force now, for its whole life (None: none): the
     operation's that opens it (``upload_from_stream``), else a new one."""
     topology = topology_of(collection)
-    deadline = None if topology is None else topology.deadline or topology.new_deadline()
+    deadline = None if topology is None else topology.current_deadline()
     object.__setattr__(stream, "_deadline", deadline)
     return stream
 

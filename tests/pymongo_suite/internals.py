@@ -43,7 +43,7 @@ HELPER_NAMES = {
     # singlemongo's uri_parser has its own.
     "pymongo.common": {"_CaseInsensitiveDictionary":
                        "singlemongo.uri_parser:_CaseInsensitiveDictionary"},
-    "pymongo.pool_options": {"_METADATA": "singlemongo.engine.check:client_metadata()",
+    "pymongo.pool_options": {"_METADATA": "singlemongo.engine.handshake:client_metadata()",
                              "_AGENT_ENV_VARS": [], "_GENERIC_AGENT_ENV_VAR": "AI_AGENT"},
 }
 

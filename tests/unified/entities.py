@@ -32,7 +32,7 @@ def await_min_pool_size(client, recorder):
     topology = client._topology
     description = topology.refresh()
     bearing = [address for address, sd in description.servers.items() if sd.is_data_bearing]
-    missing = [address for address in bearing if address not in topology.connections]
+    missing = [address for address in bearing if address not in topology._connections]
     if not bearing or missing:
         raise AssertionError(f"awaitMinPoolSizeMS: no connection to the data-bearing servers "
                              f"{missing or '(none known)'} after a scan")

@@ -1,0 +1,157 @@
+"""An operation's admission: one at a time (a client has one socket per server), within its
+deadline (client-side operations timeout: the timeoutMS an operation starting now gets, from
+a ``singlemongo.timeout()`` block or the client's timeoutMS, shared by everything inside its
+outermost public call), and never in a forked child on its parent's sockets.
+"""
+import _thread
+import contextlib
+import os
+import sys
+
+from .. import errors
+from ..clock import Deadline
+from ..errors import InvalidOperation
+
+
+def positive(seconds):
+    """A socket timeout from what is left of a deadline (never zero: that means non-blocking)."""
+    return None if seconds is None else max(seconds, 0.001)
+
+
+def timeout_block():
+    """The ``singlemongo.timeout()`` block that sets the timeout of an operation starting now
+    (``timeout(None)`` outside any block leaves the client's timeoutMS), or None. csot.py is
+    only loaded by a program using it."""
+    csot = sys.modules.get("singlemongo.csot")
+    block = csot.current() if csot is not None else None
+    return block if block is not None and not block.transparent else None
+
+
+class Deadlines:
+    """The Topology's part that owns ``deadline``, the current operation's timeoutMS (None
+    while no operation runs, or when none applies)."""
+
+    deadline = None
+
+    def new_deadline(self, refreshed_s=None, what=None):
+        """The deadline an operation starting now gets (None: none): a
+        ``singlemongo.timeout()`` block in force replaces the client's timeoutMS.
+        ``refreshed_s``: the timeout a cursor was created with, refreshed for its close or
+        each next() of a tailable cursor (CSOT, "Cursors"), unless a block overrides it;
+        ``what`` names it in errors."""
+        block = timeout_block()
+        if block is not None:
+            return block.deadline_for(self.clock)
+        if refreshed_s is not None:
+            return Deadline(self.clock, refreshed_s, what or f"timeoutMS {refreshed_s * 1000:.0f}"
+                                                             f" (refreshed for close)")
+        if self.options.timeout_ms:
+            ms = self.options.timeout_ms
+            return Deadline(self.clock, ms / 1000.0, f"timeoutMS {ms}")
+        return None
+
+    def current_deadline(self):
+        """The deadline of the operation in flight, else the one an operation starting now
+        would get (None: none)."""
+        return self.deadline or self.new_deadline()
+
+    def timeout_in_force(self):
+        """Whether timeoutMS applies to an operation starting now, 0 (no deadline) included:
+        a ``timeout()`` block other than ``timeout(None)`` outside any block, or the
+        client's timeoutMS."""
+        return timeout_block() is not None or self.options.timeout_ms is not None
+
+    @contextlib.contextmanager
+    def timeout_scope(self, deadline=None):
+        """The operation's timeoutMS deadline (client-side operations timeout): set by the
+        outermost public call, shared by everything inside it (each batch of an insert_many,
+        each retry). ``deadline``: one made earlier, for what it bounds across calls (a
+        GridFS stream's lifetime), else ``new_deadline()``."""
+        if self.deadline is not None:
+            yield self.deadline
+            return
+        if deadline is None:
+            deadline = self.new_deadline()
+        if deadline is None:
+            yield None
+            return
+        self.deadline = deadline
+        try:
+            yield self.deadline
+        finally:
+            self.deadline = None
+
+
+class OperationGuard:
+    """The Topology's part that admits one operation at a time and notices a fork."""
+
+    def _init_guard(self):
+        self.pid = os.getpid()
+        self.closed = False
+        # Held by the thread running an operation. Reentrant, so that a signal landing
+        # between its acquisition and the ``with`` that releases it (CPython checks signals
+        # there) cannot lock that thread out of its own client: it knows its thread.
+        self._in_use = _thread.RLock()
+        self._owner = None
+
+    def check_open(self):
+        if self.closed:
+            raise InvalidOperation("Cannot use MongoClient after close: a closed client never "
+                                   "reconnects; create a new MongoClient (or call "
+                                   "singlemongo.get_client again)")
+
+    def check_fork(self):
+        """In a forked child, before anything touches a socket: forget the parent's state."""
+        if self.pid != os.getpid():
+            self.forget_after_fork()
+
+    def another_thread_in_flight(self):
+        """Whether another thread's operation holds the client now."""
+        return self._owner is not None and self._owner != _thread.get_ident()
+
+    @contextlib.contextmanager
+    def operation(self):
+        """One operation at a time per client: a thread that finds another thread's operation
+        in flight waits for it to finish (their replies would interleave on the one socket
+        per server), as a pool of one connection would make it wait: at most what is left of
+        timeoutMS, else waitQueueTimeoutMS, else serverSelectionTimeoutMS, then
+        WaitQueueTimeoutError."""
+        self.check_open()
+        me = _thread.get_ident()  # identification only: the driver starts no thread
+        if self._owner == me:
+            yield  # an operation within an operation, on the same thread
+            return
+        if not self._in_use.acquire(False):
+            wait_s = self._wait_queue_timeout_s()
+            if not self._in_use.acquire(True, wait_s):
+                raise errors.WaitQueueTimeoutError(
+                    f"waited {wait_s * 1000:.0f} ms for another thread's operation on this "
+                    f"MongoClient to finish: a singlemongo client runs one operation at a "
+                    f"time (one socket per server). Give each thread its own client "
+                    f"(singlemongo.get_client(uri)), or raise waitQueueTimeoutMS")
+            if self.closed:
+                self._in_use.release()
+                self.check_open()
+        self._owner = me
+        try:
+            yield
+        finally:
+            self._owner = None
+            self._in_use.release()
+
+    def _wait_queue_timeout_s(self):
+        """How long a thread waits for the client (see ``operation``): timeoutMS when in
+        force, which overrides the deprecated waitQueueTimeoutMS (client-side operations
+        timeout, "Validation and Overrides"), else waitQueueTimeoutMS, else
+        serverSelectionTimeoutMS: never without a bound."""
+        options = self.options
+        block = timeout_block()
+        if block is not None:
+            deadline = block.deadline_for(self.clock)
+            if deadline is not None:
+                return max(deadline.remaining(), 0.0)
+        elif options.timeout_ms:
+            return options.timeout_ms / 1000.0
+        if options.wait_queue_timeout_ms:
+            return options.wait_queue_timeout_ms / 1000.0
+        return options.server_selection_timeout_ms / 1000.0
