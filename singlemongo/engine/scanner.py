@@ -227,30 +227,27 @@ def _unfinished(topology, address, outcome, prior):
 def ended_unapplied_failure(topology, address, outcome):
     """The Failed event that ends a check's heartbeat (alone: for an overloaded server or a
     check cut short, the description stays)."""
-    if topology.events.active:
-        from ..sdam import monitoring as m  # SDAM events: loaded when anyone listens
-        topology.events.publish(m.ServerHeartbeatFailedEvent(outcome.duration, outcome.error,
-                                                             address))
+    topology.publish_sdam("ServerHeartbeatFailedEvent", outcome.duration, outcome.error, address)
+
+
+def _publish_succeeded(topology, address, outcome):
+    # A reply carrying speculativeAuthenticate is sensitive: the event shows none of it.
+    reply = outcome.reply
+    topology.publish_sdam("ServerHeartbeatSucceededEvent", outcome.duration,
+                          {} if "speculativeAuthenticate" in reply else reply, address)
 
 
 def _succeeded(topology, address, outcome, prior):
     reply, now = outcome.reply, topology.clock.monotonic()
     topology.verified.add(address)
-    events = topology.events.active
     if not is_ok(reply):  # a command error: Unknown, then cleared
-        if events:
-            from ..sdam import monitoring as m
-            topology.events.publish(m.ServerHeartbeatFailedEvent(outcome.duration, reply, address))
+        topology.publish_sdam("ServerHeartbeatFailedEvent", outcome.duration, reply, address)
         sd = ServerDescription.from_hello(address, reply, now=now)
         topology.apply(sd)
         topology.close_connection(address, bump_generation=True)
         return topology.description.servers.get(address, sd)
     else:
-        if events:
-            shown = {} if "speculativeAuthenticate" in reply else reply  # sensitive
-            from ..sdam import monitoring as m
-            topology.events.publish(m.ServerHeartbeatSucceededEvent(outcome.duration, shown,
-                                                                    address))
+        _publish_succeeded(topology, address, outcome)
         topology.sessions.advance_cluster_time(reply)
         previous_rtt = prior.round_trip_time if prior is not None else None
         sd = ServerDescription.from_hello(address, reply,
@@ -294,15 +291,10 @@ def failed(topology, address, outcome):
 def end_unapplied(topology, address, outcome):
     """A wave's outcome for a server an earlier reply removed: its heartbeat still ends, and a
     connection it opened is closed; nothing else is done for it."""
-    if topology.events.active:
-        if outcome.error is None and is_ok(outcome.reply):
-            shown = {} if "speculativeAuthenticate" in outcome.reply else outcome.reply
-            from ..sdam import monitoring as m
-            topology.events.publish(m.ServerHeartbeatSucceededEvent(outcome.duration, shown,
-                                                                    address))
-        else:
-            from ..sdam import monitoring as m
-            topology.events.publish(m.ServerHeartbeatFailedEvent(
-                outcome.duration, outcome.error or outcome.reply, address))
+    if outcome.error is None and is_ok(outcome.reply):
+        _publish_succeeded(topology, address, outcome)
+    else:
+        topology.publish_sdam("ServerHeartbeatFailedEvent", outcome.duration,
+                              outcome.error or outcome.reply, address)
     if address not in topology.description.servers:
         topology.close_connection(address)

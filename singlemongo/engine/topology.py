@@ -131,6 +131,17 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
 
     # ----- state ---------------------------------------------------------------------------
 
+    def publish_sdam(self, name, *args):
+        """Publish SDAM monitoring's ``name`` (an event class, or a ``*_events`` function of
+        the events a change implies) made from ``args``, if anyone listens: sdam/monitoring.py
+        loads only then."""
+        if not self.events.active:
+            return
+        from ..sdam import monitoring as m
+        made = getattr(m, name)(*args)
+        for event in (made if name.endswith("_events") else (made,)):
+            self.events.publish(event)
+
     @property
     def description(self):
         """The current description; before the first operation, the initial one (no I/O)."""
@@ -152,10 +163,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         td = TopologyDescription.from_options(self.options)
         self._description = td
         cached = self._load_cache()
-        if self.events.active:
-            from ..sdam import monitoring as m  # SDAM events: loaded when anyone listens
-            for event in m.opening_events(self.topology_id, td):
-                self.events.publish(event)
+        self.publish_sdam("opening_events", self.topology_id, td)
         if self.options.load_balanced:
             if self.pool is not None:  # CMAP: each pool is created, then (behind a load
                 for address in td.servers:  # balancer, at once) ready
@@ -198,17 +206,12 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
             for address in new.servers.keys() - old.servers.keys():
                 self.pool.created(address, self.options, False)
             self.pool.update(new, sd)
-        if self.events.active:
-            from ..sdam import monitoring as m
-            for event in m.change_events(self.topology_id, old, new, sd.address):
-                self.events.publish(event)
+        self.publish_sdam("change_events", self.topology_id, old, new, sd.address)
 
     # ----- checks --------------------------------------------------------------------------
 
     def heartbeat_started(self, address):
-        if self.events.active:
-            from ..sdam import monitoring as m
-            self.events.publish(m.ServerHeartbeatStartedEvent(address))
+        self.publish_sdam("ServerHeartbeatStartedEvent", address)
 
     def check_server(self, address, outcome=None):
         """One check of one server (see scanner.py); returns its new description."""
@@ -330,10 +333,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
             if self.pool is not None:
                 for address in self._description.servers:
                     self.pool.closed(address)
-            if self.events.active:
-                from ..sdam import monitoring as m
-                for event in m.closing_events(self.topology_id, self._description):
-                    self.events.publish(event)
+            self.publish_sdam("closing_events", self.topology_id, self._description)
             self._description = None
 
     def summary(self):
