@@ -466,3 +466,17 @@ def test_what_the_simulator_lacks_is_named_as_the_simulated_servers(client, stag
         client.admin.command("aggregate", 1, pipeline=[{stage: {}}], cursor={})
     assert info.value.code == 238 and "simulated server" in str(info.value)
     assert "mongomock" not in str(info.value).lower()
+
+
+def test_fail_command_without_fail_commands_matches_nothing(client, db):
+    """Simulator rule (mongod's): failCommand without data.failCommands is accepted and fails
+    no command (PyMongo's test_pool_backpressure_preserves_existing_connections sets one);
+    before, the simulator refused it with BadValue."""
+    db.coll.insert_one({"_id": 1})
+    client.admin.command("configureFailPoint", "failCommand", mode={"times": 1},
+                         data={"closeConnection": True})
+    try:
+        assert db.coll.find_one() == {"_id": 1}
+        assert db.coll.insert_one({"_id": 2}).inserted_id == 2
+    finally:
+        client.admin.command("configureFailPoint", "failCommand", mode="off")

@@ -186,22 +186,24 @@ def check_server(topology, address, outcome=None):
     if outcome is None:
         topology.heartbeat_started(address)
         outcome = hello(topology, address, topology._connections.get(address))
-    if outcome.error is None:
-        return _succeeded(topology, address, outcome, prior)
-    if _cut_short(topology, outcome):
-        return _unfinished(topology, address, outcome, prior)
-    unknown = failed(topology, address, outcome)
-    if prior is None or not prior.is_known or address not in topology.description.servers:
-        return topology.description.servers.get(address)
+    ended, sd = _end_attempt(topology, address, outcome, prior)
+    if ended or prior is None or not prior.is_known or address not in topology.description.servers:
+        return sd if ended else topology.description.servers.get(address)
     topology.heartbeat_started(address)
     outcome = hello(topology, address)  # at once, on a new connection
     # SDAM, "roundTripTime": the server became Unknown, its average RTT is cleared; the retry
     # starts a new one (it folded the old average in).
+    return _end_attempt(topology, address, outcome, sd)[1]
+
+
+def _end_attempt(topology, address, outcome, prior):
+    """(whether the check is over, the description after this attempt): a reply, a check
+    timeoutMS cut short, or a failure (Unknown; a known server gets one more attempt)."""
     if outcome.error is None:
-        return _succeeded(topology, address, outcome, unknown)
+        return True, _succeeded(topology, address, outcome, prior)
     if _cut_short(topology, outcome):
-        return _unfinished(topology, address, outcome, unknown)
-    return failed(topology, address, outcome)
+        return True, _unfinished(topology, address, outcome, prior)
+    return False, failed(topology, address, outcome)
 
 
 def _cut_short(topology, outcome):

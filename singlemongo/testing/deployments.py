@@ -183,42 +183,24 @@ class _Deployment:
         return reply
 
     def _dispatch(self, server, name, lname, cmd, state):
+        """A command's reply: the hello first, then the checks every other command passes in
+        a server's order (authentication, the Stable API, the read concern level), the
+        commands served before the deployment's refusals (faults, a member's role), then the
+        rest: the deployment's table, the tools' commands, buildInfo."""
         if lname in ("hello", "ismaster"):
             return self._hello(server, cmd, state)
-        if self.requires_auth and lname not in NO_AUTH_NEEDED and not state.get("authenticated"):
-            return {"ok": 0, "code": 13, "codeName": "Unauthorized",
-                    "errmsg": f"command {name} requires authentication"}
-        expires = state.get("auth_expires")  # (when, now) of a token's login (MONGODB-OIDC)
-        if expires is not None and lname not in NO_AUTH_NEEDED and \
-                lname not in ("saslstart", "saslcontinue") and expires[0] <= expires[1]():
-            return {"ok": 0, "code": 391, "codeName": "ReauthenticationRequired",
-                    "errmsg": "the access token this connection authenticated with expired"}
-        api_refusal = stable_api.refusal(lname, name, cmd)
-        if api_refusal is not None:
-            return api_refusal
-        read_concern = cmd.get("readConcern")
-        level = read_concern.get("level") if isinstance(read_concern, dict) else None
-        if level is not None and level not in READ_CONCERN_LEVELS:
-            return {"ok": 0, "code": 9, "codeName": "FailedToParse",
-                    "errmsg": "readConcern.level must be either 'local', 'majority', "
-                              "'linearizable', 'available', or 'snapshot'"}
-        if lname == "ping":
-            return {"ok": 1}
-        if lname == "authenticate":
-            return self._x509(cmd, state)
-        if lname == "saslstart":
-            return self._sasl_start(state, cmd, cmd.get("$db"))
-        if lname == "saslcontinue":
-            return state.get("sasl", self.users).proceed(state, cmd.get("payload", b""))
+        for check in (self._unauthenticated, self._expired, _api_refusal, _bad_read_concern):
+            refusal = check(lname, name, cmd, state)
+            if refusal is not None:
+                return refusal
+        early = _BEFORE_REFUSALS.get(lname)
+        if early is not None:
+            return early(self, cmd, state)
         refusal = self.refuse(server, lname, cmd)
         if refusal is not None:
             return refusal
         if lname == "endsessions":
-            self.sessions_ended.extend(cmd.get("endSessions", []))
-            with self.store.lock:  # a real server aborts an ended session's transaction
-                ended = cmd.get("endSessions")
-                self.store.transactions.end(ended if isinstance(ended, list) else [])
-            return {"ok": 1}
+            return self._end_sessions(cmd)
         handler = self.commands.get(name)
         if handler is not None:
             return handler(server, cmd, state)
@@ -231,6 +213,27 @@ class _Deployment:
                     "bits": 64, "maxBsonObjectSize": 16 * 1024 * 1024, "ok": 1}
         return {"ok": 0, "errmsg": f"no such command: '{name}'", "code": 59,
                 "codeName": "CommandNotFound"}
+
+    def _unauthenticated(self, lname, name, cmd, state):
+        if self.requires_auth and lname not in NO_AUTH_NEEDED and not state.get("authenticated"):
+            return {"ok": 0, "code": 13, "codeName": "Unauthorized",
+                    "errmsg": f"command {name} requires authentication"}
+        return None
+
+    def _expired(self, lname, name, cmd, state):
+        expires = state.get("auth_expires")  # (when, now) of a token's login (MONGODB-OIDC)
+        if expires is not None and lname not in NO_AUTH_NEEDED and \
+                lname not in ("saslstart", "saslcontinue") and expires[0] <= expires[1]():
+            return {"ok": 0, "code": 391, "codeName": "ReauthenticationRequired",
+                    "errmsg": "the access token this connection authenticated with expired"}
+        return None
+
+    def _end_sessions(self, cmd):
+        self.sessions_ended.extend(cmd.get("endSessions", []))
+        with self.store.lock:  # a real server aborts an ended session's transaction
+            ended = cmd.get("endSessions")
+            self.store.transactions.end(ended if isinstance(ended, list) else [])
+        return {"ok": 1}
 
     def _hello(self, server, cmd, state):
         if "client" in cmd:
@@ -518,3 +521,28 @@ class ReplicaSet(_Deployment):
         if server.tags:
             reply["tags"] = dict(server.tags)
         return reply
+
+
+def _api_refusal(lname, name, cmd, state):
+    return stable_api.refusal(lname, name, cmd)
+
+
+def _bad_read_concern(lname, name, cmd, state):
+    read_concern = cmd.get("readConcern")
+    level = read_concern.get("level") if isinstance(read_concern, dict) else None
+    if level is not None and level not in READ_CONCERN_LEVELS:
+        return {"ok": 0, "code": 9, "codeName": "FailedToParse",
+                "errmsg": "readConcern.level must be either 'local', 'majority', "
+                          "'linearizable', 'available', or 'snapshot'"}
+    return None
+
+
+# Commands a deployment serves before its refusals (a fault, a member's role): (deployment,
+# command, connection state) -> reply.
+_BEFORE_REFUSALS = {
+    "ping": lambda dep, cmd, state: {"ok": 1},
+    "authenticate": lambda dep, cmd, state: dep._x509(cmd, state),
+    "saslstart": lambda dep, cmd, state: dep._sasl_start(state, cmd, cmd.get("$db")),
+    "saslcontinue": lambda dep, cmd, state: state.get("sasl", dep.users).proceed(
+        state, cmd.get("payload", b"")),
+}

@@ -219,7 +219,8 @@ def from_command(cmd):
         raise CommandError(2, f"the simulated server has no fail point {name!r}")
     commands = tuple(data.get("failCommands") or ())
     if not commands:
-        raise CommandError(2, "failCommand needs data.failCommands")
+        # mongod's failCommand matches the commands data.failCommands lists: none, without it.
+        return name, Fault(MATCHES_NOTHING, "error", times, skip=skip, labels=None)
     labels = tuple(data["errorLabels"]) if "errorLabels" in data else None
     block_s = data.get("blockTimeMS", 0) / 1000.0 if data.get("blockConnection") else 0.0
     if data.get("closeConnection"):
@@ -238,6 +239,7 @@ def from_command(cmd):
 
 
 STOPPED_REPLICATION = "\x00stopReplProducer"  # a command name no client can send
+MATCHES_NOTHING = "\x00failCommand without failCommands"
 WTIMEOUT = {"code": 64, "codeName": "WriteConcernFailed",
             "errmsg": "waiting for replication timed out", "errInfo": {"wtimeout": True}}
 

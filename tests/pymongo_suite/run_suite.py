@@ -31,10 +31,17 @@ class Messages(Outcomes):
         self.messages = {}
         self.durations = {}  # seconds per test (setup, call and teardown): the time budget
 
+    def pytest_runtest_setup(self, item):
+        # A test's MongoClient() without a host (TestErrorPropagationAfterEncountering
+        # MultipleErrors' setup client) means MongoClient.HOST and PORT: where the suite's
+        # server is (each driver's simulated replica set has a port of its own, so that the
+        # run passes beside a server on 27017). test_client's test_constants sets PORT =
+        # 123456789 and restores it only if it passes; the next test starts from here again.
+        import pymongo
+        pymongo.MongoClient.HOST = os.environ.get("DB_IP", "localhost")
+        pymongo.MongoClient.PORT = int(os.environ.get("DB_PORT", str(PORT)))
+
     def pytest_runtest_teardown(self, item):
-        # test_client's test_constants sets MongoClient.PORT = 123456789 and restores it
-        # only if it passes; singlemongo refuses that port (README), and the rest of the
-        # module must not inherit it.
         import pymongo
         pymongo.MongoClient.HOST, pymongo.MongoClient.PORT = "localhost", 27017
 
