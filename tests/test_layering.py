@@ -108,3 +108,21 @@ def test_the_boundary_test_catches_each_old_reach(source, expected):
     issue 61 is caught."""
     found = violations([("face.py", ast.parse(source))])
     assert [what for _, _, what in found] == [expected]
+
+
+@pytest.mark.parametrize("old, new, name", [
+    ("operation", "request", "Request"), ("operation", "request", "MAX_TIMEOUT_RETRIES"),
+    ("operation", "retry", "NO_RETRYABLE_WRITES"), ("operation", "retry", "RETRYABLE_WRITE_ERROR"),
+    ("operation", "cursors", "kill_cursor"), ("operation", "cursors", "flush_kill_queue"),
+    ("scanner", "selection_loop", "select_server"), ("scanner", "selection_loop", "MIN_INTERVAL_S"),
+    ("topology", "guard", "timeout_block"), ("check", "handshake", "client_metadata"),
+    ("check", "handshake", "METADATA_LIMIT"), ("check", "scanner", "check_server"),
+])
+def test_old_import_paths_keep_working(old, new, name):
+    """Rule (issue 61): what moved is still importable from where it was, the same object."""
+    import importlib
+    moved_from = importlib.import_module(f"singlemongo.engine.{old}")
+    moved_to = importlib.import_module(f"singlemongo.engine.{new}")
+    assert getattr(moved_from, name) is getattr(moved_to, name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        getattr(moved_from, "nothing_here")

@@ -5,6 +5,7 @@ backpressure, as retry.py decides them.
 """
 from __future__ import annotations
 
+from . import moved_names
 from ..clock import Deadline
 from ..errors import ConnectionFailure, OperationFailure, PyMongoError, ServerSelectionError
 from ..replies import failed, is_ok, sanitize
@@ -259,3 +260,14 @@ def execute(topology, req):
                 return run.run()
             finally:
                 run.release()
+
+
+# Names issue 61 moved to modules of their own (old import paths keep working).
+__getattr__ = moved_names(__name__, {'MAX_TIMEOUT_RETRIES': 'request',
+                                         'RetryState': 'request',
+                                         'NO_MAX_TIME': 'request',
+                                         'RETRYABLE_WRITE_ERROR': 'retry',
+                                         'NO_RETRYABLE_WRITES': 'retry',
+                                         'flush_kill_queue': 'cursors',
+                                         'kill_cursor': 'cursors',
+                                         'Request': 'request'})

@@ -22,6 +22,7 @@ import weakref
 from collections import deque
 from typing import Any, Optional
 
+from . import moved_names
 from ..errors import ConnectionFailure, with_configured_timeouts
 from ..options.table import COOLDOWN_MS
 from ..records import dataclass
@@ -300,3 +301,12 @@ def end_unapplied(topology, address, outcome):
                               outcome.error or outcome.reply, address)
     if address not in topology.description.servers:
         topology.close_connection(address)
+
+
+# Names issue 61 moved to modules of their own (old import paths keep working).
+__getattr__ = moved_names(__name__, {'MIN_INTERVAL_S': 'selection_loop',
+                                         'settings_for': 'selection_loop',
+                                         'selector_text': 'selection_loop',
+                                         'select_server': 'selection_loop',
+                                         'selection_error_message': 'selection_loop',
+                                         'selection_error': 'selection_loop'})

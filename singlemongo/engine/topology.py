@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import os
 
+from . import moved_names
 from ..clock import DEFAULT_CLOCK
 from ..errors import ConfigurationError
 from ..monitoring import CONNECTION, EventBus, logging_enabled
@@ -339,3 +340,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
     def summary(self):
         td = self.description
         return td.summary()
+
+
+# Names issue 61 moved to modules of their own (old import paths keep working).
+__getattr__ = moved_names(__name__, {'timeout_block': 'guard'})
