@@ -212,7 +212,7 @@ class _ServerCursor(Generic[_DocumentType]):
         if self._address is None:
             self._address = outcome.server.address
             self._session = outcome.session
-            self._check_in = outcome.check_in  # behind a load balancer (engine/pool.py)
+            self._check_in = outcome.check_in  # behind a load balancer (engine/cmap_events.py)
         self._take_reply(outcome.reply, key, outcome.command_name)
 
     def _take_reply(self, reply: Mapping[str, Any], key: str, command: str = "getMore") -> None:

@@ -150,7 +150,7 @@ class Transaction:
         self.options: Optional[TransactionOptions] = None
         self.txn_number = 0
         self._pinned: Any = None
-        # Behind a load balancer, with pool events (engine/pool.py): the connection this
+        # Behind a load balancer, with pool events (engine/cmap_events.py): the connection this
         # transaction keeps checked out while pinned, and what checks it in.
         self.held_connection: Any = None
         self._check_in: Any = None

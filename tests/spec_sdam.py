@@ -6,7 +6,7 @@ from singlemongo.options.client_options import client_options
 from singlemongo.sdam import (ApplicationError, ErrorKind, ServerDescription, ServerType,
                               TopologyDescription, TopologyType, classify_reply, format_address,
                               handle_application_error, parse_address)
-from singlemongo.sdam import monitoring as m
+from singlemongo.monitoring import sdam_events as m
 
 TOPOLOGY_ID = "42"
 _KINDS = {"network": ErrorKind.NETWORK, "timeout": ErrorKind.NETWORK_TIMEOUT}

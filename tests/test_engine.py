@@ -9,7 +9,7 @@ from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.sdam import ServerType, TopologyType
-from singlemongo.sdam import monitoring as m
+from singlemongo.monitoring import sdam_events as m
 from singlemongo.testing import FakeResolver, LoadBalancer, ReplicaSet, Sharded, Standalone
 from singlemongo.engine.checkout import LB_NO_SERVICE_ID
 

@@ -11,7 +11,7 @@ from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import Clock, FakeClock
 from singlemongo.sdam import ServerType
-from singlemongo.sdam import monitoring as m
+from singlemongo.monitoring import sdam_events as m
 from singlemongo.testing import LoadBalancer, ReplicaSet, Standalone
 
 from .conftest import server_context

@@ -27,14 +27,14 @@ ONE_OFF = {
     "singlemongo.records", "singlemongo.replies", "singlemongo.sdam", "singlemongo.sdam.address",
     "singlemongo.sdam.server_description", "singlemongo.sdam.topology_description",
     "singlemongo.selection", "singlemongo.wire",
-    "singlemongo.wire.connection", "singlemongo.wire.messages",
+    "singlemongo.engine.connection", "singlemongo.wire.messages",
 }
 # Loaded by `from singlemongo import MongoClient`: the face down to the cursor; the engine
 # (and socket) load when the first client is made.
 ENGINE = {
     "singlemongo.engine.topology",
     "singlemongo.engine.guard", "singlemongo.engine.selection_loop",
-    "singlemongo.wire", "singlemongo.wire.connection", "singlemongo.wire.messages",
+    "singlemongo.wire", "singlemongo.engine.connection", "singlemongo.wire.messages",
     "singlemongo.sdam.topology_description",
 }
 # Standard-library modules singlemongo itself adds to what bson and the floor load.

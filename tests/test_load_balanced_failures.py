@@ -6,7 +6,7 @@ import pytest
 
 from singlemongo.client import MongoClient
 from singlemongo.sdam import ServerType, TopologyType
-from singlemongo.sdam import monitoring as m
+from singlemongo.monitoring import sdam_events as m
 
 SDAM_OPENING = ["TopologyOpenedEvent", "TopologyDescriptionChangedEvent", "ServerOpeningEvent",
                 "ServerDescriptionChangedEvent", "TopologyDescriptionChangedEvent"]

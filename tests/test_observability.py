@@ -8,7 +8,7 @@ from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.monitoring.command_monitoring import (CommandFailedEvent, CommandStartedEvent,
                                             CommandSucceededEvent)
-from singlemongo.sdam import monitoring as m
+from singlemongo.monitoring import sdam_events as m
 from singlemongo.testing import LoadBalancer, ReplicaSet, Standalone
 
 

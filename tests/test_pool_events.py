@@ -1,4 +1,4 @@
-"""Connection pool events (engine/pool.py): the one connection each server has, described as
+"""Connection pool events (engine/cmap_events.py): the one connection each server has, described as
 CMAP describes a pool holding it, for programs that listen (a ConnectionPoolListener).
 
 PyMongo is the oracle: the same program, both drivers, the same simulated deployment, the same

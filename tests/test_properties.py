@@ -18,7 +18,7 @@ from singlemongo.wire import messages as wire
 from singlemongo.client import MongoClient
 from singlemongo.options.client_options import client_options
 from singlemongo.clock import FakeClock
-from singlemongo.wire.connection import Connection
+from singlemongo.engine.connection import Connection
 from singlemongo.errors import ConfigurationError, ConnectionFailure, ProtocolError, WriteError
 from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription
 from singlemongo.testing import Standalone

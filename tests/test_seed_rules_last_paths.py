@@ -10,7 +10,7 @@ from bson import Binary, Int64
 
 from singlemongo import errors
 from singlemongo.client import MongoClient
-from singlemongo.sdam import monitoring as m
+from singlemongo.monitoring import sdam_events as m
 
 from .util import selection_records
 
@@ -140,7 +140,7 @@ def _raw(server, db, cmd):
     import socket
 
     from singlemongo.clock import DEFAULT_CLOCK, Deadline
-    from singlemongo.wire.connection import Connection
+    from singlemongo.engine.connection import Connection
     conn = Connection(server.address, socket.create_connection(server.address, 5), 0, 0.0,
                       DEFAULT_CLOCK)
     try:

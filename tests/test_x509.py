@@ -188,7 +188,7 @@ def test_no_ca_is_loaded_when_certificates_are_not_verified(certs):
     certificate verification off (tlsInsecure, tlsAllowInvalidCertificates) nothing is
     loaded, and with tlsCAFile that file alone."""
     from singlemongo.options.client_options import client_options
-    from singlemongo.wire.tls import tls_context
+    from singlemongo.engine.tls import tls_context
     for query in ("tlsInsecure=true", "tlsAllowInvalidCertificates=true",
                   f"tlsInsecure=true&tlsCAFile={certs / 'ca.pem'}"):
         ctx = tls_context(client_options(f"mongodb://h/?tls=true&{query}"))
@@ -214,7 +214,7 @@ def test_a_tls_context_is_built_once_per_process_until_its_files_change(certs, t
     import shutil
 
     from singlemongo.options.client_options import client_options
-    from singlemongo.wire.tls import tls_context
+    from singlemongo.engine.tls import tls_context
     ca = tmp_path / "ca.pem"
     shutil.copy(certs / "ca.pem", ca)
     query = f"tls=true&tlsCAFile={ca}&tlsCertificateKeyFile={certs / 'client.pem'}"

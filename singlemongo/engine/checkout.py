@@ -139,7 +139,7 @@ def checkout_pinned(topology, address, connect_timeout_s=None):
 def check_out(topology, sd, connect_timeout_s=None, ping_idle=True):
     """The selected server's connection, checked if idle (``ping_idle``) and authenticated,
     or None if it failed its check; with CMAP's check-out events when anyone listens
-    (engine/pool.py)."""
+    (engine/cmap_events.py)."""
     pool = topology.pool
     if pool is None:
         return _ready_connection(topology, sd, connect_timeout_s, ping_idle)

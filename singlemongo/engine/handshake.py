@@ -189,7 +189,7 @@ class Handshake:
         return command, conversation
 
     def new_connection(self, address, sock, conversation=None):
-        from ..wire.connection import Connection
+        from .connection import Connection
         self.connections_opened += 1
         conn = Connection(address, sock, self.generations[address], self.clock.monotonic(),
                           self.clock)
@@ -209,7 +209,7 @@ class Handshake:
     def tls_context(self):
         """This client's SSLContext, made at the first TLS connection."""
         if self._tls_context is None:
-            from ..wire.tls import tls_context
+            from .tls import tls_context
             self._tls_context = tls_context(self.options)
         return self._tls_context
 
@@ -227,7 +227,7 @@ class Handshake:
     def connect(self, address, timeout_s=None):
         """Open a connection; its handshake reply is returned with the hello's duration. The
         whole handshake shares one deadline (``handshake_deadline``)."""
-        from ..wire.connection import open_socket
+        from .connection import open_socket
         from .guard import positive
         now = self.clock.monotonic
         deadline = self.handshake_deadline(timeout_s)

@@ -158,7 +158,7 @@ class _Run:
             return None, exc, self._checkout_retry_kind(), 0
         if not self.checked_out:
             return self._use(sd, conn)
-        from .pool import attempt_ended
+        from .cmap_events import attempt_ended
         result = None
         try:
             result = self._use(sd, conn)

@@ -73,7 +73,7 @@ class Outcome:
     session: Any
     deadline: Any = None  # the timeoutMS it ran within (a cursor lives within it)
     # Behind a load balancer, with pool events: checks the cursor's connection back in
-    # (engine/pool.py). The cursor that takes this outcome calls it when it ends.
+    # (engine/cmap_events.py). The cursor that takes this outcome calls it when it ends.
     check_in: Any = None
     command_name: str = ""  # what the reply answers (an error about its shape names it)
     statements: Optional[int] = None  # a write's documents, updates or deletes sent

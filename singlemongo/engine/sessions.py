@@ -116,7 +116,7 @@ def end_sessions(topo):
     if conn is None:
         return
     timeout = topo.options.connect_timeout_ms / 1000.0 or None
-    if topo.pool is not None:  # pool events, as every command's (engine/pool.py)
+    if topo.pool is not None:  # pool events, as every command's (engine/cmap_events.py)
         topo.pool.check_out_existing(conn, topo.clock)
     try:
         for i in range(0, len(ids), END_SESSIONS_BATCH):

@@ -77,11 +77,11 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         self.pool = self._pool_monitor()
 
     def _pool_monitor(self):
-        """CMAP's events for the one connection per server (engine/pool.py), for a client
+        """CMAP's events for the one connection per server (engine/cmap_events.py), for a client
         made with a listener that takes them; None (nothing loaded) otherwise."""
         if not self.events.listeners and not logging_enabled(CONNECTION):
             return None
-        from .pool import wanted
+        from .cmap_events import wanted
         return wanted(self.events)
 
     # ----- the narrow waist (what the face may call besides the read-only state) -----------
@@ -138,7 +138,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         loads only then."""
         if not self.events.active:
             return
-        from ..sdam import monitoring as m
+        from ..monitoring import sdam_events as m
         made = getattr(m, name)(*args)
         for event in (made if name.endswith("_events") else (made,)):
             self.events.publish(event)

@@ -24,7 +24,7 @@ from ..records import replace
 from ..sdam.address import format_address, parse_announced
 from ..sdam.server_description import MAX_MEMBERS, ServerDescription, ServerType, TopologyType
 from ..sdam.topology_description import TopologyDescription
-from ..wire.connection import signals_held
+from .connection import signals_held
 from .private_files import UntrustedFile, read_private, resolve, write_private
 
 VERSION = 2  # 1 was JSON

@@ -14,7 +14,7 @@ import socket
 from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolError
 from ..sdam.address import format_address
 from ..wire import messages as wire
-from ..wire.connection import addresses_of, next_request_id, signals_held
+from .connection import addresses_of, next_request_id, signals_held
 from .scanner import Outcome
 from .handshake import handshake_command
 

@@ -127,7 +127,8 @@ class EventBus:
                 import logging
                 logging.getLogger("singlemongo.events").exception(
                     "event listener %r raised on %s", listener, type(event).__name__)
-        if logging_enabled(TOPOLOGY) and type(event).__module__ == "singlemongo.sdam.monitoring":
+        if logging_enabled(TOPOLOGY) and \
+                type(event).__module__ == "singlemongo.monitoring.sdam_events":
             from .events import log_sdam_event
             log_sdam_event(event, self.topology_id)
 
@@ -159,7 +160,7 @@ def __getattr__(name):
         for listener in _GLOBAL_LISTENERS:
             _by_kind(value, listener)
     elif name in _SDAM:
-        value = getattr(importlib.import_module("..sdam.monitoring", __name__), name)
+        value = getattr(importlib.import_module(".sdam_events", __name__), name)
     elif name in _NAMES:
         value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
     else:

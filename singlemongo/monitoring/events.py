@@ -4,7 +4,7 @@
 """
 
 from . import log
-from ..sdam import monitoring as m
+from . import sdam_events as m
 from ..sdam.address import format_address
 
 

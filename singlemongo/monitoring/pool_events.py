@@ -1,7 +1,7 @@
 """The connection pool's events (CMAP's names, PyMongo's classes and signatures).
 
 singlemongo has one connection per server, shared by its checks and the operations; these
-events describe it as a pool holding that one connection (``engine/pool.py`` says when each
+events describe it as a pool holding that one connection (``engine/cmap_events.py`` says when each
 is published). They are published only to clients made with a listener that takes them.
 """
 from typing import Any, Optional

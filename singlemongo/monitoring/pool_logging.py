@@ -1,5 +1,5 @@
 """The connection component's log messages (logging spec, CMAP's messages): each pool event
-of ``engine/pool.py`` logged under ``singlemongo.connection`` at debug, with the spec's
+of ``engine/cmap_events.py`` logged under ``singlemongo.connection`` at debug, with the spec's
 fields, loaded only when that logger is enabled."""
 from . import log
 from . import pool_events as e

@@ -34,8 +34,8 @@ HELPER_NAMES = {
         "_CommandEvent": "singlemongo.monitoring.command_monitoring:_CommandEvent",
         "_PoolEvent": "singlemongo.monitoring.pool_events:_PoolEvent",
         "_ConnectionEvent": "singlemongo.monitoring.pool_events:_ConnectionEvent",
-        "_ServerEvent": "singlemongo.sdam.monitoring:_ServerEvent",
-        "_ServerHeartbeatEvent": "singlemongo.sdam.monitoring:_ServerHeartbeatEvent"},
+        "_ServerEvent": "singlemongo.monitoring.sdam_events:_ServerEvent",
+        "_ServerHeartbeatEvent": "singlemongo.monitoring.sdam_events:_ServerHeartbeatEvent"},
     # The handshake's metadata: singlemongo's own document. singlemongo reads no coding-agent
     # variables (PyMongo's client.env.agent): none to list, and the one the helper blanks
     # is read by nothing here.

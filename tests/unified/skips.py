@@ -139,7 +139,7 @@ SINGLE_TESTS = {
     # (CMAP logging's "Connection checkout fails due to error establishing connection", load
     # balancers' "errors during authentication are processed", SDAM's
     # pool-clear-checkout-error.json); PyMongo's older copy expects closed, check-out failed,
-    # then pool cleared (tests/test_failure_paths_round_three.py checks the project's order).
+    # then pool cleared (tests/test_failure_paths_by_feature.py checks the project's order).
     ("*connection_logging/connection-logging.json",
      "Connection checkout fails due to error establishing connection"):
         f"{OTHER_REVISION}: the pool cleared after the connection closed",

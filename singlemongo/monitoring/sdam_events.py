@@ -7,8 +7,8 @@ the server description equal ("Server Description Equality") and the server set 
 from ..records import dataclass
 from typing import Any
 
-from .server_description import ServerDescription, TopologyType
-from .topology_description import TopologyDescription
+from ..sdam.server_description import ServerDescription, TopologyType
+from ..sdam.topology_description import TopologyDescription
 
 
 class TopologyEvent:

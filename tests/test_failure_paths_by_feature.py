@@ -1,4 +1,4 @@
-"""Failure paths, round three (issue 46): what a hostile user and a hostile server found in
+"""Failure paths by feature (issue 46's round): what a hostile user and a hostile server found in
 change streams and ``singlemongo watch``, GridFS, authentication, compression, exhaust
 cursors, the topology cache and load balancers. Each test failed before its fix and names the
 rule it guards."""

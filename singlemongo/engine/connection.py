@@ -10,7 +10,7 @@ import os
 import socket
 from typing import Any
 
-from . import messages as wire
+from ..wire import messages as wire
 from ..clock import DEFAULT_CLOCK, Deadline
 from ..errors import (AutoReconnect, InvalidOperation, NetworkTimeout,
                       ProtocolError)
@@ -246,7 +246,7 @@ class Connection:
         self.received_bytes = 0  # what replies brought (a drain of a stream is bounded by it)
         self.last_reply_id = 0
         self.stream_owner = None  # a weak reference to what drains the stream (its cursor)
-        # Pool events (engine/pool.py): called once when closed, after the pool took it.
+        # Pool events (engine/cmap_events.py): called once when closed, after the pool took it.
         self.on_close = None
         self.close_reason = "error"  # CMAP's ConnectionClosedReason, unless a closer says
         self.close_error = None  # the failure that closed it, for the connection log
@@ -443,7 +443,7 @@ class Connection:
         if any(isinstance(v, SecretBytes) for v in body.values()):
             message = SecretBytes(message)  # a SCRAM proof: the frames below can raise
         if self.compressor:
-            from . import compression
+            from ..wire import compression
             if next(iter(cmd), "").lower() not in compression.UNCOMPRESSIBLE:
                 message = compression.compress_message(message, self.compressor,
                                                        self.zlib_level)
