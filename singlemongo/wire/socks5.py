@@ -1,0 +1,7 @@
+"""Moved to ``singlemongo.engine.socks5`` (issue 61: the socket and TLS code left ``wire/``,
+which keeps the codec). The old import path is the same module object."""
+import sys
+
+from ..engine import socks5 as _moved
+
+sys.modules[__name__] = _moved
