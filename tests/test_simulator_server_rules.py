@@ -480,3 +480,23 @@ def test_fail_command_without_fail_commands_matches_nothing(client, db):
         assert db.coll.insert_one({"_id": 2}).inserted_id == 2
     finally:
         client.admin.command("configureFailPoint", "failCommand", mode="off")
+
+
+@pytest.mark.parametrize("ordered, expected", [(True, [1, 2]), (False, [1, 2, 4])])
+def test_insert_events_are_the_documents_stored(client, db, ordered, expected):
+    """Simulator rule: a change stream reports an insert of documents with their _id from
+    the documents the server stored, in their order: none after an ordered insert's first
+    error, every one but the failed ones of an unordered insert, a document _id included.
+    (An insert is no longer recorded by comparing the whole collection before and after it,
+    which made every write cost O(documents) once a stream had opened.)"""
+    db.coll.insert_one({"_id": 3})
+    with db.coll.watch() as stream:
+        with pytest.raises(pymongo.errors.BulkWriteError):
+            db.coll.insert_many([{"_id": 1, "a": 1}, {"a": 2, "_id": 2}, {"_id": 3},
+                                 {"_id": 4}], ordered=ordered)
+        db.coll.insert_one({"_id": {"k": 1}, "x": 1})
+        events = [stream.next() for _ in range(len(expected) + 1)]
+    assert [e["documentKey"]["_id"] for e in events] == [*expected, {"k": 1}]
+    assert all(e["operationType"] == "insert" for e in events)
+    assert list(events[1]["fullDocument"]) == ["_id", "a"]  # _id first, as stored
+    assert events[-1]["fullDocument"] == {"_id": {"k": 1}, "x": 1}

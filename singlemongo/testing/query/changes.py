@@ -13,6 +13,7 @@ import datetime
 import uuid
 
 import bson
+from mongomock_ng.helpers import hashdict
 
 from . import change_catalog as catalog, change_split, update_description
 from .codes import CommandError
@@ -86,7 +87,10 @@ class ChangeLog:
         db, coll_name = cmd.get("$db"), cmd.get(name)
         ns = (db, coll_name) if isinstance(coll_name, str) else None
         existed = self._collections(db)
-        before = self._snapshot(ns) if name in WRITES and ns else None
+        # An insert whose documents carry their _id (every driver's) is recorded from them;
+        # other writes compare the collection before and after (O(documents) a write).
+        inserting = name == "insert" and ns is not None and _ids_given(cmd)
+        before = self._snapshot(ns) if name in WRITES and ns and not inserting else None
         prior = self._catalog_before(name, cmd)
         reply = run()
         if not reply.get("ok"):
@@ -94,11 +98,34 @@ class ChangeLog:
         if name in IMPLICIT_CREATE:
             for created in sorted(self._collections(db) - existed):
                 self._created((db, created), cmd if name == "create" else {})
-        if before is not None:
+        if inserting:
+            self._inserted(ns, cmd, reply)
+        elif before is not None:
             self._documents(ns, name, cmd, before, self._snapshot(ns))
         else:
             catalog.record(self, name, cmd, prior)
         return reply
+
+    def _inserted(self, ns, cmd, reply):
+        """The insert events of the documents an insert stored, in its order: all but those
+        with a write error, and for an ordered insert none after its first error."""
+        failed = {e.get("index") for e in reply.get("writeErrors") or ()}
+        ordered = cmd.get("ordered", True) is not False
+        documents = self.store.collection(*ns)._store  # by _id (a dict _id hashed)
+        for i, doc in enumerate(cmd["documents"]):
+            if i in failed:
+                if ordered:
+                    break
+                continue
+            key = hashdict(doc["_id"]) if isinstance(doc["_id"], dict) else doc["_id"]
+            try:
+                stored = documents[key] if key in documents else None
+            except TypeError:  # an _id the store cannot hash: it was refused, not stored
+                stored = None
+            if stored is not None:
+                stored = copy.deepcopy(stored)
+                self.record(ns, "insert", documentKey={"_id": stored["_id"]},
+                            fullDocument=stored, _post=stored)
 
     def _collections(self, db):
         return set(self.store.client[db]._get_created_collections()) if isinstance(db, str) \
@@ -146,6 +173,12 @@ class ChangeLog:
         if ns[1] not in self._collections(ns[0]):
             return {}
         return {_key(d["_id"]): copy.deepcopy(d) for d in self.store.collection(*ns).find()}
+
+
+def _ids_given(cmd):
+    documents = cmd.get("documents")
+    return isinstance(documents, list) and all(
+        isinstance(d, dict) and "_id" in d for d in documents)
 
 
 def _key(value):
