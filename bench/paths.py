@@ -11,7 +11,7 @@ import sys
 import time
 
 from singlemongo.testing import ReplicaSet, Standalone
-from singlemongo.testing.aws import Aws, AwsKeys
+from singlemongo.testing.auth.aws import Aws, AwsKeys
 
 HERE = __import__("pathlib").Path(__file__).resolve().parent
 SUBJECT = "CN=client,OU=drivers,O=singlemongo"

@@ -84,7 +84,7 @@ def authenticated_deployments():
 def oidc_deployments():
     """``get(topology)``: a deployment that requires MONGODB-OIDC (its ``oidc_issuer``
     issues the tokens it accepts), for the unified ``auth`` tests."""
-    from singlemongo.testing.oidc import Oidc, OidcIssuer
+    from singlemongo.testing.auth.oidc import Oidc, OidcIssuer
     started = {}
 
     def get(topology):

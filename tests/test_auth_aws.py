@@ -11,7 +11,7 @@ from singlemongo import MongoClient
 from singlemongo.auth import AuthenticationFailed, aws_fetch
 from singlemongo.clock import FakeClock
 from singlemongo.testing import ReplicaSet
-from singlemongo.testing.aws import Aws, AwsEndpoints, AwsKeys
+from singlemongo.testing.auth.aws import Aws, AwsEndpoints, AwsKeys
 
 from .util import EventTexts, one_off_cost
 

@@ -11,7 +11,7 @@ from singlemongo import MongoClient
 from singlemongo.auth import AuthenticationFailed
 from singlemongo.errors import ConfigurationError
 from singlemongo.testing import ReplicaSet
-from singlemongo.testing.gssapi import KerberosStandIn
+from singlemongo.testing.auth.gssapi import KerberosStandIn
 
 PRINCIPAL, PASSWORD = "alice@EXAMPLE.TEST", "kerberos-Pw-1"
 

@@ -9,7 +9,7 @@ import pytest
 from singlemongo import MongoClient
 from singlemongo.auth import AuthenticationFailed
 from singlemongo.testing import ReplicaSet
-from singlemongo.testing.sasl import Plain
+from singlemongo.testing.auth.sasl import Plain
 
 from .util import EventTexts, one_off_cost
 

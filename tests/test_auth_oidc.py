@@ -13,7 +13,7 @@ from singlemongo.auth import AuthenticationFailed
 from singlemongo.auth_oidc import OIDCCallback, OIDCCallbackResult
 from singlemongo.errors import ConfigurationError, OperationFailure
 from singlemongo.testing import ReplicaSet
-from singlemongo.testing.oidc import Oidc, OidcIssuer, OidcMetadata
+from singlemongo.testing.auth.oidc import Oidc, OidcIssuer, OidcMetadata
 
 from .util import EventTexts
 

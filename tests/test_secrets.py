@@ -17,7 +17,7 @@ from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.options.client_options import client_options
 from singlemongo.testing import ReplicaSet
-from singlemongo.testing.scram_server import ITERATIONS
+from singlemongo.testing.auth.scram_server import ITERATIONS
 
 PASSWORD = "Zq9xK7wPv4"
 

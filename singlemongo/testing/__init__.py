@@ -10,7 +10,7 @@ import importlib
 _LAZY = {"LoadBalancer": "deployments", "ReplicaSet": "deployments", "Sharded": "deployments",
          "Standalone": "deployments", "hellos": "deployments", "FakeResolver": "dns",
          "Fault": "failpoints", "SimServer": "server",
-         "AuthenticatedReplicaSet": "authenticated"}
+         "AuthenticatedReplicaSet": "auth.authenticated"}
 HINT = "the simulated deployments need the testing extra: pip install singlemongo[testing]"
 
 __all__ = ["AuthenticatedReplicaSet", "FakeResolver", "Fault", "LoadBalancer", "ReplicaSet",

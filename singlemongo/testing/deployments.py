@@ -12,10 +12,10 @@ import itertools
 from bson import ObjectId
 
 from . import gaps, stable_api, tools
-from .scram_server import Users
+from .auth.scram_server import Users
 from .failpoints import (WTIMEOUT, add_write_concern_error, server_labels,
                          waits_for_replication)
-from .x509 import authenticate_x509
+from .auth.x509 import authenticate_x509
 from .server import SimServer
 from .query import Store
 from .query.users import lookup as user_catalog

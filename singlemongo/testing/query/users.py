@@ -8,7 +8,7 @@ import uuid
 
 import bson
 
-from ..scram_server import ITERATIONS, credentials
+from ..auth.scram_server import ITERATIONS, credentials
 from .codes import CommandError
 
 USERS = ("admin", "system.users")

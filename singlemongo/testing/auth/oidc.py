@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from bson import decode, encode
 
-from ..auth import oidc_environments
+from ...auth import oidc_environments
 from .sasl import done, failed
 
 REAUTHENTICATION_REQUIRED = {"ok": 0, "code": 391, "codeName": "ReauthenticationRequired",

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from bson import decode, encode
 
-from ..auth import aws_fetch, aws_sigv4
+from ...auth import aws_fetch, aws_sigv4
 from .sasl import done, failed
 
 ACCOUNT = "123456789012"

@@ -16,7 +16,7 @@ MONGODB-X509 needs a TLS deployment with client certificates, which this one is 
 from urllib.parse import quote_plus
 
 from .aws import Aws, AwsKeys
-from .deployments import ReplicaSet
+from ..deployments import ReplicaSet
 from .gssapi import KerberosStandIn
 from .oidc import Oidc, OidcIssuer
 from .sasl import Plain
@@ -50,7 +50,7 @@ class AuthenticatedReplicaSet(ReplicaSet):
         callback that gives this deployment's issuer's tokens)."""
         if mechanism != "MONGODB-OIDC":
             return {}
-        from ..auth_oidc import OIDCCallback, OIDCCallbackResult
+        from ...auth_oidc import OIDCCallback, OIDCCallbackResult
         issuer = self.oidc_issuer
 
         class Callback(OIDCCallback):
