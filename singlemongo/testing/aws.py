@@ -1,0 +1,7 @@
+"""Moved to ``singlemongo.testing.auth.aws`` (the simulator's authentication sides live in
+``testing/auth/``). The old import path is the same module object."""
+import sys
+
+from .auth import aws as _moved
+
+sys.modules[__name__] = _moved
