@@ -185,3 +185,23 @@ def test_every_helper_sends_the_sessions_lsid(rs):
     assert [next(iter(c)) for c in sent] == names  # create_collection checks it exists first
     assert all(c["lsid"] == lsid for c in sent)
     client.close()
+
+
+@pytest.mark.parametrize("call", [
+    lambda coll, bad: coll.aggregate([], bad),
+    lambda coll, bad: coll.insert_one({}, session=bad),
+    lambda coll, bad: coll.find_one({}, session=bad),
+    lambda coll, bad: coll.count_documents({}, session=bad),
+])
+def test_a_session_that_is_not_a_client_session_is_refused_clearly(rs, call):
+    """Rule (bad input gets a clear error naming the value): a session argument that is not
+    a ClientSession is ValueError in PyMongo's words, and nothing is sent; before, a dict
+    passed as aggregate's session (PyMongo's test_invalid_session_parameter) raised
+    AttributeError '_for_operation' from inside the engine."""
+    commands = Commands()
+    client = MongoClient(rs.uri, event_listeners=[commands])
+    with pytest.raises(ValueError, match="'session' argument must be a ClientSession or None, "
+                                         "not <class 'dict'>"):
+        call(client.app.c, {})
+    assert commands.started == []
+    client.close()

@@ -67,6 +67,10 @@ class _Run:
         self.session, self.owned = req.session, False
         self.step = None  # a command of a transaction (transaction.py)
         if req.explicit_session is not None:
+            if not hasattr(req.explicit_session, "_for_operation"):  # not a ClientSession
+                # PyMongo's words; nothing is sent.
+                raise ValueError(f"'session' argument must be a ClientSession or None, not "
+                                 f"{type(req.explicit_session)}")
             self.session, self.step = req.explicit_session._for_operation(topology, req)
         # Transactions spec: a collection's w: 0 is ignored in a transaction.
         self.unacknowledged = req.unacknowledged and self.step is None

@@ -24,13 +24,22 @@ def _command(op_code, body):
     return next(iter(document), ""), list(document)
 
 
+def _one_document(body):
+    """Whether an OP_MSG body is one section-0 document and nothing else (no checksum)."""
+    return not body[0] & 1 and body[4] == 0 and \
+        struct.unpack_from("<i", body, 5)[0] == len(body) - 5
+
+
 class Relay:
     """``with Relay(target) as relay:`` listens on a free loopback port (``relay.address``)
     and forwards each connection to ``target``; ``relay.sent`` lists (opcode, command name,
     field names) in the order clients sent them."""
 
-    def __init__(self, target):
+    def __init__(self, target, rewrite_reply=None):
         self.target = target
+        # rewrite_reply(command name, reply document) -> the document the client gets
+        # (OP_MSG replies only; None: every reply as the server sent it).
+        self.rewrite_reply = rewrite_reply
         self.sent = []
         self.connections = 0
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -61,20 +70,30 @@ class Relay:
                 return
             self.connections += 1
             server = socket.create_connection(self.target, timeout=10)
+            asked = {}  # this connection's request ids -> their command names
             for source, sink, record in ((client, server, True), (server, client, False)):
-                thread = threading.Thread(target=self._pump, args=(source, sink, record),
-                                          daemon=True)
+                thread = threading.Thread(target=self._pump,
+                                          args=(source, sink, record, asked), daemon=True)
                 thread.start()
                 self.threads.append(thread)
 
-    def _pump(self, source, sink, record):
+    def _pump(self, source, sink, record, asked):
         try:
             while True:
                 header = self._read(source, HEADER.size)
-                length, _, _, op_code = HEADER.unpack(header)
+                length, request_id, response_to, op_code = HEADER.unpack(header)
                 body = self._read(source, length - HEADER.size)
                 if record:
-                    self.sent.append((op_code, *_command(op_code, body)))
+                    command = _command(op_code, body)
+                    self.sent.append((op_code, *command))
+                    asked[request_id] = command[0]
+                elif self.rewrite_reply is not None and op_code == OP_MSG and \
+                        response_to in asked and _one_document(body):
+                    flags = body[:4]
+                    reply = self.rewrite_reply(asked.pop(response_to), bson.decode(body[5:]))
+                    body = flags + b"\0" + bson.encode(reply)
+                    header = HEADER.pack(HEADER.size + len(body), request_id, response_to,
+                                         op_code)
                 sink.sendall(header + body)
         except (OSError, EOFError):
             for sock in (source, sink):

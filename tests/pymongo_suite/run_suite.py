@@ -56,6 +56,12 @@ class Messages(Outcomes):
             self.messages[report.nodeid] = (lines[-1] if lines else "")[:500]
 
 
+def _with_test_commands_flag(command, reply):
+    if command == "getParameter" and reply.get("ok") and "enableTestCommands" not in reply:
+        reply = dict(reply, enableTestCommands=False)
+    return reply
+
+
 def main(driver, root, out, *modules):
     root, out = os.path.abspath(root), os.path.abspath(out)
     if driver == "singlemongo":
@@ -63,6 +69,7 @@ def main(driver, root, out, *modules):
         internals.install(root)
     if os.environ.get("PYMONGO_SUITE_SERVER") == "ferretdb":
         import tools.ferretdb  # noqa: F401 before the checkout leaves the path
+        from tests.ferretdb.relay import Relay
     sys.path.remove(str(HERE.parent.parent))  # the suite's ``test`` package, not ours
     for name in [n for n in sys.modules if n == "tests" or n.startswith("tests.")]:
         del sys.modules[name]
@@ -76,10 +83,15 @@ def main(driver, root, out, *modules):
         # the suite's own users are its business), where the suite looks for MongoDB.
         from tools.ferretdb import FerretDB  # imported with the checkout on the path
         server = FerretDB(auth=False).start()
-        os.environ["DB_IP"], os.environ["DB_PORT"] = "127.0.0.1", str(server.address[1])
+        # The suite's set-up reads enableTestCommands from getParameter "*", which FerretDB
+        # v1.24 does not return (a KeyError before any test): a relay adds it, false, as
+        # FerretDB has no test commands. Both drivers meet the same relay.
+        relay = Relay(server.address, rewrite_reply=_with_test_commands_flag).__enter__()
+        os.environ["DB_IP"], os.environ["DB_PORT"] = "127.0.0.1", str(relay.address[1])
         try:
             run_pytest_against(root, args, plugin, warnings=("ignore", DEPRECATIONS_ASSERTED))
         finally:
+            relay.__exit__(None, None, None)
             server.stop()
     else:
         run_pytest(root, args, plugin, PORT, warnings=("ignore", DEPRECATIONS_ASSERTED))
