@@ -378,6 +378,16 @@ def _write_in_a_transaction(client):
         session.commit_transaction()
 
 
+def _the_other_writes_and_the_abandoned_one_is_gone(owner, abandoned, other):
+    _write_in_a_transaction(other)
+    assert other.app.c.find_one({"_id": 1})["n"] == 10
+    with pytest.raises(OperationFailure) as gone:
+        abandoned.commit_transaction()
+    assert gone.value.code == 251
+    owner.close()
+    other.close()
+
+
 @pytest.mark.parametrize("kill", ["killAllSessions", "killSessions", "endSessions"])
 def test_killing_sessions_aborts_their_transactions(rs, kill):
     """Simulator rule (a real server's): killAllSessions, killSessions and endSessions abort
@@ -390,13 +400,7 @@ def test_killing_sessions_aborts_their_transactions(rs, kill):
     assert conflict.value.code == 112
     argument = [] if kill == "killAllSessions" else [abandoned.session_id]
     assert other.admin.command(kill, argument)["ok"] == 1
-    _write_in_a_transaction(other)
-    assert other.app.c.find_one({"_id": 1})["n"] == 10
-    with pytest.raises(OperationFailure) as gone:
-        abandoned.commit_transaction()
-    assert gone.value.code == 251
-    owner.close()
-    other.close()
+    _the_other_writes_and_the_abandoned_one_is_gone(owner, abandoned, other)
 
 
 def test_kill_sessions_spares_the_others_and_checks_its_argument(rs):
@@ -423,10 +427,4 @@ def test_a_transaction_past_its_lifetime_limit_is_aborted(rs, monkeypatch):
     started = time.monotonic()
     monkeypatch.setattr(transactions.time, "monotonic",
                         lambda: started + transactions.TRANSACTION_LIFETIME_LIMIT + 1)
-    _write_in_a_transaction(other)
-    assert other.app.c.find_one({"_id": 1})["n"] == 10
-    with pytest.raises(OperationFailure) as gone:
-        abandoned.commit_transaction()
-    assert gone.value.code == 251
-    owner.close()
-    other.close()
+    _the_other_writes_and_the_abandoned_one_is_gone(owner, abandoned, other)
