@@ -17,7 +17,7 @@ import bson
 from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 
-from .common import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
+from .arguments import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
 from .monitoring import next_operation_id
 from . import errors
 from .errors import BulkWriteError, ConfigurationError, InvalidOperation, OperationFailure

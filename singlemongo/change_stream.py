@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
-from .common import Generic
+from .base_object import Generic
 
 from .command_cursor import CommandCursor
 from .errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError

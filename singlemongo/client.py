@@ -14,8 +14,8 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from . import _import_paused
 from .clock import DEFAULT_CLOCK
 from .command_cursor import CommandCursor
-from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg, not_offered,
-                     validate_database_name)
+from .base_object import Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg
+from .arguments import not_offered, validate_database_name
 from .database import Database
 from .engine.operation import execute
 from .engine.request import Request

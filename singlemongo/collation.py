@@ -81,5 +81,5 @@ class Collation:
 def validate_collation_or_none(value: Any) -> Optional[dict[str, Any]]:
     """The collation document of a Collation or a mapping, None for None; TypeError for
     anything else (PyMongo's validator, which libraries import from here)."""
-    from .common import validate_collation
+    from .arguments import validate_collation
     return validate_collation(value)

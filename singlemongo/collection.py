@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, overload
 from bson.codec_options import CodecOptions
 
 from .collection_reads import ReadMethods
-from .common import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
-                     core_read_preference, deferred_mixin, lazy_attributes, not_callable,
-                     validate_collation, validate_collection_name)
+from .base_object import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
+                          core_read_preference, deferred_mixin, lazy_attributes)
+from .arguments import not_callable, validate_collation, validate_collection_name
 from .engine.operation import execute
 from .engine.request import Request
 from . import errors

@@ -3,7 +3,7 @@ The work is in ``indexes.py``, loaded by the first index call, not by import."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
-from .common import Generic
+from .base_object import Generic
 
 from .typings import _DocumentType, _IndexKeyHint
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional, cast
 
 from .command_cursor import CommandCursor
-from .common import (Generic, _DocumentType, hint_value, validate_collation,
-                     validate_is_document_type)
+from .base_object import Generic, _DocumentType
+from .arguments import hint_value, validate_collation, validate_is_document_type
 from .cursor import Cursor
 from .engine.operation import execute
 from .engine.request import Request

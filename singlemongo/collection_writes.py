@@ -10,9 +10,10 @@ import bson
 from bson import ObjectId
 from bson.codec_options import CodecOptions
 
-from .common import (Generic, hint_value, is_raw, validate_boolean, validate_collation,
-                     validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
-                     validate_ok_for_update)
+from .base_object import Generic
+from .arguments import (hint_value, is_raw, validate_boolean, validate_collation,
+                        validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
+                        validate_ok_for_update)
 from .errors import (ConfigurationError, DocumentTooLarge, DuplicateKeyError, InvalidOperation,
                      WriteConcernError, WriteError, WTimeoutError)
 from .wire.messages import encoding

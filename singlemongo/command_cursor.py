@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 from bson import Int64
 
 from .clock import Deadline
-from .common import Generic, _DocumentType, lazy_attributes
+from .base_object import Generic, _DocumentType, lazy_attributes
 from .engine.checkout import checkout_pinned
 from .engine.operation import execute
 from .engine.request import Outcome, Request

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from bson.code import Code
 
 from .command_cursor import BATCH_FIELDS, _ServerCursor
-from .common import (_DocumentType, hint_value, index_document, index_list, lazy_attributes,
-                     validate_boolean, validate_collation, validate_is_document_type,
-                     validate_is_mapping, validate_non_negative_int)
+from .base_object import _DocumentType, lazy_attributes
+from .arguments import (hint_value, index_document, index_list, validate_boolean,
+                        validate_collation, validate_is_document_type, validate_is_mapping,
+                        validate_non_negative_int)
 from .engine.operation import execute
 from .engine.request import Request
 from .errors import InvalidOperation

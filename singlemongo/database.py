@@ -9,9 +9,10 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from .collection import Collection
 from .collection_reads import _aggregate
 from .command_cursor import BATCH_FIELDS, CommandCursor
-from .common import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
-                     core_read_preference, not_callable, validate_collation, validate_is_mapping,
-                     validate_database_name)
+from .base_object import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
+                          core_read_preference)
+from .arguments import (not_callable, validate_collation, validate_is_mapping,
+                        validate_database_name)
 from .engine.operation import execute
 from .engine.request import Outcome, Request
 from . import errors

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
-from .common import (Generic, hint_value, index_document, validate_boolean, validate_collation,
-                     validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
-                     validate_ok_for_update)
+from .base_object import Generic
+from .arguments import (hint_value, index_document, validate_boolean, validate_collation,
+                        validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
+                        validate_ok_for_update)
 from .cursor import projection_document
 from .errors import ConfigurationError
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline

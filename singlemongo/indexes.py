@@ -10,7 +10,7 @@ from bson.son import SON
 
 from .command_cursor import CommandCursor
 from .errors import OperationFailure
-from .common import gen_index_name, index_list
+from .arguments import gen_index_name, index_list
 from .operations import IndexModel
 from .selection import ReadPreference as _Core
 from .typings import _IndexKeyHint

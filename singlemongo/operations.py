@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Optional, Union
 
 from .collation import Collation
-from .common import (gen_index_name, hint_value, index_document, index_list,
-                     validate_boolean, validate_collation, validate_is_document_type,
-                     validate_is_mapping)
+from .arguments import (gen_index_name, hint_value, index_document, index_list, validate_boolean,
+                        validate_collation, validate_is_document_type, validate_is_mapping)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:

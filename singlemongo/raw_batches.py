@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, NoReturn
 
 from .command_cursor import CommandCursor
-from .common import _DocumentType
+from .base_object import _DocumentType
 from .cursor import Cursor
 from .errors import InvalidOperation
 

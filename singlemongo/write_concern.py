@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Union
 
-from .common import validate_boolean  # noqa: F401  # PyMongo's module offers it too
+from .arguments import validate_boolean  # noqa: F401  # PyMongo's module offers it too
 from .errors import ConfigurationError
 
 

@@ -120,6 +120,22 @@ def test_tls_verifies_against_the_ca(certs):
         client.close()
 
 
+def test_open_socket_without_a_context_makes_one_for_its_options(certs):
+    """Rule: open_socket's TLS path works when its caller passes no context (it makes one
+    for the options): a socket to a TLS server is wrapped and verified against the CA. It
+    raised NameError (tls_context was never imported) once the socket code left wire/."""
+    from singlemongo.engine.dial import open_socket
+    from singlemongo.options.client_options import client_options
+    with Standalone(tls_context=_server_context(certs)) as s:
+        options = client_options(f"mongodb://{s.servers[0].address_text}/?tls=true"
+                                 f"&tlsCAFile={certs / 'ca.pem'}")
+        sock = open_socket(s.servers[0].address, options, timeout=5)
+        try:
+            assert sock.version() is not None  # the TLS handshake was done
+        finally:
+            sock.close()
+
+
 def test_tls_rejects_an_unknown_ca_by_default(certs):
     with Standalone(tls_context=_server_context(certs)) as s:
         client = MongoClient(f"mongodb://{s.servers[0].address_text}/?tls=true",

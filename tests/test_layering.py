@@ -126,3 +126,18 @@ def test_old_import_paths_keep_working(old, new, name):
     assert getattr(moved_from, name) is getattr(moved_to, name)
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         getattr(moved_from, "nothing_here")
+
+
+@pytest.mark.parametrize("new, name", [
+    ("base_object", "BaseObject"), ("base_object", "lazy_attributes"),
+    ("base_object", "_DocumentType"), ("arguments", "validate_database_name"),
+    ("arguments", "index_list"), ("arguments", "is_raw"),
+])
+def test_common_keeps_serving_what_it_held(new, name):
+    """Rule (issue 61): ``common.py`` was split into modules named for what they hold; its
+    old import path serves the same objects, and nothing else."""
+    import importlib
+    common = importlib.import_module("singlemongo.common")
+    assert getattr(common, name) is getattr(importlib.import_module(f"singlemongo.{new}"), name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        getattr(common, "nothing_here")

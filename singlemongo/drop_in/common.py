@@ -1,7 +1,7 @@
 """``pymongo.common``, ``pymongo.database_shared`` and ``pymongo.helpers_shared`` as libraries
 use them: PyMongo's argument validators (with its exception types and messages), its limits
 and defaults, ``BaseObject``, and the name and key helpers. The face's own checks live in
-``singlemongo/common.py``; the ones both need are that module's."""
+``singlemongo/arguments.py``; the ones both need are that module's."""
 from __future__ import annotations
 
 from collections import abc
@@ -9,12 +9,13 @@ from typing import Any, Mapping, Optional
 
 from bson.binary import UuidRepresentation
 
-from ..common import (BaseObject, validate_collation, validate_is_document_type,  # noqa: F401
-                      validate_is_mapping, validate_ok_for_replace, validate_ok_for_update)
-from ..common import gen_index_name as _gen_index_name  # noqa: F401
-from ..common import index_document as _index_document  # noqa: F401
-from ..common import index_list as _index_list  # noqa: F401
-from ..common import validate_database_name as _validate_database_name
+from ..arguments import (validate_collation, validate_is_document_type,  # noqa: F401
+                         validate_is_mapping, validate_ok_for_replace, validate_ok_for_update)
+from ..arguments import gen_index_name as _gen_index_name  # noqa: F401
+from ..arguments import index_document as _index_document  # noqa: F401
+from ..arguments import index_list as _index_list  # noqa: F401
+from ..arguments import validate_database_name as _validate_database_name
+from ..base_object import BaseObject  # noqa: F401
 from ..sdam.topology_description import (MAX_SUPPORTED_WIRE_VERSION,  # noqa: F401
                                          MIN_SUPPORTED_SERVER_VERSION, MIN_SUPPORTED_WIRE_VERSION)
 

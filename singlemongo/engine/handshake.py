@@ -227,7 +227,7 @@ class Handshake:
     def connect(self, address, timeout_s=None):
         """Open a connection; its handshake reply is returned with the hello's duration. The
         whole handshake shares one deadline (``handshake_deadline``)."""
-        from .connection import open_socket
+        from .dial import open_socket
         from .guard import positive
         now = self.clock.monotonic
         deadline = self.handshake_deadline(timeout_s)

@@ -14,7 +14,8 @@ import socket
 from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolError
 from ..sdam.address import format_address
 from ..wire import messages as wire
-from .connection import addresses_of, next_request_id, signals_held
+from .connection import next_request_id, signals_held
+from .dial import addresses_of
 from .scanner import Outcome
 from .handshake import handshake_command
 
