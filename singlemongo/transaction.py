@@ -17,6 +17,7 @@ from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation, Op
 from .reply_errors import RETRYABLE_CODES, from_server
 from .read_concern import ReadConcern
 from .engine.backpressure import SYSTEM_OVERLOADED
+from .engine.lifecycle import SEND, TRANSACTION
 from .engine.retry import RETRYABLE_WRITE_ERROR
 from .read_preferences import to_core
 from .write_concern import WriteConcern
@@ -102,36 +103,12 @@ class TxnState(enum.Enum):
     ABORTED = "aborted"
 
 
-S = TxnState
-# (state, event) -> (next state, whether the command is sent) or the error message. Events:
-# "start", "commit", "abort", "operation" (a command run with the session).
+# The transaction's rows of the lifecycle table (engine/lifecycle.py), with this module's
+# states: (state, event) -> (next state, whether the command is sent) or PyMongo's message.
 TRANSITIONS: dict[tuple[TxnState, str], Any] = {
-    (S.NONE, "start"): (S.STARTING, False),
-    (S.STARTING, "start"): "Transaction already in progress",
-    (S.IN_PROGRESS, "start"): "Transaction already in progress",
-    (S.COMMITTED, "start"): (S.STARTING, False),
-    (S.COMMITTED_EMPTY, "start"): (S.STARTING, False),
-    (S.ABORTED, "start"): (S.STARTING, False),
-    (S.NONE, "commit"): "No transaction started",
-    (S.STARTING, "commit"): (S.COMMITTED_EMPTY, False),
-    (S.IN_PROGRESS, "commit"): (S.COMMITTED, True),
-    (S.COMMITTED, "commit"): (S.COMMITTED, True),  # re-run, with w: majority
-    (S.COMMITTED_EMPTY, "commit"): (S.COMMITTED_EMPTY, False),
-    (S.ABORTED, "commit"): "Cannot call commitTransaction after calling abortTransaction",
-    (S.NONE, "abort"): "No transaction started",
-    (S.STARTING, "abort"): (S.ABORTED, False),
-    (S.IN_PROGRESS, "abort"): (S.ABORTED, True),
-    (S.COMMITTED, "abort"): "Cannot call abortTransaction after calling commitTransaction",
-    (S.COMMITTED_EMPTY, "abort"):
-        "Cannot call abortTransaction after calling commitTransaction",
-    (S.ABORTED, "abort"): "Cannot call abortTransaction twice",
-    (S.NONE, "operation"): (S.NONE, True),
-    (S.STARTING, "operation"): (S.STARTING, True),  # IN_PROGRESS once sent (step.finish)
-    (S.IN_PROGRESS, "operation"): (S.IN_PROGRESS, True),
-    (S.COMMITTED, "operation"): (S.NONE, True),
-    (S.COMMITTED_EMPTY, "operation"): (S.NONE, True),
-    (S.ABORTED, "operation"): (S.NONE, True),
-}
+    (TxnState(state), event): outcome if isinstance(outcome, str)
+    else (TxnState(outcome[0]), SEND in outcome[1])
+    for (state, event), outcome in TRANSACTION.items()}
 
 
 def transition(state: TxnState, event: str) -> tuple[TxnState, bool]:
@@ -292,7 +269,7 @@ class TransactionStep:
     def finish(self) -> None:
         """The session is "in progress" after its first command was sent, even on error."""
         if self.sent and self.first and self.txn.state is TxnState.STARTING:
-            self.txn.state = TxnState.IN_PROGRESS
+            self.txn.state, _ = transition(self.txn.state, "sent")
 
 
 def check_read_preference(read_preference: Any) -> None:

@@ -13,8 +13,9 @@ from singlemongo.testing import Standalone
 # the operation's admission (guard.py), the request with its command builder (request.py) and
 # the selection loop (selection_loop.py) modules of their own; the checks joined the scanner
 # and the retry rules load at a first failure: 35; common.py, split by subject into
-# base_object.py and arguments.py, and opening a socket (dial.py) apart from the connection:
-# 37, each module costing about 0.35 M instructions to import).
+# base_object.py and arguments.py, opening a socket (dial.py) apart from the connection, and
+# the operation's lifecycle table (lifecycle.py): 38, each module costing about 0.35 M
+# instructions to import).
 ONE_OFF = {
     "singlemongo", "singlemongo.client", "singlemongo.clock", "singlemongo.collection",
     "singlemongo.collection_reads", "singlemongo.command_cursor", "singlemongo.base_object",
@@ -30,6 +31,7 @@ ONE_OFF = {
     "singlemongo.sdam.server_description", "singlemongo.sdam.topology_description",
     "singlemongo.selection", "singlemongo.wire",
     "singlemongo.engine.connection", "singlemongo.engine.dial", "singlemongo.wire.messages",
+    "singlemongo.engine.lifecycle",
 }
 # Loaded by `from singlemongo import MongoClient`: the face down to the cursor; the engine
 # (and socket) load when the first client is made.

@@ -14,16 +14,23 @@ from ..sdam.server_description import ServerDescription, TopologyType
 from ..selection import PRIMARY, Criteria
 from .checkout import checkout, checkout_pinned, reauthenticate, reauthentication_required
 from .handshake import api_fields
+from .lifecycle import (BACKOFF, BEFORE_RETRY, DEPRIORITIZE, DIRTY_SESSION, LABEL_RETRYABLE,
+                        LABEL_TRANSACTION, PIN_TRANSACTION, REAUTHENTICATE, RECORD_REPLY,
+                        REMEMBER_SERVER, REPORT_EARLIER, RETURN_TOKENS, SDAM_ERROR,
+                        SPEND_HANDSHAKE, TAKE_SESSION, advance)
 from .request import (MAX_TIMEOUT_RETRIES, Outcome, RetryState, add_max_time, build_command,
                       drop_wtimeout, retry_kind)
 
 # Sharded Transactions, "Mongos Pinning" (and the load balancer's one connection).
 PINNING_TOPOLOGIES = frozenset({TopologyType.SHARDED, TopologyType.LOAD_BALANCED})
+# Tests set a list here to see each lifecycle step an operation takes, (state, event).
+STEPS = None
 
 
-def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=None):
-    """Send ``cmd`` and read its reply within timeoutMS (``deadline``), else within
-    socketTimeoutMS for the whole reply."""
+def _send(topology, conn, req, cmd, operation_id, deadline=None):
+    """(event, reply, error): ``cmd`` sent and its reply read within timeoutMS
+    (``deadline``), else within socketTimeoutMS for the whole reply. Nothing else is done
+    here: the lifecycle's actions for the event are the run's."""
     if deadline is None and req.reply_timeout_s is not None:
         deadline = Deadline(topology.clock, req.reply_timeout_s,
                             f"{req.reply_timeout_s * 1000:.0f} ms for {next(iter(cmd))}")
@@ -35,31 +42,23 @@ def _send(topology, conn, req, cmd, session, operation_id, deadline=None, step=N
                                         req.sequences, operation_id, req.codec,
                                         req.user_fields, exhaust=req.exhaust)
     except ConnectionFailure as exc:
-        topology.handle_operation_error(conn, exc=exc)
-        if session is not None:
-            session.dirty = True  # driver sessions spec: a network error taints the session
-        return None, exc
+        return "network error", None, exc
     conn.last_used = topology.clock.monotonic()
-    topology.sessions.advance_cluster_time(reply)
-    if req.explicit_session is not None:
-        req.explicit_session._after_reply(reply)
     reply = sanitize(reply)
     bad = failed(reply) if req.parse_write_concern_error else not is_ok(reply)
-    if step is not None and not bad:
-        step.on_reply(reply)
-    if bad:
-        topology.handle_operation_error(conn, reply=reply)
-        from ..monitoring.command_monitoring import is_sensitive, redacted_failure
-        from ..reply_errors import error_from_reply
-        # The error carries the reply, redacted as a log of it is (command monitoring spec,
-        # "Security"): a sensitive command's reply keeps its code, name and labels only.
-        shown = redacted_failure(reply) if is_sensitive(next(iter(cmd)), cmd) else reply
-        return reply, error_from_reply(shown, conn.address)
-    return reply, None
+    if not bad:
+        return "ok reply", reply, None
+    from ..monitoring.command_monitoring import is_sensitive, redacted_failure
+    from ..reply_errors import error_from_reply
+    # The error carries the reply, redacted as a log of it is (command monitoring spec,
+    # "Security"): a sensitive command's reply keeps its code, name and labels only.
+    shown = redacted_failure(reply) if is_sensitive(next(iter(cmd)), cmd) else reply
+    return "error reply", reply, error_from_reply(shown, conn.address)
 
 
 class _Run:
-    """One operation: its attempts, its implicit session and its retry state."""
+    """One operation: its attempts, its implicit session and its retry state, stepped
+    through the lifecycle table (lifecycle.py)."""
 
     def __init__(self, topology, req):
         self.t = topology
@@ -81,6 +80,7 @@ class _Run:
             req.criteria.operation, PRIMARY)
         self.txn_number = None
         self.state = RetryState()
+        self.phase = "selecting"  # the lifecycle state
         self.operation_id = req.operation_id or next_operation_id()
         self.deadline = topology.deadline  # timeoutMS (execute opens its scope)
         self.last_error = self.last_server = None
@@ -88,20 +88,32 @@ class _Run:
         # Client backpressure: handshakes the server closes share one connectTimeoutMS.
         self.handshake_budget_s = topology.options.connect_timeout_ms / 1000.0 or None
 
+    def _advance(self, event):
+        """The lifecycle's step for ``event``: the new state, and the actions to do."""
+        if STEPS is not None:
+            STEPS.append((self.phase, event))
+        self.phase, actions = advance(self.phase, event)
+        return actions
+
     def run(self):
-        if self.step is None:
-            return self._run()
         try:
-            return self._run()
-        except PyMongoError as exc:
-            self.step.label(exc)  # Error Reporting and Retrying Transactions
+            outcome = self._run()
+        except BaseException as exc:
+            if self.phase != "failed":
+                self._advance("error")
+            if LABEL_TRANSACTION in self._advance("end") and self.step is not None and \
+                    isinstance(exc, PyMongoError):
+                self.step.label(exc)  # Error Reporting and Retrying Transactions
             raise
         finally:
-            self.step.finish()
-
-    def _after_failure(self, error, retry_kind, max_wire):
-        from .retry import after_failure
-        after_failure(self, error, retry_kind, max_wire)
+            if self.step is not None:
+                self.step.finish()
+        if RETURN_TOKENS in self._advance("end") and self.t._token_bucket is not None:
+            # (else the bucket is full: nothing to return to it)
+            from .backpressure import RETRY_COST, RETRY_TOKEN_RETURN_RATE
+            bonus = RETRY_COST if self.state.attempts > 1 else 0
+            self.t.token_bucket.deposit(RETRY_TOKEN_RETURN_RATE + bonus)
+        return outcome
 
     def _run(self):
         # Bounded: decide() allows at most min(maxAdaptiveRetries, 5) overload retries and
@@ -109,13 +121,26 @@ class _Run:
         for _ in range(self.t.options.max_adaptive_retries + MAX_TIMEOUT_RETRIES + 1):
             outcome, error, retry_kind, max_wire = self._attempt()
             if error is None:
-                if self.t._token_bucket is not None:  # else full: nothing to return to it
-                    from .backpressure import RETRY_COST, RETRY_TOKEN_RETURN_RATE
-                    bonus = RETRY_COST if self.state.attempts > 1 else 0
-                    self.t.token_bucket.deposit(RETRY_TOKEN_RETURN_RATE + bonus)
                 return outcome
-            self._after_failure(error, retry_kind, max_wire)
+            from .retry import after_failure
+            try:
+                decision = after_failure(self, error, retry_kind, max_wire)
+            except PyMongoError:
+                self._advance("give up")
+                raise
+            self._between_attempts(self._advance("retry"), decision, error)
         raise self.last_error
+
+    def _between_attempts(self, actions, decision, error):
+        for action in actions:
+            if action == BACKOFF and decision.backoff_s:
+                self.t.clock.sleep(decision.backoff_s)
+            elif action == DEPRIORITIZE and decision.deprioritize and \
+                    self.last_server is not None and self.req.pinned is None:
+                self.state.deprioritized.append(self.last_server.address)
+            elif action == BEFORE_RETRY and self.step is not None:
+                self.command = dict(self.command)
+                self.step.before_retry(self.command, error)
 
     def _server(self):
         """(server description, connection): the pinned connection, the transaction's mongos,
@@ -146,18 +171,19 @@ class _Run:
         try:
             sd, conn = self._server()
         except ServerSelectionError:
-            if self.last_error is not None:
+            if REPORT_EARLIER in self._advance("no server") and self.last_error is not None:
                 raise self.last_error from None  # the retry found no server: report the cause
             raise
         except (ConnectionFailure, OperationFailure) as exc:
             if isinstance(exc, OperationFailure) and not getattr(exc, "in_authentication", False):
-                raise
-            if self.handshake_budget_s is not None:  # overload: the server closed handshakes
-                self.handshake_budget_s -= getattr(exc, "handshake_s", 0.0)
-            address = getattr(exc, "selected_address", None)
-            if address is not None:  # the attempt's server, for deprioritization (rule 6)
-                self.last_server = self.t.description.servers.get(address) or \
-                    ServerDescription(address)
+                raise  # not the handshake's: the lifecycle's "error"
+            for action in self._advance("handshake error"):
+                if action == SPEND_HANDSHAKE and self.handshake_budget_s is not None:
+                    self.handshake_budget_s -= getattr(exc, "handshake_s", 0.0)
+                elif action == REMEMBER_SERVER and getattr(exc, "selected_address", None):
+                    address = exc.selected_address  # the attempt's server (rule 6)
+                    self.last_server = self.t.description.servers.get(address) or \
+                        ServerDescription(address)
             # No wire version: the handshake did not finish (PyMongo's rule, 0).
             return None, exc, self._checkout_retry_kind(), 0
         if not self.checked_out:
@@ -166,7 +192,7 @@ class _Run:
         result = None
         try:
             result = self._use(sd, conn)
-        finally:
+        finally:  # the lifecycle's CHECK_IN, however the attempt ends
             attempt_ended(self.t, conn, self.req, self.step, result)
         return result
 
@@ -176,26 +202,31 @@ class _Run:
         return retry_kind(self.req, self.step, self.t.options, self.unacknowledged,
                           self.t.sessions.supported(self.t.description))
 
+    def _connected(self, sd):
+        """The lifecycle's actions on a connection in hand."""
+        td = self.t.description
+        for action in self._advance("connection"):
+            if action == TAKE_SESSION and self.session is None and \
+                    self.t.sessions.supported(td) and not self.unacknowledged:
+                self.session = self.t.sessions.acquire(td.logical_session_timeout_minutes)
+                self.owned = True
+            elif action == PIN_TRANSACTION and self.step is not None:
+                self.step.selected(sd.address, td.topology_type in PINNING_TOPOLOGIES)
+
     def _use(self, sd, conn):
         """The attempt on the checked-out connection ``conn`` of server ``sd``."""
         self.last_server = sd
         if self.req.prepare is not None:
             prepare, self.req.prepare = self.req.prepare, None
             self.req.sequences, self.req.retry = prepare(conn, self.req.sequences, self.req.retry)
-        td = self.t.description
-        if self.session is None and self.t.sessions.supported(td) and not self.unacknowledged:
-            self.session = self.t.sessions.acquire(td.logical_session_timeout_minutes)
-            self.owned = True
-        step = self.step
-        if step is not None:
-            step.selected(sd.address, td.topology_type in PINNING_TOPOLOGIES)
+        self._connected(sd)
+        td, step = self.t.description, self.step
         kind = retry_kind(self.req, step, self.t.options, self.unacknowledged,
                           self.session is not None, sd.server_type)
-        can_retry_write = kind == "write"
-        if can_retry_write and step is None and self.txn_number is None:
+        if kind == "write" and step is None and self.txn_number is None:
             self.txn_number = self.session.next_txn_number()
         txn_number = step.txn.txn_number if step is not None else (
-            self.txn_number if can_retry_write else None)
+            self.txn_number if kind == "write" else None)
         cmd = build_command(self.req, sd, self.session, txn_number,
                             api=api_fields(self.t.options),
                             cluster_time=self.t.sessions.cluster_time, description=td,
@@ -204,26 +235,8 @@ class _Run:
             add_max_time(cmd, self.deadline, sd, self.req.send_max_time)
             drop_wtimeout(cmd)
         if self.unacknowledged:
-            return (_send_unacknowledged(self.t, conn, self.req, cmd, sd, self.deadline),
-                    None, None, 0)
-        reply, error = _send(self.t, conn, self.req, cmd, self.session, self.operation_id,
-                             self.deadline, step)
-        if reauthentication_required(error, self.t) and not self.reauthenticated:
-            # Auth spec, "Reauthentication": the connection authenticates again (SASL, no
-            # hello) and the operation is re-attempted once, retryable or not.
-            self.reauthenticated = True
-            reauthenticate(self.t, conn)
-            reply, error = _send(self.t, conn, self.req, cmd, self.session,
-                                 self.operation_id, self.deadline, step)
-        if can_retry_write and error is not None:
-            from .retry import (NO_RETRYABLE_WRITES, RETRYABLE_WRITE_ERROR, network,
-                                no_retryable_writes)
-            if isinstance(error, ConnectionFailure) and network(error):
-                # Retryable writes: a network error of a retryable write is labelled for the
-                # user.
-                error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
-            if no_retryable_writes(error):
-                raise OperationFailure(NO_RETRYABLE_WRITES, 20, error.details, address=sd.address)
+            return self._send_unacknowledged(conn, cmd, sd)
+        reply, error = self._exchange(conn, cmd, kind)
         sent = self.req.sequences
         outcome = Outcome(reply, sd, self.session, self.deadline,
                           command_name=next(iter(self.command)),
@@ -234,23 +247,73 @@ class _Run:
             error.max_wire_version = max_wire
         return outcome, error, kind, max_wire
 
+    def _exchange(self, conn, cmd, kind):
+        """(reply, error): ``cmd`` sent on ``conn`` (again after a reauthentication), and the
+        lifecycle's actions for what came back."""
+        self._advance("sent")
+        while True:
+            event, reply, error = _send(self.t, conn, self.req, cmd, self.operation_id,
+                                        self.deadline)
+            if event == "error reply" and not self.reauthenticated and \
+                    reauthentication_required(error, self.t):
+                event = "reauthentication required"
+            elif event == "error reply" and kind == "write":
+                from .retry import no_retryable_writes
+                event = "no retryable writes" if no_retryable_writes(error) else event
+            for action in self._advance(event):
+                self._after_reply(action, conn, reply, error, kind)
+            if event != "reauthentication required":
+                break
+            self._advance("sent")
+        if event == "no retryable writes":
+            from .retry import NO_RETRYABLE_WRITES
+            raise OperationFailure(NO_RETRYABLE_WRITES, 20, error.details, address=conn.address)
+        return reply, error
+
+    def _after_reply(self, action, conn, reply, error, kind):
+        """One lifecycle action on what an attempt's command brought back."""
+        if action == RECORD_REPLY:
+            self.t.sessions.advance_cluster_time(reply)
+            if self.req.explicit_session is not None:
+                self.req.explicit_session._after_reply(reply)
+            if self.step is not None and error is None:
+                self.step.on_reply(reply)
+        elif action == SDAM_ERROR:
+            if reply is None:
+                self.t.handle_operation_error(conn, exc=error)
+            else:
+                self.t.handle_operation_error(conn, reply=reply)
+        elif action == DIRTY_SESSION and self.session is not None:
+            self.session.dirty = True
+        elif action == LABEL_RETRYABLE and kind == "write":
+            from .retry import RETRYABLE_WRITE_ERROR, network
+            if network(error):
+                error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
+        elif action == REAUTHENTICATE:
+            # Auth spec, "Reauthentication": the connection authenticates again (SASL, no
+            # hello) and the operation is re-attempted once, retryable or not.
+            self.reauthenticated = True
+            reauthenticate(self.t, conn)
+
+    def _send_unacknowledged(self, conn, cmd, sd):
+        """Write concern w: 0: OP_MSG with moreToCome; nothing is read, nothing retried."""
+        try:
+            self.t.events.command(self.t.clock, conn, self.req.db, cmd,
+                                  self.deadline or self.t.options.socket_timeout_ms / 1000.0
+                                  or None, self.req.sequences, codec=self.req.codec,
+                                  unacknowledged=True)
+        except ConnectionFailure as exc:
+            for action in self._advance("network error"):
+                self._after_reply(action, conn, None, exc, None)
+            raise
+        self._advance("sent unacknowledged")
+        conn.last_used = self.t.clock.monotonic()
+        return Outcome({"ok": 1}, sd, None), None, None, 0
+
     def release(self):
         if self.owned and not self.req.keep_session:
             self.t.sessions.release(self.session,
                                     self.t.description.logical_session_timeout_minutes)
-
-
-def _send_unacknowledged(topology, conn, req, cmd, sd, deadline=None):
-    """Write concern w: 0: OP_MSG with moreToCome; nothing is read, nothing retried."""
-    try:
-        topology.events.command(topology.clock, conn, req.db, cmd,
-                                deadline or topology.options.socket_timeout_ms / 1000.0 or None,
-                                req.sequences, codec=req.codec, unacknowledged=True)
-    except ConnectionFailure as exc:
-        topology.handle_operation_error(conn, exc=exc)
-        raise
-    conn.last_used = topology.clock.monotonic()
-    return Outcome({"ok": 1}, sd, None)
 
 
 def execute(topology, req):

@@ -1,7 +1,8 @@
 """The retry loop's decisions (retryable reads and writes specs, client backpressure, and
 client-side operations timeout, "Retryability"), read as libmongoc's retry loop reads: after
-a failed attempt, ``after_failure`` returns to retry (after its backoff) or raises the error
-saying why retrying stopped. Whether the attempt could be retried at all is the request's
+a failed attempt, ``after_failure`` returns the decision to retry (the run backs off and
+deprioritizes as the lifecycle's "retry" step says) or raises the error saying why retrying
+stopped. Whether the attempt could be retried at all is the request's
 ``retry_kind``, decided once (request.py). Loaded at an operation's first failure, with the
 backpressure rules and the error tables it applies: a one-off that succeeds loads none.
 """
@@ -18,7 +19,8 @@ RETRYABLE_WRITE_ERROR = "RetryableWriteError"
 
 
 def after_failure(run, error, retry_kind, max_wire):
-    """Sleep and return to retry, or raise the error saying why retrying stopped."""
+    """The decision to retry (its backoff, whether to deprioritize the server), or the error
+    saying why retrying stopped, raised."""
     labels = labels_of(error)
     if run.state.attempts > 1 and SYSTEM_OVERLOADED not in labels:
         run.t.token_bucket.deposit(RETRY_COST)
@@ -44,13 +46,7 @@ def after_failure(run, error, retry_kind, max_wire):
                                       quiet=beyond_retries(error, run.state.attempts)))
     run.last_error = error
     log_retry(run)
-    if run.step is not None:
-        run.command = dict(run.command)
-        run.step.before_retry(run.command, error)
-    if decision.backoff_s:
-        clock.sleep(decision.backoff_s)
-    if decision.deprioritize and run.last_server is not None and run.req.pinned is None:
-        run.state.deprioritized.append(run.last_server.address)
+    return decision  # its backoff and deprioritization: the lifecycle's "retry" actions
 
 
 def log_retry(run):
