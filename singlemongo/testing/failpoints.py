@@ -15,8 +15,28 @@ from .query.codes import CommandError, code_name
 RETRYABLE_WRITE_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435,
                                    13436})
 WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
-ACTIONS = ("error", "close", "reset", "hang", "block", "run-then-close", "write-concern-error",
-           "drip", "raw-reply")
+# What each fault action does, as two steps: the answer (the fault's own error reply, no
+# reply, the command's reply, or the command run and its reply dropped) and how the bytes
+# go out (or, with no reply, what becomes of the connection). No fault: (RUN, SEND).
+FAULT_REPLY, NO_REPLY, RUN, RUN_ADD_WCE, RUN_NO_REPLY = (
+    "the fault's error reply", "no reply", "the command's reply",
+    "the command's reply, with a write concern error", "the command run, its reply dropped")
+SEND, CLOSE, HANG, HALF_THEN_RESET, DRIP, RAW = (
+    "send", "close the connection", "leave the connection hung", "send half, then reset",
+    "send a byte at a time", "send the fault's raw bytes")
+FAULT_ACTIONS = {
+    "error": (FAULT_REPLY, SEND),
+    "close": (NO_REPLY, CLOSE),
+    "hang": (NO_REPLY, HANG),
+    "reset": (RUN, HALF_THEN_RESET),
+    "block": (RUN, SEND),  # the wait (block_s) comes first, as for every action
+    "run-then-close": (RUN_NO_REPLY, CLOSE),
+    "write-concern-error": (RUN_ADD_WCE, SEND),
+    "drip": (RUN, DRIP),
+    "raw-reply": (RUN, RAW),
+}
+ACTIONS = tuple(FAULT_ACTIONS)
+NO_FAULT = (RUN, SEND)
 # What a simulated server answers besides its store's commands and the tools' (served()).
 PROTOCOL_COMMANDS = frozenset({"hello", "isMaster", "ismaster", "ping", "buildInfo",
                                "saslStart", "saslContinue", "authenticate", "endSessions",

@@ -21,8 +21,10 @@ from bson import Int64
 from bson.codec_options import CodecOptions, DatetimeConversion
 
 from ..wire import compression, messages as wire
-from .failpoints import (Fault, add_write_concern_error, canonical, check_command_name,
-                         from_command, is_retryable_write)
+from .failpoints import (DRIP, FAULT_ACTIONS, FAULT_REPLY, HALF_THEN_RESET, HANG, NO_FAULT,
+                         NO_REPLY, RAW, RUN_ADD_WCE, RUN_NO_REPLY, SEND, Fault,
+                         add_write_concern_error, canonical, check_command_name, from_command,
+                         is_retryable_write)
 from .query.codes import error_reply
 from . import streaming
 from .streaming import cursor_open
@@ -403,9 +405,10 @@ class SimServer:
             if ok:
                 self._drain(sel, conn)
             return ok
-        reply = self._answer(fault, name, cmd, conn)
+        answer, delivery = FAULT_ACTIONS[fault.action] if fault is not None else NO_FAULT
+        reply = self._answer(answer, fault, name, cmd, conn)
         if reply is None or conn.hung:
-            if fault is not None and fault.action == "hang":
+            if delivery == HANG:
                 conn.hung = True
             elif not conn.hung:
                 self._close(sel, conn, reset=True)
@@ -422,25 +425,34 @@ class SimServer:
         if streams:  # exhaust: the next batch goes out unasked, when the socket can take it
             conn.stream = (request_id + 1, cmd, compressor)
             sel.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
-        if fault is not None and fault.action == "raw-reply":
+        if delivery == RAW:
             data = fault.raw(request_id)
         try:
-            if fault is not None and fault.action == "reset":
-                conn.sock.sendall(data[:len(data) // 2])
-                self._close(sel, conn, reset=True)
-                return False
-            if fault is not None and fault.action == "drip":
-                for i in range(len(data)):
-                    conn.sock.sendall(data[i:i + 1])
-                    time.sleep(fault.drip_s)
-                    if not self._running:
-                        return False
-                return True
-            self._send(sel, conn, data)
+            return self._DELIVERIES[delivery](self, sel, conn, data, fault)
         except OSError:
             self._close(sel, conn)
             return False
+
+    def _deliver(self, sel, conn, data, fault):
+        self._send(sel, conn, data)
         return True
+
+    def _half_then_reset(self, sel, conn, data, fault):
+        conn.sock.sendall(data[:len(data) // 2])
+        self._close(sel, conn, reset=True)
+        return False
+
+    def _drip(self, sel, conn, data, fault):
+        for i in range(len(data)):
+            conn.sock.sendall(data[i:i + 1])
+            time.sleep(fault.drip_s)
+            if not self._running:
+                return False
+        return True
+
+    # How a reply's bytes go out (failpoints.FAULT_ACTIONS); False: the connection ended.
+    _DELIVERIES = {SEND: _deliver, RAW: _deliver, HALF_THEN_RESET: _half_then_reset,
+                   DRIP: _drip}
 
     def _send(self, sel, conn, data):
         """Send what the socket takes now; the rest goes out as the client reads (_flush),
@@ -478,17 +490,17 @@ class SimServer:
         except Exception as exc:  # a command never kills the server
             return error_reply(1, f"the simulated server failed: {type(exc).__name__}: {exc}")
 
-    def _answer(self, fault, name, cmd, conn):
-        """The reply, or None when the connection is not answered (closed or hung)."""
-        action = fault.action if fault is not None else None
-        if action == "error":
+    def _answer(self, answer, fault, name, cmd, conn):
+        """The reply ``answer`` (failpoints.FAULT_ACTIONS) says, or None when the connection
+        is not answered (closed or hung)."""
+        if answer == FAULT_REPLY:
             return fault.reply(cmd)
-        if action in ("close", "hang"):
+        if answer == NO_REPLY:
             return None
         reply = self._run(name, cmd, conn)
-        if action == "write-concern-error" and reply.get("ok"):
+        if answer == RUN_ADD_WCE and reply.get("ok"):
             reply = add_write_concern_error(reply, cmd, fault.write_concern_error, fault.labels)
-        return None if action == "run-then-close" else reply
+        return None if answer == RUN_NO_REPLY else reply
 
     def _encode(self, request_id, reply, legacy, more_to_come=False):
         try:

@@ -63,7 +63,9 @@ def _with_test_commands_flag(command, reply):
 
 
 def main(driver, root, out, *modules):
-    root, out = os.path.abspath(root), os.path.abspath(out)
+    # realpath: a suite cache reached through a symbolic link would give every test an id
+    # without its module (pytest makes ids relative to the real rootdir).
+    root, out = os.path.realpath(root), os.path.abspath(out)
     if driver == "singlemongo":
         from tests.pymongo_suite import internals
         internals.install(root)
