@@ -131,12 +131,16 @@ def compare(control, ours, messages=None):
 def report_control(control, messages):
     """PyMongo's own failures on the simulator, each with its cause (CONTROL_FAILS), and the
     tests its suite skips here, with the suite's reason; returns the unexplained failures."""
+    server = os.environ.get("PYMONGO_SUITE_SERVER", "simulator")
     failed = sorted(t for t, o in control.items() if o in ("failed", "error"))
     skipped = sorted(t for t, o in control.items() if o == "skipped")
-    unexplained = [t for t in failed if control_reason(t) is None]
-    print(f"\nPyMongo's own failures on the simulator: {len(failed)}, each with its cause")
+    causes = {t: control_reason(t, messages.get(t, ""), server) for t in failed}
+    unexplained = [t for t in failed if causes[t] is None]
+    where = {"ferretdb": "FerretDB"}.get(server, "the simulator")
+    print(f"\nPyMongo's own failures on {where}: {len(failed)}, of which "
+          f"{len(unexplained)} not explained")
     for test in failed:
-        print(f"  {test}: {control_reason(test) or 'NOT EXPLAINED: ' + messages.get(test, '')}")
+        print(f"  {test}: {causes[test] or 'NOT EXPLAINED: ' + messages.get(test, '')}")
     print(f"\nTests PyMongo's suite skips here, with its reason: {len(skipped)}")
     for test in skipped:
         print(f"  {test}: {messages.get(test, '(no reason given)')}")
