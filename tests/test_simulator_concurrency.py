@@ -155,3 +155,31 @@ def test_three_hostile_clients_at_once_hold_nobody_else(certs):
             for sock in (stalled, half, reader):
                 sock.close()
             client.close()
+
+
+def test_a_sleeping_where_holds_only_its_own_client():
+    """Rule: a command that waits waits without holding the store or the server's thread
+    (issue 57). A `$where` that sleeps 1.5 s held the store's lock and the server's one
+    thread: a ping from another client, and a write through another member, waited for it."""
+    import threading
+    with Standalone() as deployment:
+        deployment.store.seed("app", "c", [{"_id": 1}])
+        sleeper = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000)
+        other = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000)
+        other.admin.command("ping")
+        found = []
+        thread = threading.Thread(target=lambda: found.append(sleeper.app.c.find_one(
+            {"$where": "function() { sleep(1500); return true; }"})))
+        try:
+            started = time.monotonic()
+            thread.start()
+            time.sleep(0.3)  # the sleeper's find is running
+            other.app.c.insert_one({"_id": 2})
+            served_in = time.monotonic() - started
+            thread.join(10)
+            slept = time.monotonic() - started
+        finally:
+            sleeper.close()
+            other.close()
+    assert found == [{"_id": 1}] and slept >= 1.5  # the sleeper did wait
+    assert served_in < 1.0, f"the other client waited {served_in:.2f} s for the sleeping $where"

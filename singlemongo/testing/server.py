@@ -25,6 +25,7 @@ from .failpoints import (DRIP, FAULT_ACTIONS, FAULT_REPLY, HALF_THEN_RESET, HANG
                          NO_REPLY, RAW, RUN_ADD_WCE, RUN_NO_REPLY, SEND, Fault,
                          add_write_concern_error, canonical, check_command_name, from_command,
                          is_retryable_write)
+from .query import waits
 from .query.codes import error_reply
 from . import streaming
 from .streaming import cursor_open
@@ -407,12 +408,35 @@ class SimServer:
             return ok
         answer, delivery = FAULT_ACTIONS[fault.action] if fault is not None else NO_FAULT
         reply = self._answer(answer, fault, name, cmd, conn)
+        wait_s = waits.take()  # what the command asked to wait ($where's sleep)
         if reply is None or conn.hung:
             if delivery == HANG:
                 conn.hung = True
             elif not conn.hung:
                 self._close(sel, conn, reset=True)
             return False
+        if wait_s > 0:
+            # The reply waits, as blockConnection's does: the store's lock is free and this
+            # thread serves the other connections meanwhile.
+            conn.paused = True
+            self._defer(wait_s, lambda: self._send_later(
+                sel, conn, request_id, name, cmd, legacy, compressor, delivery, fault, reply))
+            return False
+        return self._send_reply(sel, conn, request_id, name, cmd, legacy, compressor, delivery,
+                                fault, reply)
+
+    def _send_later(self, sel, conn, *reply_args):
+        conn.paused = False
+        if conn.sock.fileno() < 0:
+            return False
+        ok = self._send_reply(sel, conn, *reply_args)
+        if ok:
+            self._drain(sel, conn)
+        return ok
+
+    def _send_reply(self, sel, conn, request_id, name, cmd, legacy, compressor, delivery, fault,
+                    reply):
+        """Encode ``reply`` and send it as ``delivery`` says; False if the connection ends."""
         if self.latency_s:
             time.sleep(self.latency_s)
         if self.before_reply is not None:

@@ -10,11 +10,10 @@ server. The shell helpers servers offer (``Array.sum``, ``Array.avg``, ``tojson`
 ``sleep(ms)``, which PyMongo's tests use to delay a query) exist; a script's sleeping counts
 against its time limit.
 """
-import time
-
 from bson import json_util
 from bson.code import Code
 
+from . import waits
 from .codes import CommandError
 
 TIME_LIMIT_S = 5
@@ -95,13 +94,14 @@ def _context():
 
 def _slept(context):
     """The shell's ``sleep(ms)``: the prelude's ``sleep`` adds up what a script asked for (a
-    Python callable cannot run under QuickJS's time limit), and the query then really waits
-    that long, at most TIME_LIMIT_S, as a script past its limit fails."""
+    Python callable cannot run under QuickJS's time limit), and the reply then waits that
+    long (``waits``: without holding the store or the server's thread); a script that slept
+    past TIME_LIMIT_S fails at once."""
     asked = float(context.get("__slept") or 0) / 1000
-    time.sleep(min(asked, TIME_LIMIT_S))
     if asked > TIME_LIMIT_S:
         raise CommandError(139, "$where failed: interrupted: the script slept past its time "
                                 "limit")
+    waits.add(asked)
 
 
 def _source(code, what):

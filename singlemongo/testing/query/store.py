@@ -20,7 +20,7 @@ from mongomock_ng.helpers import NOTHING
 
 from . import (admin, catalog, changes, collation, collection_options, conformance, explain,
                expressions, mapreduce, oplog, profiler, reads, tailable, uniques, users, views,
-               writes)
+               waits, writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
 from .transactions import Transactions
 
@@ -156,7 +156,7 @@ class Store:
         def handle(server, cmd, state):
             started = time.monotonic()
             reply = answer(server, cmd, state)
-            reply = _over_time(name, cmd, reply, time.monotonic() - started)
+            reply = _over_time(name, cmd, reply, time.monotonic() - started + waits.pending())
             with self.lock:
                 profiler.record(self, name, cmd, reply, (time.monotonic() - started) * 1000,
                                 state)
@@ -325,10 +325,12 @@ TIMED_READS = frozenset({"find", "aggregate", "count", "distinct"})
 
 def _over_time(name, cmd, reply, elapsed):
     """A read that ran longer than its maxTimeMS is MaxTimeMSExpired (50), as the server
-    interrupts it (here it runs to its end first: only slow JavaScript takes that long)."""
+    interrupts it (here it runs to its end first: only slow JavaScript takes that long, and
+    the script's sleeping, ``waits``, counts)."""
     limit = cmd.get("maxTimeMS")
     if name in TIMED_READS and isinstance(limit, int) and not isinstance(limit, bool) and \
             limit > 0 and elapsed * 1000 > limit and reply.get("ok"):
+        waits.replace(limit / 1000)  # the server interrupts the read at its limit
         return CommandError(50, "operation exceeded time limit").reply()
     return reply
 
