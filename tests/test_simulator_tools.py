@@ -125,3 +125,52 @@ def test_local_system_replset_holds_the_configuration(rs, client):
     finally:
         rs.remove_member(3)
     assert len(stored()["members"]) == 3
+
+
+@pytest.mark.parametrize("how", ["blockConnection", "$where sleep"])
+def test_current_op_sees_a_waiting_operation_and_kill_op_interrupts_it(how):
+    """Rule: killOp and $currentOp see the simulator's own operations (issue 57): an
+    operation whose reply waits (a blockConnection fail point, a $where that sleeps) is in
+    currentOp with its command and running time, and killOp answers it Interrupted (11601)
+    at once. Before, currentOp listed only itself and killOp did nothing."""
+    import threading
+    import time
+
+    with Standalone() as deployment:
+        deployment.store.seed("app", "c", [{"_id": 1}])
+        waiter = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000)
+        admin = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000).admin
+        query = {"$where": "function() { sleep(4000); return true; }"} if how != \
+            "blockConnection" else {}
+        if how == "blockConnection":
+            admin.command("configureFailPoint", "failCommand", mode={"times": 1}, data={
+                "failCommands": ["find"], "blockConnection": True, "blockTimeMS": 4000})
+        outcome = []
+
+        def find():
+            try:
+                outcome.append(waiter.app.c.find_one(query))
+            except pymongo.errors.OperationFailure as exc:
+                outcome.append(exc.code)
+        thread = threading.Thread(target=find)
+        try:
+            thread.start()
+            for _ in range(50):
+                waiting = [op for op in admin.command("currentOp")["inprog"]
+                           if "find" in op["command"]]
+                if waiting:
+                    break
+                time.sleep(0.05)
+            assert waiting and waiting[0]["command"]["filter"] == query
+            staged = [op["opid"] for op in admin.aggregate([{"$currentOp": {}}])
+                      if "find" in op["command"]]
+            assert staged == [waiting[0]["opid"]]
+            started = time.monotonic()
+            admin.command("killOp", 1, op=waiting[0]["opid"])
+            thread.join(10)
+            assert outcome == [11601] and time.monotonic() - started < 2.0
+            assert not [op for op in admin.command("currentOp")["inprog"]
+                        if "find" in op["command"]]
+        finally:
+            waiter.close()
+            admin.client.close()

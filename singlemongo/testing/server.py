@@ -77,6 +77,10 @@ class SimServer:
         self.errors = []  # what went wrong inside the server (a connection was dropped)
         self._deferred = []  # (due, sequence, work): replies held back by blockConnection
         self._sequence = itertools.count()
+        # The operations whose replies wait (blockConnection, $where's sleep): opid ->
+        # (command, when it started, what answers it if killOp interrupts it).
+        self.waiting = {}
+        self.opids = itertools.count(1)  # currentOp's operation ids
         self.unanswered = []  # commands sent with moreToCome (no reply expected)
         self.accepts_op_query = True
         self.limits = {}  # maxBsonObjectSize... overrides in this server's hello
@@ -373,12 +377,14 @@ class SimServer:
             # deferred and the other connections are served meanwhile. A getMore blocked and
             # then run as usual then waits for data as usual (awaitData).
             conn.paused = True
+            interrupted = self._interrupted(sel, conn, request_id, name, cmd, legacy,
+                                            compressor)
             if fault.action == "block" and self._awaits_data(name, cmd, legacy):
-                self._defer(fault.block_s, lambda: streaming.await_data(
-                    self, sel, conn, request_id, name, cmd, compressor))
+                self._wait(fault.block_s, cmd, lambda: streaming.await_data(
+                    self, sel, conn, request_id, name, cmd, compressor), interrupted)
                 return False
-            self._defer(fault.block_s, lambda: self._reply(
-                sel, conn, request_id, name, cmd, legacy, compressor, fault))
+            self._wait(fault.block_s, cmd, lambda: self._reply(
+                sel, conn, request_id, name, cmd, legacy, compressor, fault), interrupted)
             return False
         return self._reply(sel, conn, request_id, name, cmd, legacy, compressor, fault)
 
@@ -388,6 +394,30 @@ class SimServer:
 
     def _defer(self, seconds, work):
         heapq.heappush(self._deferred, (time.monotonic() + seconds, next(self._sequence), work))
+
+    def _wait(self, seconds, cmd, work, interrupted):
+        """``work`` (the reply) after ``seconds``, meanwhile listed by currentOp; killOp
+        answers ``interrupted`` instead."""
+        opid = next(self.opids)
+        self.waiting[opid] = (cmd, time.monotonic(), interrupted)
+
+        def done():
+            if self.waiting.pop(opid, None) is not None:
+                work()
+        self._defer(seconds, done)
+
+    def _interrupted(self, sel, conn, request_id, name, cmd, legacy, compressor):
+        reply = error_reply(11601, "operation was interrupted")
+        return lambda: self._send_later(sel, conn, request_id, name, cmd, legacy, compressor,
+                                        SEND, None, reply)
+
+    def kill_op(self, opid):
+        """killOp: a waiting operation is answered Interrupted (11601) now; False if no
+        operation of that opid waits."""
+        entry = self.waiting.pop(opid, None)
+        if entry is not None:
+            entry[2]()
+        return entry is not None
 
     def _run_deferred(self):
         while self._deferred and self._deferred[0][0] <= time.monotonic():
@@ -419,8 +449,9 @@ class SimServer:
             # The reply waits, as blockConnection's does: the store's lock is free and this
             # thread serves the other connections meanwhile.
             conn.paused = True
-            self._defer(wait_s, lambda: self._send_later(
-                sel, conn, request_id, name, cmd, legacy, compressor, delivery, fault, reply))
+            self._wait(wait_s, cmd, lambda: self._send_later(
+                sel, conn, request_id, name, cmd, legacy, compressor, delivery, fault, reply),
+                self._interrupted(sel, conn, request_id, name, cmd, legacy, compressor))
             return False
         return self._send_reply(sel, conn, request_id, name, cmd, legacy, compressor, delivery,
                                 fault, reply)

@@ -8,6 +8,7 @@ Each handler takes (deployment, server, command, connection state) and returns t
 import datetime
 import os
 import platform
+import time
 
 from bson import Int64, Timestamp
 
@@ -118,18 +119,26 @@ def get_log(deployment, server, cmd, state):
 
 
 def current_op(deployment, server, cmd, state):
-    """currentOp: the operations in progress, this one (the simulator runs one at a
-    time per server)."""
-    return {"inprog": [operation(server, cmd)], "ok": 1}
+    """currentOp: the operations in progress."""
+    return {"inprog": in_progress(server, cmd), "ok": 1}
 
 
-def operation(server, cmd):
-    """The currentOp document of ``cmd`` running on ``server``."""
+def in_progress(server, cmd):
+    """currentOp's and ``$currentOp``'s documents: ``cmd``, running, and the operations
+    whose replies wait (blockConnection, $where's sleep)."""
+    return [operation(server, cmd)] + [operation(server, op, opid, started) for opid, (
+        op, started, _) in sorted(server.waiting.items())]
+
+
+def operation(server, cmd, opid=None, started=None):
+    """The currentOp document of ``cmd`` running on ``server`` (since ``started``, a
+    ``time.monotonic()``; now if None), under ``opid`` (a new one if None)."""
+    micros = int((time.monotonic() - started) * 1e6) if started is not None else 0
     return {"type": "op", "host": server.address_text, "active": True,
-            "opid": sum(server.commands.values()),  # this server's count of commands
+            "opid": next(server.opids) if opid is None else opid,
             "op": "command", "ns": f"{cmd.get('$db', 'admin')}.$cmd",
             "command": {k: v for k, v in cmd.items() if not k.startswith("$")},
-            "secs_running": Int64(0), "microsecs_running": Int64(0)}
+            "secs_running": Int64(micros // 1_000_000), "microsecs_running": Int64(micros)}
 
 
 def kill_op(deployment, server, cmd, state):
@@ -137,6 +146,9 @@ def kill_op(deployment, server, cmd, state):
     if "op" not in cmd:
         return {"ok": 0, "code": 4, "codeName": "NoSuchKey",
                 "errmsg": "Missing expected field \"op\""}
+    opid = cmd["op"]
+    if isinstance(opid, (int, float)) and not isinstance(opid, bool):
+        server.kill_op(int(opid))  # a waiting operation is answered Interrupted
     return {"info": "attempting to kill op", "ok": 1}
 
 

@@ -335,8 +335,8 @@ def _source(store, server, cmd, pipeline):
         if cmd["$db"] != "admin":
             raise CommandError(73, "$currentOp must be run against the 'admin' database with "
                                    "{aggregate: 1}")
-        from ..tools import operation
-        return ns, [operation(server, cmd)], pipeline[1:]
+        from ..tools import in_progress
+        return ns, in_progress(server, cmd), pipeline[1:]
     if first == "$listLocalSessions":  # the sessions this server has seen, newest last
         return ns, [{"_id": dict(lsid)} for lsid in store.local_sessions(cmd)], pipeline[1:]
     return ns, [], pipeline
