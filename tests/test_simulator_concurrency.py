@@ -183,3 +183,30 @@ def test_a_sleeping_where_holds_only_its_own_client():
             other.close()
     assert found == [{"_id": 1}] and slept >= 1.5  # the sleeper did wait
     assert served_in < 1.0, f"the other client waited {served_in:.2f} s for the sleeping $where"
+
+
+def test_two_deployments_in_one_process_keep_their_collations_apart():
+    """Rule: a command's collation applies to that command only, even with another
+    deployment serving in the same process (issue 57; the query engine held the running
+    command's collation in a module global, and each deployment has its own lock). One
+    thread compares under a case-insensitive collation while another compares plainly."""
+    import threading
+
+    from singlemongo.testing.query import collation
+    barrier = threading.Barrier(2, timeout=5)
+    seen = {}
+
+    def compare(name, spec):
+        with collation.applied(spec):
+            barrier.wait()  # both blocks are open at once
+            seen[name] = collation.compared("a", "A")
+            barrier.wait()
+    threads = [threading.Thread(target=compare, args=("plain", None)),
+               threading.Thread(target=compare, args=("collated", {"locale": "en",
+                                                                    "strength": 2}))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert seen["plain"] == ("a", "A")
+    assert seen["collated"][0] == seen["collated"][1]

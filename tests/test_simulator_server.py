@@ -211,3 +211,22 @@ def test_a_fault_for_a_misspelt_command_is_refused(typo, meant):
             server.fail("*", commands=(typo,))
         assert not server.faults
         server.fail("replSetGetStatus")  # not served here, and no typo: allowed
+
+
+@pytest.mark.parametrize("name", ["frobnicate", "selectAll", "findOneAndUpdate"])
+def test_a_fault_for_a_command_mongodb_does_not_have_is_refused(name):
+    """Rule: the controls refuse a command name MongoDB does not have, naming the valid ones
+    (issue 57). A name far from every command (``frobnicate``), or a driver helper's name in
+    place of its command's (``findOneAndUpdate`` is ``findAndModify``), was accepted and the
+    fault never fired. A command MongoDB has that the simulator does not serve may still be
+    failed."""
+    from singlemongo.testing import Standalone
+    with Standalone() as deployment:
+        server = deployment.servers[0]
+        with pytest.raises(ValueError, match=f"MongoDB has no command '{name}'.*(did you "
+                                             f"mean|command_names.py)"):
+            server.fail(name)
+        assert not server.faults
+        server.fail("shutdown")  # MongoDB's, not served here: allowed
+        server.fail("*")
+        assert len(server.faults) == 2

@@ -55,17 +55,10 @@ def served():
 
 
 def check_command_name(name: str) -> None:
-    """ValueError for a name close to a command the simulator serves but not one (``fnd``):
-    a typo, whose fault would never fire. Other names pass: a test may fail a command the
-    simulator does not implement."""
-    import difflib
-    known = served()
-    if name == "*" or not known or name in known:
-        return
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-    if close:
-        raise ValueError(f"fail({name!r}): the simulated server serves no command {name!r}; "
-                         f"did you mean {close[0]!r}? (a fault for it would never fire)")
+    """ValueError for a name MongoDB does not have and the simulator does not serve
+    (``command_names``): a typo (``fnd``) or an invention, whose fault would never fire."""
+    from .command_names import check_command_name as check
+    check(name, served())
 
 
 @dataclass

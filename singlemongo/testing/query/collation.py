@@ -21,6 +21,7 @@ simulator reference (docs/simulator.md) says so. ``locale: "simple"`` is binary 
 """
 import contextlib
 import dataclasses
+import threading
 import unicodedata
 
 from .codes import CommandError
@@ -33,7 +34,9 @@ CASE_FIRST = ("upper", "lower", "off")
 # ICU's group order at the primary level.
 SPACE, PUNCT, DIGIT, LETTER, OTHER = range(5)
 
-_active = None  # the collation of the command running (the store's lock serializes commands)
+# The collation of the command running, per thread: a store's lock serializes its commands,
+# but two deployments in one process run theirs at once, each on its server's thread.
+_running = threading.local()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,18 +158,19 @@ def applied(spec, default=None):
     """Compare strings under ``spec`` (a collation document) while the block runs; without
     one, under ``default`` (the collection's), else as before (a statement of an update or
     delete inherits its command's)."""
-    global _active
-    chosen = parse(spec) if spec is not None else (default or _active)
-    previous, _active = _active, chosen
+    previous = getattr(_running, "collation", None)
+    chosen = parse(spec) if spec is not None else (default or previous)
+    _running.collation = chosen
     try:
         yield chosen
     finally:
-        _active = previous
+        _running.collation = previous
 
 
 def compared(a, b):
     """(a, b) as the comparison should see them: collation keys for two strings while a
     collation applies, else unchanged."""
-    if _active is not None and isinstance(a, str) and isinstance(b, str):
-        return _active.key(a), _active.key(b)
+    active = getattr(_running, "collation", None)
+    if active is not None and isinstance(a, str) and isinstance(b, str):
+        return active.key(a), active.key(b)
     return a, b
