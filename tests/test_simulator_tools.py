@@ -174,3 +174,39 @@ def test_current_op_sees_a_waiting_operation_and_kill_op_interrupts_it(how):
         finally:
             waiter.close()
             admin.client.close()
+
+
+def test_current_op_sees_an_awaiting_get_more_and_kill_op_interrupts_it():
+    """Rule: an awaitData getMore (a change stream with nothing new) is an operation in
+    progress: currentOp lists it, and killOp answers it Interrupted (11601) at once."""
+    import threading
+    import time
+    with ReplicaSet(1) as deployment:
+        watcher = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000)
+        admin = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000).admin
+        stream = watcher.app.c.watch(max_await_time_ms=4000)
+        outcome = []
+
+        def wait():
+            try:
+                outcome.append(stream.try_next())
+            except OperationFailure as exc:
+                outcome.append(exc.code)
+        thread = threading.Thread(target=wait)
+        try:
+            thread.start()
+            for _ in range(50):
+                waiting = [op for op in admin.command("currentOp")["inprog"]
+                           if "getMore" in op["command"]]
+                if waiting:
+                    break
+                time.sleep(0.05)
+            assert waiting, "the awaiting getMore is not in currentOp"
+            started = time.monotonic()
+            admin.command("killOp", 1, op=waiting[0]["opid"])
+            thread.join(10)
+            assert outcome == [11601] and time.monotonic() - started < 2.0
+        finally:
+            stream.close()
+            watcher.close()
+            admin.client.close()

@@ -11,6 +11,7 @@ import selectors
 import time
 
 from ..wire import compression
+from .query.codes import error_reply
 
 POLL_S = 0.05
 HELLOS = frozenset({"hello", "ismaster", "isMaster"})
@@ -86,18 +87,27 @@ def await_data(server, sel, conn, request_id, name, cmd, compressor):
     something to return or when its maxTimeMS is up, the connection held meanwhile."""
     conn.paused = True
     due = time.monotonic() + server.await_data(cmd)
+    opid = next(server.opids)  # currentOp lists it meanwhile; killOp interrupts it
+
+    def answer(reply):
+        if _send(server, sel, conn, request_id, reply, compressor, False):
+            conn.paused = False
+            server._drain(sel, conn)
 
     def check():
+        if opid not in server.waiting:  # interrupted by killOp: answered already
+            return
         if conn.sock.fileno() < 0 or not server.running:
+            server.waiting.pop(opid, None)
             return
         left = due - time.monotonic()
         if left > 0 and server.await_data(cmd):
             server._defer(min(POLL_S, left), check)
             return
-        if _send(server, sel, conn, request_id, server._run(name, cmd, conn), compressor,
-                 False):
-            conn.paused = False
-            server._drain(sel, conn)
+        server.waiting.pop(opid, None)
+        answer(server._run(name, cmd, conn))
+    server.waiting[opid] = (cmd, time.monotonic(), lambda: answer(
+        error_reply(11601, "operation was interrupted")))
     server._defer(0, check)
 
 
