@@ -127,15 +127,48 @@ def test_local_system_replset_holds_the_configuration(rs, client):
     assert len(stored()["members"]) == 3
 
 
+def _waiting(admin, command):
+    """The currentOp documents of the operations running ``command``, once one shows."""
+    import time
+    for _ in range(50):
+        found = [op for op in admin.command("currentOp")["inprog"] if command in op["command"]]
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+def _killed_while_waiting(admin, command, operation):
+    """``operation`` run in a thread until it waits; then (its currentOp document, the opids
+    ``$currentOp`` showed for ``command`` meanwhile, what it returned or the code it raised
+    after killOp, the seconds killOp took to answer it)."""
+    import threading
+    import time
+    outcome = []
+
+    def run():
+        try:
+            outcome.append(operation())
+        except OperationFailure as exc:
+            outcome.append(exc.code)
+    thread = threading.Thread(target=run)
+    thread.start()
+    waiting = _waiting(admin, command)
+    assert waiting, f"the waiting {command} is not in currentOp"
+    staged = [op["opid"] for op in admin.aggregate([{"$currentOp": {}}])
+              if command in op["command"]]
+    started = time.monotonic()
+    admin.command("killOp", 1, op=waiting[0]["opid"])
+    thread.join(10)
+    return waiting[0], staged, outcome, time.monotonic() - started
+
+
 @pytest.mark.parametrize("how", ["blockConnection", "$where sleep"])
 def test_current_op_sees_a_waiting_operation_and_kill_op_interrupts_it(how):
     """Rule: killOp and $currentOp see the simulator's own operations (issue 57): an
     operation whose reply waits (a blockConnection fail point, a $where that sleeps) is in
     currentOp with its command and running time, and killOp answers it Interrupted (11601)
     at once. Before, currentOp listed only itself and killOp did nothing."""
-    import threading
-    import time
-
     with Standalone() as deployment:
         deployment.store.seed("app", "c", [{"_id": 1}])
         waiter = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000)
@@ -145,30 +178,11 @@ def test_current_op_sees_a_waiting_operation_and_kill_op_interrupts_it(how):
         if how == "blockConnection":
             admin.command("configureFailPoint", "failCommand", mode={"times": 1}, data={
                 "failCommands": ["find"], "blockConnection": True, "blockTimeMS": 4000})
-        outcome = []
-
-        def find():
-            try:
-                outcome.append(waiter.app.c.find_one(query))
-            except pymongo.errors.OperationFailure as exc:
-                outcome.append(exc.code)
-        thread = threading.Thread(target=find)
         try:
-            thread.start()
-            for _ in range(50):
-                waiting = [op for op in admin.command("currentOp")["inprog"]
-                           if "find" in op["command"]]
-                if waiting:
-                    break
-                time.sleep(0.05)
-            assert waiting and waiting[0]["command"]["filter"] == query
-            staged = [op["opid"] for op in admin.aggregate([{"$currentOp": {}}])
-                      if "find" in op["command"]]
-            assert staged == [waiting[0]["opid"]]
-            started = time.monotonic()
-            admin.command("killOp", 1, op=waiting[0]["opid"])
-            thread.join(10)
-            assert outcome == [11601] and time.monotonic() - started < 2.0
+            op, staged, outcome, seconds = _killed_while_waiting(
+                admin, "find", lambda: waiter.app.c.find_one(query))
+            assert op["command"]["filter"] == query and staged == [op["opid"]]
+            assert outcome == [11601] and seconds < 2.0
             assert not [op for op in admin.command("currentOp")["inprog"]
                         if "find" in op["command"]]
         finally:
@@ -179,33 +193,14 @@ def test_current_op_sees_a_waiting_operation_and_kill_op_interrupts_it(how):
 def test_current_op_sees_an_awaiting_get_more_and_kill_op_interrupts_it():
     """Rule: an awaitData getMore (a change stream with nothing new) is an operation in
     progress: currentOp lists it, and killOp answers it Interrupted (11601) at once."""
-    import threading
-    import time
     with ReplicaSet(1) as deployment:
         watcher = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000)
         admin = pymongo.MongoClient(deployment.uri, serverSelectionTimeoutMS=3000).admin
         stream = watcher.app.c.watch(max_await_time_ms=4000)
-        outcome = []
-
-        def wait():
-            try:
-                outcome.append(stream.try_next())
-            except OperationFailure as exc:
-                outcome.append(exc.code)
-        thread = threading.Thread(target=wait)
         try:
-            thread.start()
-            for _ in range(50):
-                waiting = [op for op in admin.command("currentOp")["inprog"]
-                           if "getMore" in op["command"]]
-                if waiting:
-                    break
-                time.sleep(0.05)
-            assert waiting, "the awaiting getMore is not in currentOp"
-            started = time.monotonic()
-            admin.command("killOp", 1, op=waiting[0]["opid"])
-            thread.join(10)
-            assert outcome == [11601] and time.monotonic() - started < 2.0
+            _, staged, outcome, seconds = _killed_while_waiting(admin, "getMore",
+                                                                stream.try_next)
+            assert outcome == [11601] and seconds < 2.0
         finally:
             stream.close()
             watcher.close()
