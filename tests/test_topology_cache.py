@@ -321,3 +321,57 @@ def test_a_fifo_planted_at_the_cache_path_is_refused_without_blocking(rs, tmp_pa
         signal.signal(signal.SIGALRM, previous)
     client.close()
     assert {"_id": "fifo"} in rs.store.documents("t", "c")
+
+
+def test_a_user_whose_home_cannot_hold_a_cache_gets_one_in_the_temporary_directory(
+        rs, tmp_path, monkeypatch):
+    """Rule: the default location is one a web server's user can write (issue 58). Apache's
+    www-data has the home /var/www, which it cannot write, and "nobody" has /nonexistent:
+    a bare name goes to a private singlemongo-UID directory in $TMPDIR there. Before, every
+    CGI request warned that the cache could not be written, and scanned."""
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _client(rs, "app").t.c.find_one()
+        before = rs.total_connections()
+        assert _client(rs, "app").t.c.find_one() == {"_id": 1}
+    assert rs.total_connections() - before == 1  # the second process read the cache
+    directory = tmp_path / "tmp" / f"singlemongo-{os.getuid()}"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert (directory / "app.bson").exists() and not (tmp_path / "nonexistent").exists()
+
+
+def test_a_cache_that_cannot_be_written_warns_once_a_process_in_one_line(rs, tmp_path):
+    """Rule: one quiet warning per process when the cache cannot be written (issue 58): one
+    line on stderr however many clients write it, never a source line. Before, each write
+    warned with the driver's source line below it (116 lines for 116 CGI requests' 116
+    processes, and two per process here)."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    code = (f"from singlemongo import MongoClient\n"
+            f"for _ in range(2):\n"
+            f"    c = MongoClient({rs.uri!r}, topologyCacheFile={str(blocked / 'app')!r})\n"
+            f"    c.t.c.find_one(); c.close()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "SingleMongoWarning: cannot write topology cache" in lines[0], \
+        out.stderr
+
+
+@pytest.mark.parametrize("environ, writable, expected", [
+    ({"XDG_CACHE_HOME": "/x", "HOME": "/h"}, set(), "/x/singlemongo"),
+    ({"HOME": "/h"}, {"/h/.cache"}, "/h/.cache/singlemongo"),
+    ({"HOME": "/h"}, {"/h/.cache/singlemongo"}, "/h/.cache/singlemongo"),
+    ({"HOME": "/var/www", "TMPDIR": "/run/t"}, set(), "/run/t/singlemongo-UID"),
+    ({"HOME": "/nonexistent"}, set(), "/tmp/singlemongo-UID"),
+], ids=["XDG_CACHE_HOME", "~/.cache", "its singlemongo directory", "www-data", "nobody"])
+def test_where_a_bare_name_lives(environ, writable, expected):
+    """Each row of the default location's rule (private_files.cache_directory)."""
+    from singlemongo.engine.private_files import cache_directory
+    assert cache_directory(environ, writable.__contains__) == \
+        expected.replace("UID", str(os.getuid()))

@@ -5,8 +5,8 @@ changed is never read.
 A file is trusted when it is a regular file (not a symlink: opened with O_NOFOLLOW; not a
 FIFO or device: opened with O_NONBLOCK, checked once open), owned by
 the current user, and not writable by group or others. A bare name (no directory) lives in
-the user's private cache directory, ``$XDG_CACHE_HOME/singlemongo`` (``~/.cache/singlemongo``),
-created with mode 0700; files are written with mode 0600, atomically, and a failed write
+the user's private cache directory, ``$XDG_CACHE_HOME/singlemongo`` (``~/.cache/singlemongo``;
+``$TMPDIR/singlemongo-UID`` for a user without a writable home), created with mode 0700; files are written with mode 0600, atomically, and a failed write
 leaves no temporary file behind.
 """
 import _thread
@@ -25,10 +25,26 @@ def resolve(name, environ=None, suffix=""):
     ``suffix`` unless it ends with it)."""
     if os.sep in name or (os.altsep and os.altsep in name):
         return os.path.abspath(os.path.expanduser(name))
-    environ = os.environ if environ is None else environ
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     filename = name if name.endswith(suffix) else name + suffix
-    return os.path.join(base, "singlemongo", filename)
+    return os.path.join(cache_directory(os.environ if environ is None else environ), filename)
+
+
+def cache_directory(environ, writable=None):
+    """Where bare names live: ``$XDG_CACHE_HOME/singlemongo``; else ``~/.cache/singlemongo``
+    when the home directory can hold it; else ``singlemongo-UID`` in the temporary directory
+    (``$TMPDIR``, else /tmp), for a user whose home it cannot write: a web server's user
+    (www-data's home, /var/www, is not its own) or nobody (/nonexistent). ``writable(path)``
+    says whether this process may write ``path`` (``os.access``)."""
+    writable = writable or (lambda path: os.access(path, os.W_OK))
+    if environ.get("XDG_CACHE_HOME"):
+        return os.path.join(environ["XDG_CACHE_HOME"], "singlemongo")
+    home = environ.get("HOME") or os.path.expanduser("~")
+    cache = os.path.join(home, ".cache")
+    if writable(os.path.join(cache, "singlemongo")) or writable(cache) or \
+            (not os.path.exists(cache) and writable(home)):
+        return os.path.join(cache, "singlemongo")
+    owner = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return os.path.join(environ.get("TMPDIR") or "/tmp", f"singlemongo-{owner}")
 
 
 def _check(st, what):

@@ -28,6 +28,17 @@ from .connection import signals_held
 from .private_files import UntrustedFile, read_private, resolve, write_private
 
 VERSION = 2  # 1 was JSON
+_warned: set = set()  # (path, "read" or "write"): what this process has warned about
+
+
+def _warn_once(message, path, doing):
+    """One SingleMongoWarning per cache file, failure to read or write it, and process, in
+    one line: a web server's log gets no source line, and a process that uses the cache many
+    times says it once."""
+    if (path, doing) not in _warned:
+        _warned.add((path, doing))
+        warnings.warn_explicit(message, SingleMongoWarning, "singlemongo topology cache", 0,
+                               module="singlemongo")
 
 
 def cache_key(options):
@@ -70,8 +81,7 @@ def save(name, options, td, clock, held=None):
     try:
         write_private(path, bson.encode(data), private_directory=path != name)
     except (OSError, UntrustedFile, TypeError, ValueError) as exc:
-        warnings.warn(f"cannot write topology cache {path!r}: {exc}", SingleMongoWarning,
-                      stacklevel=2)
+        _warn_once(f"cannot write topology cache {path!r}: {exc}", path, "write")
         return held
     return td, now
 
@@ -167,12 +177,11 @@ def load(name, options, clock):
     path = resolve(name, suffix=".bson")
 
     def ignore(why):
-        warnings.warn(f"topology cache {path!r} ignored: {why}; scanning instead",
-                      SingleMongoWarning, stacklevel=3)
+        _warn_once(f"topology cache {path!r} ignored: {why}; scanning instead", path, "read")
 
     try:
         data = _read(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no cache there (yet)
         return None
     except UntrustedFile as exc:
         return ignore(f"it is not private to this user: {exc}")
