@@ -82,6 +82,15 @@ class Deadlines:
             self.deadline = None
 
 
+def _owner_id():
+    """Who runs an operation: the thread, and with greenlets (gevent, eventlet) loaded, the
+    greenlet: identification only, the driver starts neither."""
+    greenlet = sys.modules.get("greenlet")
+    if greenlet is None:
+        return _thread.get_ident()
+    return _thread.get_ident(), id(greenlet.getcurrent())
+
+
 class OperationGuard:
     """The Topology's part that admits one operation at a time and notices a fork."""
 
@@ -106,8 +115,8 @@ class OperationGuard:
             self.forget_after_fork()
 
     def another_thread_in_flight(self):
-        """Whether another thread's operation holds the client now."""
-        return self._owner is not None and self._owner != _thread.get_ident()
+        """Whether another thread's (or greenlet's) operation holds the client now."""
+        return self._owner is not None and self._owner != _owner_id()
 
     @contextlib.contextmanager
     def operation(self):
@@ -117,11 +126,24 @@ class OperationGuard:
         timeoutMS, else waitQueueTimeoutMS, else serverSelectionTimeoutMS, then
         WaitQueueTimeoutError."""
         self.check_open()
-        me = _thread.get_ident()  # identification only: the driver starts no thread
+        me = _owner_id()
         if self._owner == me:
             yield  # an operation within an operation, on the same thread
             return
-        if not self._in_use.acquire(False):
+        acquired = self._in_use.acquire(False)
+        if acquired and self._owner is not None:
+            # The lock is this OS thread's, reentrant: another greenlet of this thread holds
+            # the client. It cannot be waited for (waiting would block the thread it runs
+            # on), and it must not share the socket.
+            self._in_use.release()
+            raise InvalidOperation(
+                "this MongoClient is running another greenlet's operation: a singlemongo "
+                "client runs one operation at a time (one socket per server), and a greenlet "
+                "cannot wait for one of the same thread. Give each greenlet (each request) its "
+                "own client, closed when it ends: `with singlemongo.MongoClient(uri) as "
+                "client:`; singlemongo.get_client(uri) keeps one per greenlet until the "
+                "process ends")
+        if not acquired:
             wait_s = self._wait_queue_timeout_s()
             if not self._in_use.acquire(True, wait_s):
                 raise errors.WaitQueueTimeoutError(
