@@ -40,7 +40,10 @@ def _key(uri: str, options: dict[str, Any], owner: Any = None) -> tuple[Any, ...
 
 def get_client(uri: str = "mongodb://localhost", **options: Any) -> MongoClient[dict[str, Any]]:
     """This process's and thread's client for this URI and these options, created on first use
-    (no I/O). Raises what MongoClient raises for bad options (ConfigurationError)."""
+    (no I/O); a greenlet's, lent until it ends. Its serverSelectionTryOnce is false unless
+    given: a worker's requests wait for an election rather than fail. Raises what MongoClient
+    raises for bad options (ConfigurationError)."""
+    options = _for_a_worker(uri, options)
     greenlet = _spawned_greenlet()
     if greenlet is not None:
         return _lend(greenlet, _key(uri, options, "greenlets"), uri, options)
@@ -49,6 +52,17 @@ def get_client(uri: str = "mongodb://localhost", **options: Any) -> MongoClient[
     if client is None or client._closed:
         client = _cache[key] = MongoClient(uri, **options)
     return client
+
+
+def _for_a_worker(uri: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with serverSelectionTryOnce=false unless the program set it: a worker
+    serving request after request waits for an election (within serverSelectionTimeoutMS)
+    rather than failing the requests that come during it. A one-off's MongoClient keeps the
+    seed's default (one scan, then the error), as a CGI request should."""
+    given = {key.replace("_", "").lower() for key in options}
+    if "serverselectiontryonce" in given or "serverselectiontryonce" in uri.lower():
+        return options
+    return {**options, "serverSelectionTryOnce": False}
 
 
 def _spawned_greenlet() -> Any:
