@@ -35,7 +35,7 @@ pymongo-suite: $(STAMP)
 	$(PY) -m tests.pymongo_suite.compare
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) *.egg-info .pytest_cache docs/_build dist
+	rm -rf $(VENV) $(BENCH_VENV) $(DOCS_VENV) *.egg-info .pytest_cache docs/_build dist
 
 # FerretDB v1.24.2, the real server of the FerretDB tier, from the Go module proxy (Go 1.26),
 # into .ferretdb/ (git-ignored, kept between runs). The module's archive lacks the generated
@@ -108,8 +108,19 @@ demo: $(DEMO_STAMP)
 # The documentation site: the guides (docs/*.md) and the API reference from the docstrings,
 # built by Sphinx (the docs extra, in the test extra too) with warnings as errors, as
 # tests/test_docs.py builds it in make test.
-docs: $(STAMP)
-	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+# The site needs the docs extra only (Sphinx, MyST, Furo; the API reference imports the
+# driver, not the testing extra), in a virtual environment of its own.
+DOCS_VENV := .venv-docs
+DOCS_STAMP := $(DOCS_VENV)/.installed
+
+$(DOCS_STAMP): setup.cfg pyproject.toml
+	test -x $(DOCS_VENV)/bin/python || $(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install --quiet -e '.[docs]' > $(DOCS_VENV)/install.log 2>&1 \
+		|| (cat $(DOCS_VENV)/install.log; exit 1)
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(DOCS_VENV)/bin/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
 	@echo "documentation site: docs/_build/html/index.html"
 
 # Screenshots of the built site in headless Chromium (Debian's chromium package), at desktop
