@@ -64,6 +64,9 @@ OPERATION = {
     ("awaiting reply", "error"): ("failed", _LEAVE),
     ("reauthenticating", "error"): ("failed", _LEAVE),
     ("between attempts", "error"): ("failed", ()),
+    # An interrupt after the reply was read (a signal's handler raising during the check-in):
+    # what the caller gets is the interrupt, so the operation has failed.
+    ("succeeded", "error"): ("failed", ()),
     ("succeeded", "end"): ("ended", (RETURN_TOKENS,)),
     ("failed", "end"): ("ended", (LABEL_TRANSACTION,)),
 }
