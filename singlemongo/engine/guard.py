@@ -124,7 +124,8 @@ class OperationGuard:
         in flight waits for it to finish (their replies would interleave on the one socket
         per server), as a pool of one connection would make it wait: at most what is left of
         timeoutMS, else waitQueueTimeoutMS, else serverSelectionTimeoutMS, then
-        WaitQueueTimeoutError."""
+        WaitQueueTimeoutError. Another greenlet of the same thread cannot wait (it would
+        block the thread): InvalidOperation at once."""
         self.check_open()
         me = _owner_id()
         if self._owner == me:
@@ -140,9 +141,9 @@ class OperationGuard:
                 "this MongoClient is running another greenlet's operation: a singlemongo "
                 "client runs one operation at a time (one socket per server), and a greenlet "
                 "cannot wait for one of the same thread. Give each greenlet (each request) its "
-                "own client, closed when it ends: `with singlemongo.MongoClient(uri) as "
-                "client:`; singlemongo.get_client(uri) keeps one per greenlet until the "
-                "process ends")
+                "own client: call singlemongo.get_client(uri) in the request (it lends the "
+                "greenlet a client until the greenlet ends), or use `with "
+                "singlemongo.MongoClient(uri) as client:`")
         if not acquired:
             wait_s = self._wait_queue_timeout_s()
             if not self._in_use.acquire(True, wait_s):
