@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
 .PHONY: test demo bench fuzz clean docs docs-check dist pymongo-suite ferretdb test-ferretdb \
-	test-mongosh pymongo-suite-ferretdb
+	test-mongosh pymongo-suite-ferretdb test-servers
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,7 @@ pymongo-suite: $(STAMP)
 	$(PY) -m tests.pymongo_suite.compare
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) $(DOCS_VENV) *.egg-info .pytest_cache docs/_build dist
+	rm -rf $(VENV) $(BENCH_VENV) $(DOCS_VENV) $(WWW_VENV) *.egg-info .pytest_cache docs/_build dist
 
 # FerretDB v1.24.2, the real server of the FerretDB tier, from the Go module proxy (Go 1.26),
 # into .ferretdb/ (git-ignored, kept between runs). The module's archive lacks the generated
@@ -93,6 +93,34 @@ $(MONGOSH):
 # driver's against `singlemongo serve`. `make test` skips it and says why.
 test-mongosh: $(STAMP) $(MONGOSH)
 	SINGLEMONGO_MONGOSH_TIER=1 $(PY) -m pytest -q -p no:cacheprovider tests/mongosh
+
+# The web servers tier (tests/servers), run by .ci/run: the guides' CGI and WSGI examples
+# under Apache (CGI, mod_wsgi embedded and daemon), gunicorn (sync, --preload, gevent) and
+# uWSGI (with and without lazy-apps), on loopback, under load and through a failover.
+# Apache and mod_wsgi from Debian's packages (installed when missing, as root); gunicorn and
+# uWSGI from PyPI (the servers extra). Apache's user (www-data) runs the system's Python, with
+# the checkout installed regularly into .venv-www (git-ignored, reinstalled each run).
+# `make test` skips the tier and says why.
+WWW_VENV := .venv-www
+SYSTEM_PYTHON ?= /usr/bin/python3
+SERVERS_STAMP := $(VENV)/.servers-installed
+APACHE_PACKAGES := apache2 libapache2-mod-wsgi-py3
+
+$(SERVERS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[servers]' >> $(VENV)/install.log 2>&1 \
+		|| (cat $(VENV)/install.log; exit 1)
+	touch $(SERVERS_STAMP)
+
+test-servers: $(SERVERS_STAMP)
+	test -f /usr/lib/apache2/modules/mod_wsgi.so || apt-get install -y --no-install-recommends \
+		$(APACHE_PACKAGES) > /dev/null 2>&1 || (apt-get update > /dev/null && \
+		apt-get install -y --no-install-recommends $(APACHE_PACKAGES) > /dev/null)
+	test -x $(WWW_VENV)/bin/python || $(SYSTEM_PYTHON) -m venv $(WWW_VENV)
+	$(WWW_VENV)/bin/python -m pip install --quiet . > $(WWW_VENV)/install.log 2>&1 \
+		|| (cat $(WWW_VENV)/install.log; exit 1)
+	$(WWW_VENV)/bin/python -m pip install --quiet --no-deps --force-reinstall . \
+		>> $(WWW_VENV)/install.log 2>&1 || (cat $(WWW_VENV)/install.log; exit 1)
+	SINGLEMONGO_SERVERS_TIER=1 $(PY) -m pytest -q -p no:cacheprovider tests/servers
 
 # The demo needs the driver and the simulated deployment only (the testing extra), not the
 # test toolchain: a fresh clone runs it after a small install. `make test` adds the rest.

@@ -167,3 +167,26 @@ def test_a_target_outside_the_domain_says_invalid_srv_host_as_pymongo():
     with pytest.raises(errors.ConfigurationError, match="^Invalid SRV host: evil.org"):
         client._connect()
     client.close()
+
+
+@pytest.mark.parametrize("max_hosts, connections", [(None, 6), (1, 1), (2, 2)])
+def test_srv_max_hosts_bounds_a_cold_starts_connections(monkeypatch, max_hosts, connections):
+    """Rule (Initial DNS Seedlist Discovery, srvMaxHosts): a cold start against a sharded
+    cluster behind an SRV name checks srvMaxHosts of its mongos, not all (the serverless
+    guide's figure: 6 connections, 1 with srvMaxHosts=1)."""
+    import socket
+
+    from singlemongo.testing import Sharded
+    from singlemongo.testing.dns import FakeResolver
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: real(
+        "127.0.0.1" if str(host).endswith(".example.com") else host, *a, **k))
+    with Sharded(6) as cluster:
+        records = [(f"m{i}.cluster.example.com", int(s.address_text.rsplit(":", 1)[1]))
+                   for i, s in enumerate(cluster.servers)]
+        resolver = FakeResolver(srv={"_mongodb._tcp.cluster.example.com": records}, txt={})
+        query = f"&srvMaxHosts={max_hosts}" if max_hosts else ""
+        with MongoClient("mongodb+srv://cluster.example.com/?tls=false" + query,
+                         resolver=resolver) as client:
+            assert client.shop.products.find_one({}) is None
+        assert cluster.total_connections() == connections

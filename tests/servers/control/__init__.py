@@ -1,0 +1,1 @@
+"""The guides' examples written for PyMongo, the control in tests/servers/measure.py."""

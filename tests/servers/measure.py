@@ -1,0 +1,81 @@
+"""The figures of the process-per-request guide: each web server of the servers tier with the
+guides' examples and with the same examples written for PyMongo (tests/servers/control), on
+one simulated replica set of three members, through a failover (the primary steps down after
+1 s, another member is elected a second later), 8 requests at once (20 under gevent) for
+8 s. Prints a Markdown table: requests per second, p50, errors, connections per request,
+threads and sockets per worker.
+
+    make test-servers   # installs the servers
+    .venv/bin/python -m tests.servers.measure
+"""
+import pathlib
+import sys
+import threading
+
+from singlemongo import MongoClient
+from singlemongo.testing import ReplicaSet
+from tools import webservers
+
+CONTROL = pathlib.Path(__file__).resolve().parent / "control"
+SECONDS = 8.0
+APPS = {"singlemongo": (webservers.EXAMPLES / "cgi_lookup.py",
+                        webservers.EXAMPLES / "wsgi_app.py"),
+        "PyMongo": (CONTROL / "pymongo_cgi_lookup.py", CONTROL / "pymongo_wsgi_app.py")}
+
+
+# The CGI script's variants: the guide's URI, with the topology cache, and waiting for an
+# election (a one-off's default is to scan once and fail).
+CGI_VARIANTS = {"": "", " (cache)": "&topologyCacheFile=servers-measure",
+                " (serverSelectionTryOnce=false)": "&serverSelectionTryOnce=false"}
+
+
+def _measure(rs, server_name, driver, variant):
+    cgi, wsgi = APPS[driver]
+    uri = rs.uri.replace("/?", "/shop?") + CGI_VARIANTS[variant]
+    directory = webservers.scratch_directory()
+    port = webservers.free_port()
+    if server_name == "apache-cgi":
+        server, path, concurrency = webservers.apache_cgi(directory, port, cgi,
+                                                          {"MONGODB_URI": uri}), \
+            "/cgi-bin/app?sku=a1", 4
+    else:
+        server = webservers.wsgi_server(server_name, directory, port, wsgi, {"MONGODB_URI": uri})
+        path, concurrency = "/visits?page=home", 20 if "gevent" in server_name else 8
+    before = rs.total_connections()
+    with server:
+        timers = [threading.Timer(1.0, rs.step_down), threading.Timer(2.0, rs.elect, (1,))]
+        for timer in timers:
+            timer.start()
+        result = webservers.load(port, path, SECONDS, concurrency)
+        for timer in timers:
+            timer.join()
+        workers = server.workers()
+        threads = sorted({webservers.threads(pid) for pid in workers})
+        sockets = max((webservers.sockets(pid) for pid in workers), default=0)
+    if server_name == "apache-cgi":
+        threads = sorted(set((directory / "threads.log").read_text().split()))
+    rs.elect(0)
+    connections = (rs.total_connections() - before) / max(result.requests, 1)
+    return (f"| {server_name}{variant} | {driver} | "
+            f"{result.requests / result.seconds:.0f} | {result.percentile(0.5) * 1000:.0f} | "
+            f"{result.errors} of {result.requests} | {connections:.3f} | "
+            f"{','.join(map(str, threads))} | {sockets} |")
+
+
+def main(names):
+    rows = ["| server | driver | requests/s | p50 ms | errors | connections per request | "
+            "threads per worker | most sockets in a worker |", "|" + "---|" * 8]
+    with ReplicaSet(3) as rs:
+        with MongoClient(rs.uri) as client:
+            client.shop.products.insert_one({"sku": "a1", "name": "kettle", "price": 30})
+        for name in names or ["apache-cgi", *webservers.WSGI_SERVERS]:
+            for driver in APPS:
+                for variant in (CGI_VARIANTS if name == "apache-cgi" and driver ==
+                                "singlemongo" else [""]):
+                    rows.append(_measure(rs, name, driver, variant))
+                    print(rows[-1], file=sys.stderr)
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

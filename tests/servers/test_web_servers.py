@@ -1,0 +1,148 @@
+"""The guides' examples under the web servers users run them in, against a simulated replica
+set of three members: Apache running ``examples/cgi_lookup.py`` as a CGI script, and
+``examples/wsgi_app.py`` under gunicorn, uWSGI, mod_wsgi and gunicorn's gevent worker, each
+under a load of concurrent requests, the long-lived ones through a failover (the primary steps
+down after 1 s, another member is elected a second later).
+
+Each test asserts 0 errors, the connections per request, and that the driver started no
+thread in any process that served a request."""
+import pathlib
+import threading
+
+import pytest
+
+from singlemongo import MongoClient
+from singlemongo.testing import ReplicaSet
+from tools import webservers
+
+MEMBERS = 3
+CONCURRENCY = 8
+SECONDS = 4.0
+
+
+@pytest.fixture
+def rs():
+    with ReplicaSet(MEMBERS) as deployment:
+        with MongoClient(deployment.uri) as client:
+            client.shop.products.insert_one({"sku": "a1", "name": "kettle", "price": 30})
+        deployment.reset_counters = deployment.total_connections()
+        yield deployment
+
+
+def _uri(rs, query=""):
+    return rs.uri.replace("/?", "/shop?") + query
+
+
+def _require(server):
+    reason = webservers.unavailable_reason(server)
+    if reason:
+        pytest.fail(f"the web servers tier needs {server}: {reason}")
+
+
+def _failover(rs):
+    """The primary steps down at 1 s, member 1 is elected at 2 s."""
+    timers = [threading.Timer(1.0, rs.step_down), threading.Timer(2.0, rs.elect, (1,))]
+    for timer in timers:
+        timer.start()
+    return timers
+
+
+def _threads(pids):
+    found = {}
+    for pid in pids:
+        try:
+            found[pid] = webservers.threads(pid)
+        except OSError:  # a worker the server replaced meanwhile
+            pass
+    return found
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["scan", "topology-cache"])
+def test_cgi_under_apache(rs, cache, tmp_path):
+    """Rule: a CGI request is a one-off: one connection per member it checks (3), or one in
+    all with the topology cache; no thread; nothing on the web server's error log. Apache
+    runs it as www-data, whose home (/var/www) is not writable: the cache goes to
+    $TMPDIR/singlemongo-UID, where each request wrote a warning with a source line before."""
+    _require("apache-cgi")
+    name = f"servers-tier-{tmp_path.name}"
+    query = f"&topologyCacheFile={name}" if cache else ""
+    directory = webservers.scratch_directory()
+    port = webservers.free_port()
+    server = webservers.apache_cgi(directory, port, webservers.EXAMPLES / "cgi_lookup.py",
+                                   {"MONGODB_URI": _uri(rs, query)})
+    with server:
+        result = webservers.load(port, "/cgi-bin/app?sku=a1", SECONDS, 4)
+    connections = (rs.total_connections() - rs.reset_counters) / result.requests
+    print(f"apache-cgi ({'cache' if cache else 'scan'}): {result.summary()}, "
+          f"{connections:.2f} connections per request")
+    assert result.requests > 20 and result.errors == 0, result.summary()
+    if cache:
+        assert connections < 1.2
+        _remove_cache(name)
+    else:
+        assert connections == MEMBERS
+    threads = (directory / "threads.log").read_text().split()
+    assert len(threads) == result.requests and set(threads) == {"1"}
+    log = (directory / "error.log").read_text()
+    assert not [line for line in log.splitlines()
+                if "singlemongo" in line.lower() or "Traceback" in line or "Warning" in line], log
+
+
+def _remove_cache(name):
+    for path in pathlib.Path("/tmp").glob(f"singlemongo-*/{name}.bson"):
+        path.unlink()
+
+
+@pytest.mark.parametrize("name", [n for n in webservers.WSGI_SERVERS if "gevent" not in n])
+def test_wsgi_app_through_a_failover(rs, name):
+    """Rule: a long-lived worker's requests wait for the election (get_client's
+    serverSelectionTryOnce=false) and none fails; each worker holds one connection per
+    member, whatever the load; the driver starts no thread (each worker runs the threads it
+    ran before its first request: one under gunicorn and uWSGI, mod_wsgi's own under it)."""
+    result, connections, before, after, sockets = _serve_through_a_failover(rs, name,
+                                                                            CONCURRENCY)
+    assert result.requests > 100 and result.errors == 0, result.summary()
+    assert all(after[pid] == count for pid, count in before.items() if pid in after)
+    if not name.startswith("mod_wsgi"):
+        assert set(after.values()) == {1}
+    # Each worker: its listening socket, perhaps its master's, one per member.
+    assert max(sockets.values()) <= MEMBERS + 3
+    assert connections <= len(after) * MEMBERS * 2
+
+
+def test_gevent_worker_through_a_failover(rs):
+    """Rule: under gunicorn's gevent worker, get_client lends each request's greenlet a
+    client and takes it back when the greenlet ends, so the sockets stay bounded by the
+    requests running at once (they climbed to the open-file limit before); no request fails
+    through a failover; no thread."""
+    concurrency = 20
+    result, connections, _, after, sockets = _serve_through_a_failover(
+        rs, "gunicorn-gevent", concurrency)
+    assert result.requests > 100 and result.errors == 0, result.summary()
+    assert set(after.values()) == {1}
+    # A client per greenlet running at once (a few just ending), one socket per member.
+    assert max(sockets.values()) <= 2 * concurrency * MEMBERS + 2
+    assert connections <= 2 * concurrency * MEMBERS * 2
+
+
+def _serve_through_a_failover(rs, name, concurrency):
+    """``examples/wsgi_app.py`` under ``name`` through a failover: the load's result, the
+    connections the deployment accepted, threads per worker before and after, sockets
+    per worker after."""
+    _require(webservers.requirement(name))
+    directory = webservers.scratch_directory()
+    port = webservers.free_port()
+    server = webservers.wsgi_server(name, directory, port, webservers.EXAMPLES / "wsgi_app.py",
+                                    {"MONGODB_URI": _uri(rs)})
+    with server:
+        before = _threads(server.workers())
+        timers = _failover(rs)
+        result = webservers.load(port, "/visits?page=home", SECONDS, concurrency)
+        for timer in timers:
+            timer.join()
+        after = _threads(server.workers())
+        sockets = {pid: webservers.sockets(pid) for pid in after}
+    connections = rs.total_connections() - rs.reset_counters
+    print(f"{name}: {result.summary()}, {connections} connections, threads per worker "
+          f"{sorted(after.values())}, sockets per worker {sorted(sockets.values())}")
+    return result, connections, before, after, sockets
