@@ -122,14 +122,28 @@ def threads(pid):
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
-def sockets(pid):
-    """How many sockets process ``pid`` holds open."""
-    count = 0
+def sockets(pid, ports):
+    """How many TCP connections process ``pid`` holds open to loopback ``ports`` (the
+    deployment's members): its listening socket and the socket pairs a server keeps with its
+    master are not counted."""
+    inodes = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
-            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
         except OSError:
-            pass
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = pathlib.Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            count += fields[9] in inodes and remote_port in ports
     return count
 
 

@@ -3,7 +3,7 @@ guides' examples and with the same examples written for PyMongo (tests/servers/c
 one simulated replica set of three members, through a failover (the primary steps down after
 1 s, another member is elected a second later), 8 requests at once (20 under gevent) for
 8 s. Prints a Markdown table: requests per second, p50, errors, connections per request,
-threads and sockets per worker.
+threads per worker, and the most connections to the members one worker holds.
 
     make test-servers   # installs the servers
     .venv/bin/python -m tests.servers.measure
@@ -51,7 +51,8 @@ def _measure(rs, server_name, driver, variant):
             timer.join()
         workers = server.workers()
         threads = sorted({webservers.threads(pid) for pid in workers})
-        sockets = max((webservers.sockets(pid) for pid in workers), default=0)
+        ports = {int(s.address_text.rsplit(":", 1)[1]) for s in rs.servers}
+        sockets = max((webservers.sockets(pid, ports) for pid in workers), default=0)
     if server_name == "apache-cgi":
         threads = sorted(set((directory / "threads.log").read_text().split()))
     rs.elect(0)
@@ -64,7 +65,7 @@ def _measure(rs, server_name, driver, variant):
 
 def main(names):
     rows = ["| server | driver | requests/s | p50 ms | errors | connections per request | "
-            "threads per worker | most sockets in a worker |", "|" + "---|" * 8]
+            "threads per worker | most connections to the members in a worker |", "|" + "---|" * 8]
     with ReplicaSet(3) as rs:
         with MongoClient(rs.uri) as client:
             client.shop.products.insert_one({"sku": "a1", "name": "kettle", "price": 30})
