@@ -18,11 +18,6 @@ PATH is one of:
 - ``aws``: hello, saslStart, saslContinue with a SigV4-signed GetCallerIdentity (static
   credentials; MONGODB-AWS has no speculative step), find.
 """
-import base64
-import datetime
-import hashlib
-import hmac
-import os
 import socket
 import sys
 
@@ -30,6 +25,10 @@ import bson
 from bson import Binary
 
 from floor import command
+
+# Each path imports what its protocol uses, where it uses it: a TLS floor loads ssl and no
+# hashing, SCRAM adds hashlib, hmac and base64, AWS datetime too. A module a path does not
+# need would count against the floor, not the driver.
 
 
 def _connect(host, port, ca=None, client_pem=None):
@@ -69,6 +68,9 @@ def tls_x509(host, port, ca, client_pem, *_):
 
 
 def _scram_final(user, password, client_nonce, server_first):
+    import base64
+    import hashlib
+    import hmac
     fields = dict(item.split("=", 1) for item in server_first.split(","))
     salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(fields["s"]),
                                  int(fields["i"]))
@@ -81,6 +83,8 @@ def _scram_final(user, password, client_nonce, server_first):
 
 
 def tls_scram(host, port, ca, _pem, user, password):
+    import base64
+    import os
     sock = _connect(host, port, ca)
     nonce = base64.b64encode(os.urandom(24)).decode()
     first = f"n,,n={user},r={nonce}".encode()
@@ -95,6 +99,8 @@ def tls_scram(host, port, ca, _pem, user, password):
 
 
 def _sigv4(key_id, secret, host, date, nonce_b64):
+    import hashlib
+    import hmac
     body = "Action=GetCallerIdentity&Version=2011-06-15"
     headers = {"content-length": str(len(body)),
                "content-type": "application/x-www-form-urlencoded", "host": host,
@@ -117,6 +123,9 @@ def _sigv4(key_id, secret, host, date, nonce_b64):
 
 
 def aws(host, port, _ca, _pem, key_id, secret):
+    import base64
+    import datetime
+    import os
     sock = _connect(host, port)
     _hello(sock)
     nonce = os.urandom(32)
