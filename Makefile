@@ -35,7 +35,7 @@ pymongo-suite: $(STAMP)
 	$(PY) -m tests.pymongo_suite.compare
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) $(DOCS_VENV) $(WWW_VENV) *.egg-info .pytest_cache docs/_build dist
+	rm -rf $(VENV) $(BENCH_VENV) $(DOCS_VENV) *.egg-info .pytest_cache docs/_build dist
 
 # FerretDB v1.24.2, the real server of the FerretDB tier, from the Go module proxy (Go 1.26),
 # into .ferretdb/ (git-ignored, kept between runs). The module's archive lacks the generated
@@ -99,9 +99,10 @@ test-mongosh: $(STAMP) $(MONGOSH)
 # uWSGI (with and without lazy-apps), on loopback, under load and through a failover.
 # Apache and mod_wsgi from Debian's packages (installed when missing, as root); gunicorn and
 # uWSGI from PyPI (the servers extra). Apache's user (www-data) runs the system's Python, with
-# the checkout installed regularly into .venv-www (git-ignored, reinstalled each run).
+# the checkout installed regularly into a virtual environment under $TMPDIR (or /tmp), which
+# that user can read wherever the checkout lies; reinstalled each run.
 # `make test` skips the tier and says why.
-WWW_VENV := .venv-www
+WWW_VENV = $(shell $(PY) -c 'from tools.webservers import WWW_VENV; print(WWW_VENV)')
 SYSTEM_PYTHON ?= /usr/bin/python3
 SERVERS_STAMP := $(VENV)/.servers-installed
 APACHE_PACKAGES := apache2 libapache2-mod-wsgi-py3

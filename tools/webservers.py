@@ -4,8 +4,8 @@ uWSGI (with and without ``lazy-apps``), each in a process of its own on a free p
 by its PID; and a load of concurrent HTTP requests that counts every failure.
 
 ``make test-servers`` installs them: Apache and mod_wsgi from Debian's packages, gunicorn and
-uWSGI from PyPI, and ``.venv-www``, a regular install of the checkout on the system's Python
-for Apache's user (www-data cannot read a Python under /root). This module imports nothing
+uWSGI from PyPI, and WWW_VENV, a regular install of the checkout on the system's Python for
+Apache's user (www-data cannot read a Python under /root, nor perhaps the checkout). This module imports nothing
 from singlemongo or PyMongo: it is a process manager.
 """
 import collections
@@ -26,8 +26,12 @@ from tools.ferretdb import ROOT, _die_with_parent
 EXAMPLES = ROOT / "examples"
 APACHE = shutil.which("apache2") or "/usr/sbin/apache2"
 APACHE_MODULES = pathlib.Path("/usr/lib/apache2/modules")
-WWW_PYTHON = pathlib.Path(os.environ.get("SINGLEMONGO_WWW_PYTHON",
-                                         ROOT / ".venv-www" / "bin" / "python"))
+# Apache's user must be able to read the interpreter, the installed driver and the script,
+# wherever the checkout lies (a home directory is often closed to it): the virtual environment
+# and each server's scripts live under the temporary directory.
+WWW_VENV = pathlib.Path(os.environ.get("TMPDIR") or "/tmp") / \
+    f"singlemongo-www-{os.getuid()}-{ROOT.name}"
+WWW_PYTHON = WWW_VENV / "bin" / "python"
 BIN = pathlib.Path(sys.executable).parent
 START_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 10
@@ -205,6 +209,7 @@ def apache_cgi(directory, port, script, env):
     environment ``env`` set for it. Each CGI process appends its thread count at exit to
     ``threads.log`` in ``directory``."""
     directory = pathlib.Path(directory)
+    script = _readable_copy(script, directory)
     cgi_bin = directory / "cgi-bin"
     cgi_bin.mkdir()
     threads_log = directory / "threads.log"
@@ -234,7 +239,9 @@ def apache_mod_wsgi(directory, port, script, env, daemon):
     """Apache with mod_wsgi serving ``script``: embedded in the prefork children,
     or in two daemon processes of one thread each. mod_wsgi's Python is the system's, with
     WWW_PYTHON's virtual environment as its home."""
-    home = WWW_PYTHON.parent.parent
+    home = WWW_VENV
+    script = _readable_copy(script, directory)
+    _readable_copy(EXAMPLES / "wsgi_app.py", directory)  # what a control imports
     set_env = "".join(f'SetEnv {k} "{v}"\n' for k, v in env.items())
     group = ("WSGIDaemonProcess app processes=2 threads=1\nWSGIProcessGroup app\n"
              if daemon else "WSGIApplicationGroup %{GLOBAL}\n")
@@ -277,6 +284,14 @@ def wsgi_server(name, directory, port, wsgi_file, env):
     if name.startswith("uwsgi"):
         return uwsgi(directory, port, wsgi_file, lazy_apps=name.endswith("lazy-apps"), env=env)
     return apache_mod_wsgi(directory, port, wsgi_file, env, daemon=name.endswith("daemon"))
+
+
+def _readable_copy(script, directory):
+    """``script`` copied into ``directory``, which Apache's user can read."""
+    copy = pathlib.Path(directory) / pathlib.Path(script).name
+    shutil.copyfile(script, copy)
+    copy.chmod(0o644)
+    return copy
 
 
 class LoadResult:

@@ -9,6 +9,7 @@ threads per worker, and the most connections to the members one worker holds.
     .venv/bin/python -m tests.servers.measure
 """
 import pathlib
+import shutil
 import sys
 import threading
 
@@ -56,6 +57,7 @@ def _measure(rs, server_name, driver, variant):
     if server_name == "apache-cgi":
         threads = sorted(set((directory / "threads.log").read_text().split()))
     rs.elect(0)
+    shutil.rmtree(directory, ignore_errors=True)
     connections = (rs.total_connections() - before) / max(result.requests, 1)
     return (f"| {server_name}{variant} | {driver} | "
             f"{result.requests / result.seconds:.0f} | {result.percentile(0.5) * 1000:.0f} | "

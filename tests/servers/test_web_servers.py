@@ -7,6 +7,7 @@ down after 1 s, another member is elected a second later).
 Each test asserts 0 errors, the connections per request, and that the driver started no
 thread in any process that served a request."""
 import pathlib
+import shutil
 import threading
 
 import pytest
@@ -18,6 +19,15 @@ from tools import webservers
 MEMBERS = 3
 CONCURRENCY = 8
 SECONDS = 4.0
+
+
+@pytest.fixture
+def scratch():
+    """A directory for a server's configuration and logs, removed after the test (its log
+    is in the assertion's message when a request fails)."""
+    directory = webservers.scratch_directory()
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
@@ -62,7 +72,7 @@ def _threads(pids):
 
 
 @pytest.mark.parametrize("cache", [False, True], ids=["scan", "topology-cache"])
-def test_cgi_under_apache(rs, cache, tmp_path):
+def test_cgi_under_apache(rs, cache, tmp_path, scratch):
     """Rule: a CGI request is a one-off: one connection per member it checks (3), or one in
     all with the topology cache; no thread; nothing on the web server's error log. Apache
     runs it as www-data, whose home (/var/www) is not writable: the cache goes to
@@ -70,7 +80,7 @@ def test_cgi_under_apache(rs, cache, tmp_path):
     _require("apache-cgi")
     name = f"servers-tier-{tmp_path.name}"
     query = f"&topologyCacheFile={name}" if cache else ""
-    directory = webservers.scratch_directory()
+    directory = scratch
     port = webservers.free_port()
     server = webservers.apache_cgi(directory, port, webservers.EXAMPLES / "cgi_lookup.py",
                                    {"MONGODB_URI": _uri(rs, query)})
@@ -98,13 +108,13 @@ def _remove_cache(name):
 
 
 @pytest.mark.parametrize("name", [n for n in webservers.WSGI_SERVERS if "gevent" not in n])
-def test_wsgi_app_through_a_failover(rs, name):
+def test_wsgi_app_through_a_failover(rs, name, scratch):
     """Rule: a long-lived worker's requests wait for the election (get_client's
     serverSelectionTryOnce=false) and none fails; each worker holds one connection per
     member, whatever the load; the driver starts no thread (each worker runs the threads it
     ran before its first request: one under gunicorn and uWSGI, mod_wsgi's own under it)."""
-    result, connections, before, after, sockets = _serve_through_a_failover(rs, name,
-                                                                            CONCURRENCY)
+    result, connections, before, after, sockets = _serve_through_a_failover(
+        rs, name, CONCURRENCY, scratch)
     assert result.requests > 100 and result.errors == 0, result.summary()
     assert all(after[pid] == count for pid, count in before.items() if pid in after)
     if not name.startswith("mod_wsgi"):
@@ -114,14 +124,14 @@ def test_wsgi_app_through_a_failover(rs, name):
     assert connections <= len(after) * MEMBERS * 2
 
 
-def test_gevent_worker_through_a_failover(rs):
+def test_gevent_worker_through_a_failover(rs, scratch):
     """Rule: under gunicorn's gevent worker, get_client lends each request's greenlet a
     client and takes it back when the greenlet ends, so the sockets stay bounded by the
     requests running at once (they climbed to the open-file limit before); no request fails
     through a failover; no thread."""
     concurrency = 20
     result, connections, _, after, sockets = _serve_through_a_failover(
-        rs, "gunicorn-gevent", concurrency)
+        rs, "gunicorn-gevent", concurrency, scratch)
     assert result.requests > 100 and result.errors == 0, result.summary()
     assert set(after.values()) == {1}
     # A client per greenlet running at once (a few just ending), one socket per member.
@@ -129,12 +139,11 @@ def test_gevent_worker_through_a_failover(rs):
     assert connections <= 2 * concurrency * MEMBERS * 2
 
 
-def _serve_through_a_failover(rs, name, concurrency):
+def _serve_through_a_failover(rs, name, concurrency, directory):
     """``examples/wsgi_app.py`` under ``name`` through a failover: the load's result, the
     connections the deployment accepted, threads per worker before and after, sockets
     per worker after."""
     _require(webservers.requirement(name))
-    directory = webservers.scratch_directory()
     port = webservers.free_port()
     server = webservers.wsgi_server(name, directory, port, webservers.EXAMPLES / "wsgi_app.py",
                                     {"MONGODB_URI": _uri(rs)})

@@ -7,7 +7,9 @@ import sys
 
 from pymongo import MongoClient
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "examples"))
+# The example from the checkout, or the copy beside this file where a server runs a copy.
+here = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(here), str(here.parent.parent.parent / "examples")]
 import wsgi_app  # noqa: E402 (the example, from the checkout)
 
 client = MongoClient(os.environ["MONGODB_URI"], connect=False)
