@@ -105,7 +105,7 @@ test-mongosh: $(STAMP) $(MONGOSH)
 WWW_VENV = $(shell $(PY) -c 'from tools.webservers import WWW_VENV; print(WWW_VENV)')
 SYSTEM_PYTHON ?= /usr/bin/python3
 SERVERS_STAMP := $(VENV)/.servers-installed
-APACHE_PACKAGES := apache2 libapache2-mod-wsgi-py3
+APACHE_PACKAGES := apache2 libapache2-mod-wsgi-py3 python3-venv
 
 $(SERVERS_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[servers]' >> $(VENV)/install.log 2>&1 \
@@ -113,9 +113,11 @@ $(SERVERS_STAMP): $(STAMP)
 	touch $(SERVERS_STAMP)
 
 test-servers: $(SERVERS_STAMP)
-	test -f /usr/lib/apache2/modules/mod_wsgi.so || apt-get install -y --no-install-recommends \
+	(test -f /usr/lib/apache2/modules/mod_wsgi.so && $(SYSTEM_PYTHON) -c 'import ensurepip') \
+		|| DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 		$(APACHE_PACKAGES) > /dev/null 2>&1 || (apt-get update > /dev/null && \
-		apt-get install -y --no-install-recommends $(APACHE_PACKAGES) > /dev/null)
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+		$(APACHE_PACKAGES) > /dev/null)
 	test -x $(WWW_VENV)/bin/python || $(SYSTEM_PYTHON) -m venv $(WWW_VENV)
 	$(WWW_VENV)/bin/python -m pip install --quiet . > $(WWW_VENV)/install.log 2>&1 \
 		|| (cat $(WWW_VENV)/install.log; exit 1)
