@@ -5,8 +5,8 @@ by its PID; and a load of concurrent HTTP requests that counts every failure.
 
 ``make test-servers`` installs them: Apache and mod_wsgi from Debian's packages, gunicorn and
 uWSGI from PyPI, and WWW_VENV, a regular install of the checkout on the system's Python for
-Apache's user (www-data cannot read a Python under /root, nor perhaps the checkout). This module imports nothing
-from singlemongo or PyMongo: it is a process manager.
+Apache's user (www-data cannot read a Python under /root, nor perhaps the checkout). This
+module imports nothing from singlemongo or PyMongo: it is a process manager.
 """
 import collections
 import http.client
@@ -109,6 +109,7 @@ class WebServer:
 
 
 def children(pid):
+    """The PIDs whose parent is ``pid``."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -239,14 +240,12 @@ def apache_mod_wsgi(directory, port, script, env, daemon):
     """Apache with mod_wsgi serving ``script``: embedded in the prefork children,
     or in two daemon processes of one thread each. mod_wsgi's Python is the system's, with
     WWW_PYTHON's virtual environment as its home."""
-    home = WWW_VENV
     script = _readable_copy(script, directory)
     _readable_copy(EXAMPLES / "wsgi_app.py", directory)  # what a control imports
-    set_env = "".join(f'SetEnv {k} "{v}"\n' for k, v in env.items())
     group = ("WSGIDaemonProcess app processes=2 threads=1\nWSGIProcessGroup app\n"
              if daemon else "WSGIApplicationGroup %{GLOBAL}\n")
-    # mod_wsgi hands the app SetEnv's values in environ, not os.environ: a small loader
-    # copies them, as a deployment's .wsgi file commonly does.
+    # mod_wsgi hands SetEnv's values to the app in environ, not os.environ, which the
+    # examples read: the loader sets them, as a deployment's .wsgi file commonly does.
     loader = pathlib.Path(directory) / "app.wsgi"
     loader.write_text(
         "import os, runpy\n"
@@ -255,7 +254,7 @@ def apache_mod_wsgi(directory, port, script, env, daemon):
         "def application(environ, start_response):\n"
         "    return _app(environ, start_response)\n")
     body = (f"LoadModule wsgi_module {APACHE_MODULES}/mod_wsgi.so\n"
-            f'WSGIPythonHome "{home}"\n{group}{set_env}'
+            f'WSGIPythonHome "{WWW_VENV}"\n{group}'
             f'WSGIScriptAlias / "{loader}"\n'
             f'<Directory "{directory}">\n  Require all granted\n</Directory>\n')
     server = apache(directory, port, body)

@@ -11,11 +11,11 @@ threads per worker, and the most connections to the members one worker holds.
 import pathlib
 import shutil
 import sys
-import threading
 
-from singlemongo import MongoClient
-from singlemongo.testing import ReplicaSet
 from tools import webservers
+
+from .deployment import (member_ports, remove_cache, seeded_replica_set, shop_uri,
+                         start_failover)
 
 CONTROL = pathlib.Path(__file__).resolve().parent / "control"
 SECONDS = 8.0
@@ -26,13 +26,14 @@ APPS = {"singlemongo": (webservers.EXAMPLES / "cgi_lookup.py",
 
 # The CGI script's variants: the guide's URI, with the topology cache, and waiting for an
 # election (a one-off's default is to scan once and fail).
-CGI_VARIANTS = {"": "", " (cache)": "&topologyCacheFile=servers-measure",
+CACHE = "servers-measure"
+CGI_VARIANTS = {"": "", " (cache)": f"&topologyCacheFile={CACHE}",
                 " (serverSelectionTryOnce=false)": "&serverSelectionTryOnce=false"}
 
 
 def _measure(rs, server_name, driver, variant):
     cgi, wsgi = APPS[driver]
-    uri = rs.uri.replace("/?", "/shop?") + CGI_VARIANTS[variant]
+    uri = shop_uri(rs, CGI_VARIANTS[variant])
     directory = webservers.scratch_directory()
     port = webservers.free_port()
     if server_name == "apache-cgi":
@@ -44,20 +45,19 @@ def _measure(rs, server_name, driver, variant):
         path, concurrency = "/visits?page=home", 20 if "gevent" in server_name else 8
     before = rs.total_connections()
     with server:
-        timers = [threading.Timer(1.0, rs.step_down), threading.Timer(2.0, rs.elect, (1,))]
-        for timer in timers:
-            timer.start()
+        timers = start_failover(rs)
         result = webservers.load(port, path, SECONDS, concurrency)
         for timer in timers:
             timer.join()
         workers = server.workers()
         threads = sorted({webservers.threads(pid) for pid in workers})
-        ports = {int(s.address_text.rsplit(":", 1)[1]) for s in rs.servers}
-        sockets = max((webservers.sockets(pid, ports) for pid in workers), default=0)
+        sockets = max((webservers.sockets(pid, member_ports(rs)) for pid in workers),
+                      default=0)
     if server_name == "apache-cgi":
         threads = sorted(set((directory / "threads.log").read_text().split()))
     rs.elect(0)
     shutil.rmtree(directory, ignore_errors=True)
+    remove_cache(CACHE)
     connections = (rs.total_connections() - before) / max(result.requests, 1)
     return (f"| {server_name}{variant} | {driver} | "
             f"{result.requests / result.seconds:.0f} | {result.percentile(0.5) * 1000:.0f} | "
@@ -68,9 +68,7 @@ def _measure(rs, server_name, driver, variant):
 def main(names):
     rows = ["| server | driver | requests/s | p50 ms | errors | connections per request | "
             "threads per worker | most connections to the members in a worker |", "|" + "---|" * 8]
-    with ReplicaSet(3) as rs:
-        with MongoClient(rs.uri) as client:
-            client.shop.products.insert_one({"sku": "a1", "name": "kettle", "price": 30})
+    with seeded_replica_set() as rs:
         for name in names or ["apache-cgi", *webservers.WSGI_SERVERS]:
             for driver in APPS:
                 for variant in (CGI_VARIANTS if name == "apache-cgi" and driver ==

@@ -6,17 +6,15 @@ down after 1 s, another member is elected a second later).
 
 Each test asserts 0 errors, the connections per request, and that the driver started no
 thread in any process that served a request."""
-import pathlib
 import shutil
-import threading
 
 import pytest
 
-from singlemongo import MongoClient
-from singlemongo.testing import ReplicaSet
 from tools import webservers
 
-MEMBERS = 3
+from .deployment import (MEMBERS, member_ports, remove_cache, seeded_replica_set, shop_uri,
+                         start_failover)
+
 CONCURRENCY = 8
 SECONDS = 4.0
 
@@ -32,33 +30,16 @@ def scratch():
 
 @pytest.fixture
 def rs():
-    with ReplicaSet(MEMBERS) as deployment:
-        with MongoClient(deployment.uri) as client:
-            client.shop.products.insert_one({"sku": "a1", "name": "kettle", "price": 30})
-        deployment.reset_counters = deployment.total_connections()
+    """The set, and the connections it accepted before the test (its seeding's)."""
+    with seeded_replica_set() as deployment:
+        deployment.connections_before = deployment.total_connections()
         yield deployment
-
-
-def _uri(rs, query=""):
-    return rs.uri.replace("/?", "/shop?") + query
 
 
 def _require(server):
     reason = webservers.unavailable_reason(server)
     if reason:
         pytest.fail(f"the web servers tier needs {server}: {reason}")
-
-
-def _failover(rs):
-    """The primary steps down at 1 s, member 1 is elected at 2 s."""
-    timers = [threading.Timer(1.0, rs.step_down), threading.Timer(2.0, rs.elect, (1,))]
-    for timer in timers:
-        timer.start()
-    return timers
-
-
-def _ports(rs):
-    return {int(server.address_text.rsplit(":", 1)[1]) for server in rs.servers}
 
 
 def _threads(pids):
@@ -80,31 +61,27 @@ def test_cgi_under_apache(rs, cache, tmp_path, scratch):
     _require("apache-cgi")
     name = f"servers-tier-{tmp_path.name}"
     query = f"&topologyCacheFile={name}" if cache else ""
-    directory = scratch
     port = webservers.free_port()
-    server = webservers.apache_cgi(directory, port, webservers.EXAMPLES / "cgi_lookup.py",
-                                   {"MONGODB_URI": _uri(rs, query)})
-    with server:
-        result = webservers.load(port, "/cgi-bin/app?sku=a1", SECONDS, 4)
-    connections = (rs.total_connections() - rs.reset_counters) / result.requests
+    server = webservers.apache_cgi(scratch, port, webservers.EXAMPLES / "cgi_lookup.py",
+                                   {"MONGODB_URI": shop_uri(rs, query)})
+    try:
+        with server:
+            result = webservers.load(port, "/cgi-bin/app?sku=a1", SECONDS, 4)
+    finally:
+        remove_cache(name)
+    connections = (rs.total_connections() - rs.connections_before) / result.requests
     print(f"apache-cgi ({'cache' if cache else 'scan'}): {result.summary()}, "
           f"{connections:.2f} connections per request")
     assert result.requests > 20 and result.errors == 0, result.summary()
     if cache:
         assert connections < 1.2
-        _remove_cache(name)
     else:
         assert connections == MEMBERS
-    threads = (directory / "threads.log").read_text().split()
+    threads = (scratch / "threads.log").read_text().split()
     assert len(threads) == result.requests and set(threads) == {"1"}
-    log = (directory / "error.log").read_text()
+    log = (scratch / "error.log").read_text()
     assert not [line for line in log.splitlines()
                 if "singlemongo" in line.lower() or "Traceback" in line or "Warning" in line], log
-
-
-def _remove_cache(name):
-    for path in pathlib.Path("/tmp").glob(f"singlemongo-*/{name}.bson"):
-        path.unlink()
 
 
 @pytest.mark.parametrize("name", [n for n in webservers.WSGI_SERVERS if "gevent" not in n])
@@ -146,16 +123,16 @@ def _serve_through_a_failover(rs, name, concurrency, directory):
     _require(webservers.requirement(name))
     port = webservers.free_port()
     server = webservers.wsgi_server(name, directory, port, webservers.EXAMPLES / "wsgi_app.py",
-                                    {"MONGODB_URI": _uri(rs)})
+                                    {"MONGODB_URI": shop_uri(rs)})
     with server:
         before = _threads(server.workers())
-        timers = _failover(rs)
+        timers = start_failover(rs)
         result = webservers.load(port, "/visits?page=home", SECONDS, concurrency)
         for timer in timers:
             timer.join()
         after = _threads(server.workers())
-        sockets = {pid: webservers.sockets(pid, _ports(rs)) for pid in after}
-    connections = rs.total_connections() - rs.reset_counters
+        sockets = {pid: webservers.sockets(pid, member_ports(rs)) for pid in after}
+    connections = rs.total_connections() - rs.connections_before
     print(f"{name}: {result.summary()}, {connections} connections, threads per worker "
           f"{sorted(after.values())}, sockets per worker {sorted(sockets.values())}")
     return result, connections, before, after, sockets
