@@ -18,7 +18,6 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 RUNS = int(os.environ.get("BENCH_RUNS", "11"))
-BULK = int(os.environ.get("BENCH_BULK", "100000"))
 PY = sys.executable
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
 
@@ -26,6 +25,7 @@ from singlemongo.testing import ReplicaSet, Standalone  # noqa: E402  (the insta
 
 import paths  # noqa: E402
 import sdam_bench  # noqa: E402
+import steady_rows  # noqa: E402
 
 
 def run(argv, env=ENV):
@@ -119,7 +119,7 @@ def one_off_rows(rows):
                      f"{rss['pm']:.1f}", f"+{rss['sm'] - rss['floor']:.1f} MiB", "",
                      "<= floor + 1.5 MiB"))
         cache_rows(rows, rs)
-        bulk_rows(rows, sa)
+        steady_rows.steady_rows(rows, check, run, PY, ENV, sa, spread)
 
 
 def plain_instruction_row(rows, name, dep, argvs):
@@ -261,22 +261,6 @@ def make_certs():
     return d
 
 
-def bulk_rows(rows, sa):
-    """Documents per second by the wall clock (the simulated server's time, the same for both
-    drivers, is most of it) and per second of the client's CPU (what the driver costs)."""
-    results = {"singlemongo": [], "pymongo": []}
-    for _ in range(5):  # in turn, as the one-offs
-        for driver, got in results.items():
-            argv = [PY, str(HERE / "throughput.py"), driver, sa.uri, str(BULK)]
-            got.append([float(x) for x in run(argv)[1].stdout.split()])
-    got = {driver: list(zip(*figures)) for driver, figures in results.items()}
-    whats = (f"insert_many of {BULK:,} small documents", f"find() of {BULK:,} small documents")
-    for i, (what, clock) in enumerate((w, c) for c in ("wall clock", "client CPU") for w in whats):
-        sm, pm = got["singlemongo"][i], got["pymongo"][i]
-        rows.append((f"{what} (documents/s, {clock})", "-", spread(sm, "{:,.0f}"),
-                     spread(pm, "{:,.0f}"), "-", ratio(sm, pm), ">= 1.00x PyMongo"))
-
-
 IMPORT = ("import time; t = time.perf_counter(); import bson; b = time.perf_counter(); {}; "
           "print(time.perf_counter() - b)")
 PROBE = ("import sys; from singlemongo import MongoClient; c = MongoClient(sys.argv[1]); "
@@ -343,6 +327,9 @@ def main():
         path_rows(rows)
     elif os.environ.get("BENCH_ROWS") == "ferretdb":
         ferretdb_rows(rows)
+    elif os.environ.get("BENCH_ROWS") == "steady":  # the steady-state rows alone
+        with Standalone() as sa:
+            steady_rows.steady_rows(rows, check, run, PY, ENV, sa, spread)
     else:
         one_off_rows(rows)
         path_rows(rows)
@@ -359,7 +346,8 @@ def main():
     out = ROOT / "docs" / "bench"  # tracked: the performance guide includes latest.md
     out.mkdir(exist_ok=True)
     name = {"paths": f"paths-python{sys.version_info[0]}.{sys.version_info[1]}.md",
-            "ferretdb": "ferretdb.md"}.get(os.environ.get("BENCH_ROWS"), "latest.md")
+            "ferretdb": "ferretdb.md",
+            "steady": f"steady-python{sys.version_info[0]}.{sys.version_info[1]}.md"}.get(os.environ.get("BENCH_ROWS"), "latest.md")
     (out / name).write_text(text + "\n\n" + machine + "\n")
     for warning in WARNINGS:
         print(f"bench: goal missed, not failed (a wall-clock figure, or not Python "

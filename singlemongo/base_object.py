@@ -118,6 +118,7 @@ class _Inherited:
 
     def __init__(self, module: str, default: str) -> None:
         self.module, self.default = module, default
+        self.fallback: Any = None  # the default, once its module is loaded
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -136,8 +137,11 @@ class _Inherited:
             return self
         value = self.given(obj)
         if value is None:
-            import importlib
-            value = getattr(importlib.import_module(self.module, __package__), self.default)
+            value = self.fallback
+            if value is None:
+                import importlib
+                value = self.fallback = getattr(importlib.import_module(
+                    self.module, __package__), self.default)
         return value
 
 

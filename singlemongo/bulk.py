@@ -17,7 +17,8 @@ import bson
 from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 
-from .arguments import validate_is_document_type, validate_ok_for_replace, validate_ok_for_update
+from .arguments import (hint_value, validate_is_document_type,
+                        validate_ok_for_replace, validate_ok_for_update)
 from .monitoring import next_operation_id
 from . import errors
 from .errors import BulkWriteError, ConfigurationError, InvalidOperation, OperationFailure
@@ -69,17 +70,11 @@ def object_ids(block: int = 1024) -> Iterator[ObjectId]:
 
 
 class _Run:
-    """Consecutive operations of one kind, with the request index of each."""
+    """Consecutive operations of one kind (unordered: all of them), with the request index
+    of each."""
 
-    def __init__(self, kind: int, ops: Optional[list[Mapping[str, Any]]] = None,
-                 indexes: Optional[Sequence[int]] = None) -> None:
-        self.kind = kind
-        self.ops: list[Mapping[str, Any]] = [] if ops is None else ops
-        self.indexes: Sequence[int] = [] if indexes is None else indexes
-
-    def add(self, index: int, op: Mapping[str, Any]) -> None:
-        self.indexes.append(index)  # type: ignore[attr-defined]  # an unordered run's list
-        self.ops.append(op)
+    def __init__(self, kind: int, ops: list[Mapping[str, Any]], indexes: Sequence[int]) -> None:
+        self.kind, self.ops, self.indexes = kind, ops, indexes
 
 
 class _Bulk:
@@ -93,6 +88,7 @@ class _Bulk:
         self.collection, self.ordered = collection, ordered
         self.bypass, self.comment, self.let = bypass_document_validation, comment, let
         self.ops: list[tuple[int, Mapping[str, Any]]] = []
+        self.multi = 0  # statements that may write many documents (not retryable)
 
     def add_insert(self, document: Any) -> None:
         if type(document) is not dict:  # a plain dict skips the ABC checks (insert_many speed)
@@ -125,29 +121,48 @@ class _Bulk:
     def add_update(self, selector: Mapping[str, Any], update: Any, multi: bool,
                    upsert: Optional[bool], collation: Any = None, array_filters: Any = None,
                    hint: Any = None, sort: Any = None) -> None:
-        validate_ok_for_update(update)
+        """An update statement; ``hint`` as the user gave it."""
+        # A dict of operators is checked here; anything else by the validator (its errors).
+        if type(update) is not dict or not update or next(iter(update))[:1] != "$":
+            validate_ok_for_update(update)
         op: dict[str, Any] = {"q": selector, "u": update, "multi": multi}
-        self._options(op, upsert=upsert, collation=collation, arrayFilters=array_filters,
-                      hint=hint, sort=sort)
+        if upsert is not None:
+            op["upsert"] = upsert
+        self._options(op, collation, array_filters, hint, sort)
+        self.multi += multi
         self.ops.append((UPDATE, op))
 
     def add_replace(self, selector: Mapping[str, Any], replacement: Any,
                     upsert: Optional[bool], collation: Any = None, hint: Any = None,
                     sort: Any = None) -> None:
-        validate_ok_for_replace(replacement)
+        """A replacement statement; ``hint`` as the user gave it."""
+        if type(replacement) is not dict or next(iter(replacement), "")[:1] == "$":
+            validate_ok_for_replace(replacement)
         op: dict[str, Any] = {"q": selector, "u": replacement}
-        self._options(op, upsert=upsert, collation=collation, hint=hint, sort=sort)
+        if upsert is not None:
+            op["upsert"] = upsert
+        self._options(op, collation, None, hint, sort)
         self.ops.append((UPDATE, op))
 
     def add_delete(self, selector: Mapping[str, Any], limit: int, collation: Any = None,
                    hint: Any = None) -> None:
+        """A delete statement; ``hint`` as the user gave it."""
         op: dict[str, Any] = {"q": selector, "limit": limit}
-        self._options(op, collation=collation, hint=hint)
+        self._options(op, collation, None, hint, None)
+        self.multi += limit == 0
         self.ops.append((DELETE, op))
 
     @staticmethod
-    def _options(op: dict[str, Any], **options: Any) -> None:
-        op.update((k, v) for k, v in options.items() if v is not None)
+    def _options(op: dict[str, Any], collation: Any, array_filters: Any, hint: Any,
+                 sort: Any) -> None:
+        """The statement's options that were given, in PyMongo's order (most are not)."""
+        if collation is None and array_filters is None and hint is None and sort is None:
+            return
+        for key, value in (("collation", collation),
+                           ("arrayFilters", array_filters), ("hint", hint_value(hint)),
+                           ("sort", sort)):
+            if value is not None:
+                op[key] = value
 
     def runs(self) -> Iterator[_Run]:
         if self.ordered:  # runs of consecutive kinds; their indexes are ranges
@@ -157,10 +172,13 @@ class _Bulk:
                 yield _Run(kind, ops, range(start, start + len(ops)))
                 start += len(ops)
             return
-        runs = [_Run(INSERT), _Run(UPDATE), _Run(DELETE)]
-        for index, (kind, op) in enumerate(self.ops):
-            runs[kind].add(index, op)
-        yield from (run for run in runs if run.ops)
+        indexes: tuple[list[int], ...] = ([], [], [])
+        for index, (kind, _) in enumerate(self.ops):
+            indexes[kind].append(index)
+        entries = self.ops
+        for kind, where in enumerate(indexes):
+            if where:
+                yield _Run(kind, [entries[i][1] for i in where], where)
 
     def command(self, kind: int) -> dict[str, Any]:
         name = COMMANDS[kind][0]
@@ -174,13 +192,17 @@ class _Bulk:
         return cmd
 
 
-def retryable(kind: int, ops: list[Mapping[str, Any]]) -> bool:
+def retryable(bulk: _Bulk, kind: int, ops: list[Mapping[str, Any]]) -> bool:
     """A batch is a retryable write when each of its statements writes one document
     (retryable writes spec: a multi update or delete makes that command not retryable; the
     bulk's other commands still are)."""
-    return kind == INSERT or not any(op.get("multi") or op.get("limit") == 0 for op in ops)
+    return kind == INSERT or not bulk.multi or \
+        not any(op.get("multi") or op.get("limit") == 0 for op in ops)
 
 
+# bson's encoder behind ``bson.encode``, without its check of the codec options (a
+# collection's are checked when it is made): a Python call less per statement.
+_encode = getattr(bson, "_dict_to_bson", None) or bson.encode
 _CHUNK = 512  # operations encoded and measured together (at most one chunk encoded in vain)
 
 
@@ -193,13 +215,14 @@ def next_batch(run: _Run, start: int, limits: tuple[int, int, int], codec: Any
     max_bson, max_message, max_count = limits
     max_op = max_bson + (0 if run.kind == INSERT else COMMAND_OVERHEAD)
     room = max_message - COMMAND_OVERHEAD
-    ops, end, encode = run.ops, min(len(run.ops), start + max_count), bson.encode
+    ops, end, encode = run.ops, min(len(run.ops), start + max_count), _encode
     batch, encoded, size = EncodedBatch(), [], 0
     for at in range(start, end, _CHUNK):
         chunk = ops[at:min(at + _CHUNK, end)]
         # type() first: isinstance against RawBSONDocument (a Mapping) is an ABC check
-        data = [op.raw if type(op) is not dict and isinstance(op, RawBSONDocument)
-                else encode(op, codec_options=codec) for op in chunk]
+        data = [encode(op, False, codec) if type(op) is dict else
+                op.raw if isinstance(op, RawBSONDocument) else encode(op, False, codec)
+                for op in chunk]
         sizes = list(map(len, data))
         total = sum(sizes)
         if max(sizes) <= max_op and size + total <= room:  # the whole chunk fits
@@ -236,7 +259,7 @@ def _commands(bulk: _Bulk, run: _Run, session: Any, operation_id: int,
                     sent: list[Mapping[str, Any]] = sent) -> Any:
             batch = next_batch(run, start, conn.write_limits, coll.codec_options)
             sent[:] = batch
-            retry = sender_at is None and retryable(run.kind, batch)
+            retry = sender_at is None and retryable(bulk, run.kind, batch)
             return ((field, batch),), "write" if retry else None
         sender = coll if sender_at is None else sender_at(offset)
         reply = sender._write_command(bulk.command(run.kind), session=session, check=False,

@@ -5,7 +5,7 @@ collection, database or client (server selection spec); an aggregate ending in `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Optional, cast
+from typing import TYPE_CHECKING, Any, Optional
 
 from .command_cursor import CommandCursor
 from .base_object import Generic, _DocumentType
@@ -31,7 +31,8 @@ class ReadMethods(Generic[_DocumentType]):
     """The read half of Collection (a mixin: Collection is the class users see)."""
 
     def _as_collection(self) -> Collection[_DocumentType]:
-        return cast("Collection[_DocumentType]", self)  # ReadMethods only lives in one
+        # ReadMethods only lives in a Collection (no cast(): a call per operation)
+        return self  # type: ignore[return-value]
 
     if TYPE_CHECKING:  # what Collection gives the methods below
         _name: str
@@ -75,7 +76,7 @@ class ReadMethods(Generic[_DocumentType]):
                  read_preference: Any = None) -> Optional[_DocumentType]:
         """The first matching document, or None (find's arguments; ``limit`` is ignored). A
         ``filter`` that is not a mapping is an ``_id``."""
-        if filter is not None and not isinstance(filter, Mapping):
+        if filter is not None and type(filter) is not dict and not isinstance(filter, Mapping):
             filter = {"_id": filter}
         cursor = self.find(filter, projection, skip, limit, no_cursor_timeout, cursor_type,
                            sort, allow_partial_results, oplog_replay, batch_size, collation,

@@ -4,7 +4,7 @@ bulk_write. Single writes are retryable writes when they change at most one docu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 import bson
 from bson import ObjectId
@@ -16,7 +16,7 @@ from .arguments import (hint_value, is_raw, validate_boolean, validate_collation
                         validate_ok_for_update)
 from .errors import (ConfigurationError, DocumentTooLarge, DuplicateKeyError, InvalidOperation,
                      WriteConcernError, WriteError, WTimeoutError)
-from .wire.messages import encoding
+from .wire.messages import EncodedBatch, encoding
 from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
                       UpdateResult)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
@@ -55,11 +55,25 @@ def _raise_write_error(reply: Mapping[str, Any], address: Any) -> None:
                    details.get("code"), details, address=address)
 
 
+def _encoded(document: Any, codec: CodecOptions[Any]) -> bytes:
+    return encoding(bson.encode, document, codec_options=codec)  # type: ignore[no-any-return]
+
+
+def _measured(sequences: tuple[Any, ...], data: bytes) -> tuple[Any, ...]:
+    """The one-statement ``sequences`` of a write, its statement's bytes attached (the
+    message is built from them: never encoded twice)."""
+    (identifier, statements), = sequences
+    batch = EncodedBatch(statements)
+    batch.encoded = data
+    return ((identifier, batch),)
+
+
 class WriteMethods(Generic[_DocumentType]):
     """The write half of Collection (a mixin: Collection is the class users see)."""
 
     def _as_collection(self) -> Collection[Any]:
-        return cast("Collection[Any]", self)  # WriteMethods only ever lives in a Collection
+        # WriteMethods only ever lives in a Collection (no cast(): a call per operation)
+        return self  # type: ignore[return-value]
 
     if TYPE_CHECKING:  # what Collection gives the methods below
         _name: str
@@ -87,26 +101,28 @@ class WriteMethods(Generic[_DocumentType]):
 
     def _size_check(self, document: Any) -> Any:
         """A ``Request.prepare``: DocumentTooLarge, before anything is sent, for a document
-        over the selected server's maxBsonObjectSize."""
+        over the selected server's maxBsonObjectSize. An inserted document is sent as
+        measured (encoded once); a replacement is measured alone, and sent in its statement."""
         def check(conn: Any, sequences: tuple[Any, ...], retry: Optional[str]) -> Any:
             max_bson = conn.write_limits[0]
             from . import bulk as _bulk  # loaded by the first write, not by import
-            size = len(document.raw) if is_raw(document) else len(
-                encoding(bson.encode, document, codec_options=self._codec_options))
-            if size > max_bson:
-                raise _bulk.too_large(size, max_bson)
-            return sequences, retry
+            data = document.raw if is_raw(document) else _encoded(document, self._codec_options)
+            if len(data) > max_bson:
+                raise _bulk.too_large(len(data), max_bson)
+            if sequences[0][1][0] is not document:  # a replacement: the statement is sent
+                return sequences, retry
+            return _measured(sequences, data), retry
         return check
 
     def _statement_check(self, name: str, statement: Mapping[str, Any]) -> Any:
         """A ``Request.prepare``: DocumentTooLarge, before anything is sent, for an update or
         delete statement over maxBsonObjectSize plus OP_MSG's command overhead (PyMongo's
-        "update command document too large")."""
+        "update command document too large"). The statement is sent as measured."""
         def check(conn: Any, sequences: tuple[Any, ...], retry: Optional[str]) -> Any:
-            limit = conn.write_limits[0] + COMMAND_OVERHEAD
-            if len(encoding(bson.encode, statement, codec_options=self._codec_options)) > limit:
+            data = _encoded(statement, self._codec_options)
+            if len(data) > conn.write_limits[0] + COMMAND_OVERHEAD:
                 raise DocumentTooLarge(f"{name} command document too large")
-            return sequences, retry
+            return _measured(sequences, data), retry
         return check
 
     def insert_one(self, document: Union[_DocumentType, RawBSONDocument],

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Optional, Union
 
 from .collation import Collation
-from .arguments import (gen_index_name, hint_value, index_document, index_list, validate_boolean,
-                        validate_collation, validate_is_document_type, validate_is_mapping)
+from .arguments import (gen_index_name, index_document, index_list, validate_boolean,
+                        validate_collation, validate_is_mapping)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:
@@ -64,8 +64,7 @@ class _DeleteOp(_Model):
         self._filter, self._collation, self._hint = filter, collation, hint
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
-        bulk.add_delete(self._filter, self._limit, validate_collation(self._collation),
-                        hint_value(self._hint))
+        bulk.add_delete(self._filter, self._limit, validate_collation(self._collation), self._hint)
 
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._collation, self._hint)
@@ -99,8 +98,7 @@ class ReplaceOne(_Model, Generic[_DocumentType]):
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
         bulk.add_replace(self._filter, self._doc, self._upsert,
-                         validate_collation(self._collation), hint_value(self._hint),
-                         self._sort)
+                         validate_collation(self._collation), self._hint, self._sort)
 
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._doc, self._upsert, self._collation, self._hint, self._sort)
@@ -127,8 +125,8 @@ class _UpdateOp(_Model):
         # PyMongo's wire form: UpdateOne always says upsert, UpdateMany only when given.
         bulk.add_update(self._filter, self._doc, self._multi,
                         self._upsert if self._multi else bool(self._upsert),
-                        validate_collation(self._collation), self._array_filters,
-                        hint_value(self._hint), self._sort)
+                        validate_collation(self._collation), self._array_filters, self._hint,
+                        self._sort)
 
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._doc, self._upsert, self._collation, self._array_filters,

@@ -81,6 +81,12 @@ def _record_init(self, *args, **kwargs):
     # Filled by dict updates (a scan builds hundreds of records: a per-field Python loop cost
     # most of applying a 50-member scan's replies).
     names, known, plain, factories, required = type(self).__record_spec__
+    if not kwargs and len(args) == len(names):  # every field, in order: nothing to check
+        self.__dict__.update(zip(names, args))
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
+        return
     if args:
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments")

@@ -4,7 +4,7 @@ import sys
 import bson
 import pytest
 
-from singlemongo import errors
+from singlemongo import bulk, errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.collection import ReturnDocument
@@ -248,13 +248,17 @@ def test_insert_many_encodes_each_document_once(coll, rs, monkeypatch):
     measure its batch, and sends those bytes (before: encoded again to build the message).
     A retried batch is sent from the same bytes, so the server stores the same documents."""
     documents = [{"_id": i, "text": "x" * i} for i in range(50)]
-    encoded, real = [], bson.encode
+    encoded = []
 
-    def counting(doc, *args, **kwargs):
-        if isinstance(doc, dict) and doc.get("text") is not None:
-            encoded.append(doc["_id"])
-        return real(doc, *args, **kwargs)
-    monkeypatch.setattr(bson, "encode", counting)
+    def counting(real):
+        def encode(doc, *args, **kwargs):
+            if isinstance(doc, dict) and doc.get("text") is not None:
+                encoded.append(doc["_id"])
+            return real(doc, *args, **kwargs)
+        return encode
+    # Both encoders: bson's public one, and the one the bulk calls (bson's, unwrapped).
+    monkeypatch.setattr(bson, "encode", counting(bson.encode))
+    monkeypatch.setattr(bulk, "_encode", counting(bulk._encode))
     coll.find_one()  # the primary is known
     rs.servers[0].fail("insert", action="close")  # the batch is retried (retryable writes)
     assert coll.insert_many(documents).inserted_ids == list(range(50))

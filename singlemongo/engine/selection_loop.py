@@ -145,6 +145,8 @@ def _select(topo, criteria, deprioritized, log_waiting, selector):
             raise errors.IncompatibleWireVersionError(td.compatibility_error)
         result = select(td, criteria, settings, deprioritized)
         if result.in_window:
+            if len(result.in_window) == 1:  # as PyMongo: no draw for one server
+                return result.in_window[0]
             return topo.clock.choice(list(result.in_window))
         topo.mark_stale("no suitable server")
         if try_once and scanned:

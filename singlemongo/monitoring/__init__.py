@@ -93,9 +93,16 @@ def logging_enabled(component, level=DEBUG):
     imported by singlemongo: if the program has not imported it, nothing can be configured
     to receive the message, and a one-off pays nothing for logging."""
     logging = sys.modules.get("logging")
-    return logging is not None and logging.getLogger(
-        LOGGER_NAMES.get(component, component)).isEnabledFor(level)
+    if logging is None:
+        return False
+    name = LOGGER_NAMES.get(component, component)
+    known = _loggers.get(name)
+    if known is None or known[0] is not logging:  # getLogger takes logging's lock each time
+        known = _loggers[name] = (logging, logging.getLogger(name))
+    return known[1].isEnabledFor(level)
 
+
+_loggers: dict = {}  # logger name -> (the logging module, its Logger), as looked up
 
 _operation_ids = itertools.count(1)
 

@@ -35,6 +35,24 @@ def initial_topology_type(direct_connection, replica_set, load_balanced, seed_co
     return TopologyType.UNKNOWN
 
 
+class _Derived:
+    """A value derived from a description's ``servers``: computed with its two siblings at
+    the first read of any, then an instance attribute (a descriptor without ``__set__``:
+    the instance's own value wins), so that later reads call nothing."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, td: Any, owner: Any = None) -> Any:
+        if td is None:
+            return self
+        values = td.__dict__  # a frozen record: its __setattr__ refuses
+        values["compatible"], values["compatibility_error"] = _compatibility(
+            td.servers.values())
+        values["logical_session_timeout_minutes"] = _session_timeout(td.servers.values())
+        return values[self.name]
+
+
 @dataclass(frozen=True)
 class TopologyDescription:
     topology_type: TopologyType
@@ -47,27 +65,13 @@ class TopologyDescription:
     # Derived from ``servers`` when first read, not at every update: a scan of n members
     # applies n updates, and each would otherwise walk all n servers again.
 
-    @property
-    def compatible(self) -> bool:
-        """SDAM "Checking wire protocol compatibility": every known server's range overlaps
-        the driver's."""
-        return self._derived()[0]
-
-    @property
-    def compatibility_error(self) -> Optional[str]:
-        return self._derived()[1]
-
-    @property
-    def logical_session_timeout_minutes(self) -> Optional[int]:
-        return self._derived()[2]
-
-    def _derived(self):
-        derived = self.__dict__.get("_derived_values")
-        if derived is None:
-            derived = (*_compatibility(self.servers.values()),
-                       _session_timeout(self.servers.values()))
-            object.__setattr__(self, "_derived_values", derived)
-        return derived
+    # SDAM "Checking wire protocol compatibility": every known server's range overlaps the
+    # driver's. Each is computed at the first read of any of them, then read as a plain
+    # attribute (every operation reads them).
+    # Not annotated: an annotation would make each a field of the record.
+    compatible = _Derived()
+    compatibility_error = _Derived()
+    logical_session_timeout_minutes = _Derived()
 
     @classmethod
     def initial(cls, seeds, replica_set=None, direct_connection=None, load_balanced=False):

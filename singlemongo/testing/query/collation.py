@@ -167,6 +167,11 @@ def applied(spec, default=None):
         _running.collation = previous
 
 
+def active():
+    """The collation the running command compares strings under, or None (binary)."""
+    return getattr(_running, "collation", None)
+
+
 def compared(a, b):
     """(a, b) as the comparison should see them: collation keys for two strings while a
     collation applies, else unchanged."""

@@ -20,7 +20,7 @@ from mongomock_ng import filtering
 from mongomock_ng import store as mm_store
 from mongomock_ng.helpers import NOTHING
 
-from . import arrays, collation, expressions, geo, numeric, uniques
+from . import arrays, collation, expressions, geo, id_lookup, numeric, uniques
 from .codes import WriteFailure
 
 # $type: "Available Types" (aliases and numbers; "number" matches every numeric type).
@@ -394,4 +394,5 @@ def apply():
     mm_store.CollectionStore.__setitem__ = _created_by_writes(
         mm_store.CollectionStore.__setitem__)
     uniques.apply()
+    id_lookup.apply()
     filtering._singlemongo_fixed = True
