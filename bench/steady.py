@@ -75,7 +75,13 @@ def workload(row, coll, models):
 def main(driver, uri, row, phase):
     module = __import__(driver)
     models = module if driver == "pymongo" else __import__("singlemongo.operations").operations
-    client = module.MongoClient(uri)
+    # Under callgrind a run lasts 50 to 100 times longer: no heartbeat (PyMongo's monitors,
+    # singlemongo's scan when one is due) and no idle-socket check may fall inside it by the
+    # clock alone, or the counts would depend on when they fell. Natively none would.
+    options = {"heartbeatFrequencyMS": 3_600_000}
+    if driver == "singlemongo":
+        options["socketCheckIntervalMS"] = 3_600_000
+    client = module.MongoClient(uri, **options)
     coll = client.bench.steady
     warm_up(row, client.bench.warm, models)
     run = workload(row, coll, models)

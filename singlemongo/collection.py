@@ -62,6 +62,9 @@ def _checked_write(cmd: Mapping[str, Any], reply: Mapping[str, Any],
     return check("write", reply, name, statements, address)
 
 
+_WRITE_CRITERIA = Criteria(WRITE)  # a frozen record: one for every write
+
+
 class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
                  WriteMethods[_DocumentType], FindAndModifyMethods[_DocumentType],
                  IndexMethods[_DocumentType]):
@@ -208,7 +211,7 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
             cmd["writeConcern"] = wc.document
         try:
             outcome = execute(self._topology, Request(
-                self._database.name, cmd, Criteria(WRITE), False,
+                self._database.name, cmd, _WRITE_CRITERIA, False,
                 "write" if retryable else None, sequences,
                 unacknowledged=not self._acknowledged(session),
                 codec=self._codec_options, user_fields=user_fields, explicit_session=session,

@@ -114,6 +114,11 @@ class OperationGuard:
         if self.pid != os.getpid():
             self.forget_after_fork()
 
+    def holds_operation(self):
+        """Whether this thread (greenlet) is inside an operation of this client: admitted,
+        its fork check done."""
+        return self._owner is not None and self._owner == _owner_id()
+
     def another_thread_in_flight(self):
         """Whether another thread's (or greenlet's) operation holds the client now."""
         return self._owner is not None and self._owner != _owner_id()

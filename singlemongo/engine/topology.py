@@ -259,6 +259,10 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
                       selector=None):
         """One suitable server's description (the selection loop); ``selector`` (a function
         of the suitable servers) replaces the application's server_selector for this one."""
+        if self.holds_operation():  # within execute (every operation): admitted already
+            self.open()
+            return select_server(self, criteria, deprioritized, operation, operation_id,
+                                 selector)
         with self.operation():
             self.check_fork()
             self.open()
