@@ -313,3 +313,21 @@ def test_insert_many_ids_one_by_one_when_another_object_id_came_between(monkeypa
     assert len({*made, *others}) == 5
     counters = sorted(int.from_bytes(i.binary[9:], "big") for i in (*made, *others))
     assert counters == list(range(counters[0], counters[0] + 5))
+
+
+def test_statements_encoded_in_one_call_are_each_statements_bson():
+    """Rule (bulk_write at PyMongo's cost): a batch's update and delete statements are
+    encoded by one call of bson (as the array of a wrapper document, cut at each element);
+    each piece must be exactly that statement's own BSON, whatever its values (strings with
+    NUL-free unicode, nested documents with their own _id, raw documents, many digits of
+    index), with the collection's codec options."""
+    from bson.codec_options import CodecOptions
+    from bson.raw_bson import RawBSONDocument
+    raw = RawBSONDocument(bson.encode({"$set": {"r": [1, {"_id": 2}]}}))
+    statements = [{"q": {"_id": i, "name": "é" * (i % 7)}, "u": raw if i % 5 == 0 else
+                   {"$inc": {"n": i}, "$set": {"d": {"_id": bson.ObjectId(), "x": None}}},
+                   "multi": i % 2 == 0, "upsert": i % 3 == 0} for i in range(1_234)]
+    statements += [{"q": {}, "limit": 0}, {"q": {"a": {"$in": list(range(300))}}, "limit": 1}]
+    for codec in (bson.DEFAULT_CODEC_OPTIONS, CodecOptions(tz_aware=True, uuid_representation=4)):
+        assert bulk.each_encoded(statements, codec) == [
+            bson.encode(s, codec_options=codec) for s in statements]
