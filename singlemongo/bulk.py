@@ -129,7 +129,9 @@ class _Bulk:
         op: dict[str, Any] = {"q": selector, "u": update, "multi": multi}
         if upsert is not None:
             op["upsert"] = upsert
-        self._options(op, collation, array_filters, hint, sort)
+        if collation is not None or array_filters is not None or hint is not None or \
+                sort is not None:  # most statements have none: no call
+            self._options(op, collation, array_filters, hint, sort)
         self.multi += multi
         self.ops.append((UPDATE, op))
 
@@ -142,23 +144,23 @@ class _Bulk:
         op: dict[str, Any] = {"q": selector, "u": replacement}
         if upsert is not None:
             op["upsert"] = upsert
-        self._options(op, collation, None, hint, sort)
+        if collation is not None or hint is not None or sort is not None:
+            self._options(op, collation, None, hint, sort)
         self.ops.append((UPDATE, op))
 
     def add_delete(self, selector: Mapping[str, Any], limit: int, collation: Any = None,
                    hint: Any = None) -> None:
         """A delete statement; ``hint`` as the user gave it."""
         op: dict[str, Any] = {"q": selector, "limit": limit}
-        self._options(op, collation, None, hint, None)
+        if collation is not None or hint is not None:
+            self._options(op, collation, None, hint, None)
         self.multi += limit == 0
         self.ops.append((DELETE, op))
 
     @staticmethod
     def _options(op: dict[str, Any], collation: Any, array_filters: Any, hint: Any,
                  sort: Any) -> None:
-        """The statement's options that were given, in PyMongo's order (most are not)."""
-        if collation is None and array_filters is None and hint is None and sort is None:
-            return
+        """The statement's options that were given, in PyMongo's order."""
         for key, value in (("collation", collation),
                            ("arrayFilters", array_filters), ("hint", hint_value(hint)),
                            ("sort", sort)):
@@ -243,7 +245,8 @@ def next_batch(run: _Run, start: int, limits: tuple[int, int, int], codec: Any
     for at in range(start, end, _CHUNK):
         chunk = ops[at:min(at + _CHUNK, end)]
         data: list[Any]
-        if run.kind != INSERT:  # statements (dicts this module built): one call of bson
+        if run.kind != INSERT or all(type(op) is dict and next(iter(op)) == "_id"
+                                     for op in chunk):  # no _id to move first: one call
             data = each_encoded(chunk, codec)
         else:  # type() first: isinstance against RawBSONDocument (a Mapping) is an ABC check
             data = [encode(op, False, codec) if type(op) is dict else

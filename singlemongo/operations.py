@@ -64,7 +64,10 @@ class _DeleteOp(_Model):
         self._filter, self._collation, self._hint = filter, collation, hint
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
-        bulk.add_delete(self._filter, self._limit, validate_collation(self._collation), self._hint)
+        collation = self._collation  # checked before the statement, as PyMongo does
+        if collation is not None:
+            collation = validate_collation(collation)
+        bulk.add_delete(self._filter, self._limit, collation, self._hint)
 
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._collation, self._hint)
@@ -97,8 +100,11 @@ class ReplaceOne(_Model, Generic[_DocumentType]):
         self._collation, self._hint, self._sort = collation, hint, sort
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
-        bulk.add_replace(self._filter, self._doc, self._upsert,
-                         validate_collation(self._collation), self._hint, self._sort)
+        collation = self._collation  # checked before the statement, as PyMongo does
+        if collation is not None:
+            collation = validate_collation(collation)
+        bulk.add_replace(self._filter, self._doc, self._upsert, collation, self._hint,
+                         self._sort)
 
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._doc, self._upsert, self._collation, self._hint, self._sort)
@@ -123,10 +129,12 @@ class _UpdateOp(_Model):
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
         # PyMongo's wire form: UpdateOne always says upsert, UpdateMany only when given.
+        collation = self._collation  # checked before the statement, as PyMongo does
+        if collation is not None:
+            collation = validate_collation(collation)
         bulk.add_update(self._filter, self._doc, self._multi,
-                        self._upsert if self._multi else bool(self._upsert),
-                        validate_collation(self._collation), self._array_filters, self._hint,
-                        self._sort)
+                        self._upsert if self._multi else bool(self._upsert), collation,
+                        self._array_filters, self._hint, self._sort)
 
     def _key(self) -> tuple[Any, ...]:
         return (self._filter, self._doc, self._upsert, self._collation, self._array_filters,
