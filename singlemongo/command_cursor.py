@@ -154,6 +154,13 @@ class _ServerCursor(Generic[_DocumentType]):
         raise NotImplementedError
 
     def __next__(self) -> _DocumentType:
+        buffer = self._buffer
+        if buffer and not self._limit:  # a document waiting, no limit to count it against
+            self._returned += 1
+            return buffer.popleft()  # type: ignore[no-any-return]
+        return self._next_after_checks()
+
+    def _next_after_checks(self) -> _DocumentType:
         refreshed = False
         deadline = None
         while not self._buffer:
