@@ -340,8 +340,8 @@ def main():
     table = [header, tuple("---" for _ in header)] + rows
     text = "\n".join("| " + " | ".join(r) + " |" for r in table)
     machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-               f"{RUNS} paired runs per one-off figure (median (min-max)), "
-               f"{time.strftime('%Y-%m-%d')}; a regular install in its own venv")
+               f"{RUNS} paired runs per one-off figure, {steady_rows.CPU_RUNS} per steady-state "
+               f"CPU figure (median (min-max)), {time.strftime('%Y-%m-%d')}; a regular install in its own venv")
     print(text + "\n\n" + machine)
     out = ROOT / "docs" / "bench"  # tracked: the performance guide includes latest.md
     out.mkdir(exist_ok=True)

@@ -4,6 +4,7 @@ simulated server in the bench's process, singlemongo and PyMongo in turn.
 Instructions (callgrind) are the client process's only: a run that warms up and builds the
 input, less the same run without the workload. Client CPU is the workload's
 ``process_time``, from paired runs. Each row's goal is on the instruction ratio."""
+import subprocess
 import sys
 
 import paths
@@ -44,7 +45,7 @@ def instructions(py, env, dep, row):
     for driver in DRIVERS:
         _seed(dep, row)
         # Not counted: a first run may write compiled modules (a fresh install).
-        paths.subprocess.run(_argv(py, driver, dep.uri, row, "setup"), env=env, check=True,
+        subprocess.run(_argv(py, driver, dep.uri, row, "setup"), env=env, check=True,
                              capture_output=True)
         phases = []
         for phase in ("setup", "work"):

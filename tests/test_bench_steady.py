@@ -10,9 +10,12 @@ import pytest
 from singlemongo.testing import Standalone
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-sys.path.insert(0, str(BENCH))
-import steady  # noqa: E402
-import steady_rows  # noqa: E402
+sys.path.insert(0, str(BENCH))  # the bench's modules import each other by name
+try:
+    import steady  # noqa: E402
+    import steady_rows  # noqa: E402
+finally:
+    sys.path.remove(str(BENCH))
 
 
 def _run(dep, driver, row, phase="work"):

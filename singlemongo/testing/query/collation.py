@@ -175,7 +175,7 @@ def active():
 def compared(a, b):
     """(a, b) as the comparison should see them: collation keys for two strings while a
     collation applies, else unchanged."""
-    active = getattr(_running, "collation", None)
-    if active is not None and isinstance(a, str) and isinstance(b, str):
-        return active.key(a), active.key(b)
+    chosen = active()
+    if chosen is not None and isinstance(a, str) and isinstance(b, str):
+        return chosen.key(a), chosen.key(b)
     return a, b
