@@ -8,6 +8,8 @@ Two kinds of time: ``monotonic`` is the clock SDAM reasons with (heartbeats, coo
 sockets and always moves with real time, frozen or not (freezegun does not patch
 ``clock_gettime``), so a deadline on a read can always pass. ``Deadline`` is built on it.
 """
+from __future__ import annotations
+
 import os
 import sys
 import time

@@ -178,20 +178,50 @@ def test_a_one_off_compiles_no_regular_expression():
             assert out.stdout.strip() == "[]", out.stdout
 
 
-@pytest.mark.parametrize("module,mixin", [("collection_writes", "WriteMethods"),
-                                          ("find_and_modify", "FindAndModifyMethods"),
-                                          ("collection_indexes", "IndexMethods")])
-def test_deferred_mixins_name_every_method_of_the_real_class(module, mixin):
-    """Rule: Collection's stand-ins for the deferred mixins (collection.py) list every
-    attribute the real class defines: a method added there and not here would be taken
-    for a sub-collection by Collection.__getattr__."""
+@pytest.mark.parametrize("owner,cls,module,mixin", [
+    ("collection", "Collection", "collection_writes", "WriteMethods"),
+    ("collection", "Collection", "find_and_modify", "FindAndModifyMethods"),
+    ("collection", "Collection", "collection_indexes", "IndexMethods"),
+    ("database", "Database", "database_commands", "DatabaseCommands"),
+    ("client", "MongoClient", "client_commands", "ClientCommands")])
+def test_deferred_mixins_name_every_method_of_the_real_class(owner, cls, module, mixin):
+    """Rule: the stand-ins for the deferred mixins (collection.py, database.py, client.py)
+    list every attribute the real class defines: a method added there and not here would be
+    taken for a sub-collection or a database by ``__getattr__``."""
     import importlib
-
-    from singlemongo import collection
+    klass = getattr(importlib.import_module(f"singlemongo.{owner}"), cls)
     real = getattr(importlib.import_module(f"singlemongo.{module}"), mixin)
-    stand_in = next(k for k in collection.Collection.__mro__ if k.__name__ == mixin)
+    stand_in = next(k for k in klass.__mro__ if k.__name__ == mixin)
     own = lambda klass: {n for n in vars(klass) if not n.startswith("__")}
     assert own(stand_in) == own(real)
+
+
+@pytest.mark.parametrize("attribute", ["command", "list_collection_names", "address",
+                                       "nodes", "start_session"])
+def test_a_deferred_method_or_property_works_from_its_first_use(attribute):
+    """Rule: a name served by a deferred mixin behaves as if defined on the class, from the
+    first use in a fresh process: a method is bound, a property is read (never taken for a
+    database or collection by ``__getattr__``)."""
+    code = f"""
+import sys
+from singlemongo.testing import Standalone
+import singlemongo
+with Standalone() as sa:
+    client = singlemongo.MongoClient(sa.uri)
+    db = client.test
+    owner = db if {attribute!r} in ("command", "list_collection_names") else client
+    value = getattr(owner, {attribute!r})
+    if {attribute!r} == "command":
+        value = value("ping")
+    elif callable(value) and {attribute!r} != "nodes":
+        value = value()
+    print(type(value).__name__)
+    client.close()
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [{"command": "dict", "list_collection_names": "list", "address": "tuple",
+                    "nodes": "frozenset", "start_session": "ClientSession"}[attribute]]
 
 
 @pytest.mark.parametrize("module,name", [

@@ -34,12 +34,11 @@ def test_a_wave_holds_a_bounded_number_of_sockets(monkeypatch):
     a socket per server: 10,000 seeds exhausted the process's file descriptors."""
     most = [0]
 
-    class Counting(wave.selectors.DefaultSelector):
-        def register(self, fileobj, events, data=None):
-            key = super().register(fileobj, events, data)
-            most[0] = max(most[0], len(self.get_map()))
-            return key
-    monkeypatch.setattr(wave.selectors, "DefaultSelector", Counting)
+    class Counting(wave._SELECTOR):
+        def register(self, sock, events, check):
+            super().register(sock, events, check)
+            most[0] = max(most[0], len(self))
+    monkeypatch.setattr(wave, "_SELECTOR", Counting)
     seeds = ",".join(f"127.0.0.1:{port}" for port in range(2, 2002))  # refused at once
     checks = []
     client = MongoClient(f"mongodb://{seeds}/", clock=FakeClock(), event_listeners=[
@@ -48,6 +47,27 @@ def test_a_wave_holds_a_bounded_number_of_sockets(monkeypatch):
         client.admin.command("ping")
     assert 0 < most[0] <= WAVE_LIMIT
     assert client._topology.scan_count == 1 and len(checks) == 2000
+
+
+@pytest.mark.parametrize("selector", ["_Poller", "_selectors_adapter"])
+def test_a_wave_checks_each_server_with_poll_or_with_selectors(monkeypatch, selector):
+    """Rule: the wave's poll adapter and its selectors fallback (a platform without poll)
+    both carry a wave to the end: every member answers, a refused one fails on its own."""
+    from singlemongo.testing import ReplicaSet
+    monkeypatch.setattr(wave, "_SELECTOR", getattr(wave, selector))
+    failed = []
+    with ReplicaSet(3) as rs:
+        client = MongoClient(rs.uri.replace("mongodb://", "mongodb://127.0.0.1:1,", 1),
+                             event_listeners=[lambda e: failed.append(e.connection_id) if type(
+                                 e).__name__ == "ServerHeartbeatFailedEvent" else None])
+        try:
+            client.admin.command("ping")
+            servers = client._topology.description.servers
+            assert {s.address_text for s in rs.servers} == {
+                f"{h}:{p}" for (h, p), sd in servers.items() if sd.is_known}
+            assert failed == [("127.0.0.1", 1)]  # refused, on its own
+        finally:
+            client.close()
 
 
 def _random_td(rng, n):

@@ -3,7 +3,6 @@ or a scan interrupted by a signal, releases its sockets at once, without the cyc
 collector and without relying on a socket's own finalizer (the recorder below keeps every
 socket alive, so only an explicit close counts). A closed client is never used again."""
 import gc
-import selectors
 import socket
 import threading
 import warnings
@@ -86,7 +85,7 @@ def test_a_dropped_client_warns_about_nothing(rs):
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
-class _InterruptedSelector(selectors.DefaultSelector):
+class _InterruptedSelector(wave._SELECTOR):
     def select(self, timeout=None):
         raise KeyboardInterrupt
 
@@ -94,7 +93,7 @@ class _InterruptedSelector(selectors.DefaultSelector):
 def test_a_scan_interrupted_in_its_wave_closes_every_socket(rs, recorder, monkeypatch):
     """Rule: a scan interrupted by a signal closes the sockets it opened, while the traceback
     (which holds the scan's frames) is still alive. Before: they stayed open until it died."""
-    monkeypatch.setattr(wave.selectors, "DefaultSelector", _InterruptedSelector)
+    monkeypatch.setattr(wave, "_SELECTOR", _InterruptedSelector)
     client = MongoClient(rs.uri, clock=FakeClock())
     with pytest.raises(KeyboardInterrupt) as info:
         client.test.c.find_one()
@@ -112,7 +111,7 @@ def test_a_recheck_interrupted_in_its_wave_drops_the_half_read_connections(rs, r
     client.test.c.find_one()
     pooled = dict(client._topology._connections)
     client._topology.mark_stale("test")
-    monkeypatch.setattr(wave.selectors, "DefaultSelector", _InterruptedSelector)
+    monkeypatch.setattr(wave, "_SELECTOR", _InterruptedSelector)
     with pytest.raises(KeyboardInterrupt):
         client.test.c.find_one()
     assert all(conn.closed for conn in pooled.values())

@@ -4,7 +4,6 @@ a ``singlemongo.timeout()`` block or the client's timeoutMS, shared by everythin
 outermost public call), and never in a forked child on its parent's sockets.
 """
 import _thread
-import contextlib
 import os
 import sys
 
@@ -61,25 +60,37 @@ class Deadlines:
         client's timeoutMS."""
         return timeout_block() is not None or self.options.timeout_ms is not None
 
-    @contextlib.contextmanager
     def timeout_scope(self, deadline=None):
         """The operation's timeoutMS deadline (client-side operations timeout): set by the
         outermost public call, shared by everything inside it (each batch of an insert_many,
         each retry). ``deadline``: one made earlier, for what it bounds across calls (a
-        GridFS stream's lifetime), else ``new_deadline()``."""
-        if self.deadline is not None:
-            yield self.deadline
-            return
-        if deadline is None:
-            deadline = self.new_deadline()
-        if deadline is None:
-            yield None
-            return
-        self.deadline = deadline
-        try:
-            yield self.deadline
-        finally:
-            self.deadline = None
+        GridFS stream's lifetime), else ``new_deadline()``. A context manager whose value is
+        the deadline in force (None: none)."""
+        return _TimeoutScope(self, deadline)
+
+
+class _TimeoutScope:
+    """``timeout_scope``'s block. A class, not a generator: a one-off does not load
+    contextlib (3 M instructions on Python 3.12+), and every operation enters one."""
+
+    __slots__ = ("owner", "deadline", "outermost")
+
+    def __init__(self, owner, deadline):
+        self.owner, self.deadline, self.outermost = owner, deadline, False
+
+    def __enter__(self):
+        owner = self.owner
+        if owner.deadline is not None:  # inside an outer call: its deadline
+            return owner.deadline
+        deadline = self.deadline if self.deadline is not None else owner.new_deadline()
+        if deadline is not None:
+            owner.deadline, self.outermost = deadline, True
+        return deadline
+
+    def __exit__(self, *exc):
+        if self.outermost:
+            self.owner.deadline = None
+        return False
 
 
 def _owner_id():
@@ -123,19 +134,22 @@ class OperationGuard:
         """Whether another thread's (or greenlet's) operation holds the client now."""
         return self._owner is not None and self._owner != _owner_id()
 
-    @contextlib.contextmanager
     def operation(self):
         """One operation at a time per client: a thread that finds another thread's operation
         in flight waits for it to finish (their replies would interleave on the one socket
         per server), as a pool of one connection would make it wait: at most what is left of
         timeoutMS, else waitQueueTimeoutMS, else serverSelectionTimeoutMS, then
         WaitQueueTimeoutError. Another greenlet of the same thread cannot wait (it would
-        block the thread): InvalidOperation at once."""
+        block the thread): InvalidOperation at once. A context manager."""
+        return _Admission(self)
+
+    def _admit(self):
+        """Take the client for this thread's operation; False if it already holds it (an
+        operation within an operation), True if it must be released."""
         self.check_open()
         me = _owner_id()
         if self._owner == me:
-            yield  # an operation within an operation, on the same thread
-            return
+            return False  # an operation within an operation, on the same thread
         acquired = self._in_use.acquire(False)
         if acquired and self._owner is not None:
             # The lock is this OS thread's, reentrant: another greenlet of this thread holds
@@ -161,11 +175,7 @@ class OperationGuard:
                 self._in_use.release()
                 self.check_open()
         self._owner = me
-        try:
-            yield
-        finally:
-            self._owner = None
-            self._in_use.release()
+        return True
 
     def _wait_queue_timeout_s(self):
         """How long a thread waits for the client (see ``operation``): timeoutMS when in
@@ -183,3 +193,23 @@ class OperationGuard:
         if options.wait_queue_timeout_ms:
             return options.wait_queue_timeout_ms / 1000.0
         return options.server_selection_timeout_ms / 1000.0
+
+
+class _Admission:
+    """``operation``'s block (a class, as ``_TimeoutScope``)."""
+
+    __slots__ = ("guard", "admitted")
+
+    def __init__(self, guard):
+        self.guard, self.admitted = guard, False
+
+    def __enter__(self):
+        self.admitted = self.guard._admit()
+
+    def __exit__(self, *exc):
+        if self.admitted:
+            self.admitted = False
+            guard = self.guard
+            guard._owner = None
+            guard._in_use.release()
+        return False

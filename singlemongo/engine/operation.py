@@ -17,7 +17,7 @@ from .handshake import api_fields
 from .lifecycle import (BACKOFF, BEFORE_RETRY, DEPRIORITIZE, DIRTY_SESSION, LABEL_RETRYABLE,
                         LABEL_TRANSACTION, PIN_TRANSACTION, REAUTHENTICATE, RECORD_REPLY,
                         REMEMBER_SERVER, REPORT_EARLIER, RETURN_TOKENS, SDAM_ERROR,
-                        SPEND_HANDSHAKE, TAKE_SESSION, advance)
+                        SPEND_HANDSHAKE, TAKE_SESSION, LIFECYCLE, advance)
 from .request import (MAX_TIMEOUT_RETRIES, Outcome, RetryState, add_max_time, build_command,
                       drop_wtimeout, retry_kind)
 
@@ -92,7 +92,10 @@ class _Run:
         """The lifecycle's step for ``event``: the new state, and the actions to do."""
         if STEPS is not None:
             STEPS.append((self.phase, event))
-        self.phase, actions = advance(self.phase, event)
+        step = LIFECYCLE.get((self.phase, event))  # the table itself: a step every operation
+        if step is None:
+            advance(self.phase, event)  # raises, naming the missing step
+        self.phase, actions = step
         return actions
 
     def run(self):

@@ -11,7 +11,6 @@ The face (everything outside ``engine/``) calls only the narrow waist: ``current
 (``description``, ``options``, ``clock``, ``events``, ``sessions``); tests/test_layering.py
 fails when it touches a private engine name.
 """
-import contextlib
 import itertools
 import os
 
@@ -111,16 +110,11 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         """Whether selection waits as serverSelectionTryOnce=false would (see below)."""
         return self._selection_waits
 
-    @contextlib.contextmanager
     def selection_may_wait(self):
         """Within the block, selection may take serverSelectionTimeoutMS as
         serverSelectionTryOnce=false would: a change stream's resume waits out an election
-        within the stream's own budget (change streams)."""
-        waits, self._selection_waits = self._selection_waits, True
-        try:
-            yield
-        finally:
-            self._selection_waits = waits
+        within the stream's own budget (change streams). A context manager."""
+        return _SelectionMayWait(self)
 
     def __getattr__(self, name):
         # PyMongo's Topology members that PyMongo's test harness reads (drop_in/).
@@ -348,3 +342,19 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
 
 # Names issue 61 moved to modules of their own (old import paths keep working).
 __getattr__ = moved_names(__name__, {'timeout_block': 'guard'})
+
+
+class _SelectionMayWait:
+    """``selection_may_wait``'s block (a class: a one-off does not load contextlib)."""
+
+    __slots__ = ("topology", "waits")
+
+    def __init__(self, topology):
+        self.topology, self.waits = topology, None
+
+    def __enter__(self):
+        self.waits, self.topology._selection_waits = self.topology._selection_waits, True
+
+    def __exit__(self, *exc):
+        self.topology._selection_waits = self.waits
+        return False

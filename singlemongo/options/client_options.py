@@ -227,12 +227,14 @@ def with_srv_results(options, seeds, txt_pairs):
     return _finish(new, creds.username if creds else None, creds.password if creds else None, ())
 
 
-@dataclass
+# A plain class, not a record: a one-off makes this class, and a record class costs 0.1 M
+# instructions more to make.
 class _Found:
-    values: dict
-    warnings: list
-    tls_values: list
-    invalid: set  # options given with a value that was dropped with a warning
+    __slots__ = ("values", "warnings", "tls_values", "invalid")
+
+    def __init__(self, values: dict, warnings: list, tls_values: list, invalid: set) -> None:
+        self.values, self.warnings, self.tls_values = values, warnings, tls_values
+        self.invalid = invalid  # options given with a value that was dropped with a warning
 
 
 def _read_uri_options(pairs, password=None, ambiguous=False):

@@ -40,8 +40,9 @@ class _PyMongoNumbered(_Constants):
             return self.__index__() == other
         return self is other
 
-    def __hash__(self):
-        return hash(self._name_)
+    # By identity, in C: a member is its own only equal (an int equal to it hashes apart, as
+    # before), and SDAM looks members up in tables and sets several times a server.
+    __hash__ = object.__hash__
 
     @classmethod
     def _numbers(cls):
