@@ -4,7 +4,6 @@ above unless given; the run-time ``Generic`` and the lazy loading their classes 
 ``watch``. The checks on the arguments they take are ``arguments.py``'s."""
 from __future__ import annotations
 
-import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional, Sequence, TypeVar
 
@@ -39,22 +38,22 @@ _DocumentType = TypeVar("_DocumentType", bound=Mapping[str, Any])
 _DocumentTypeArg = TypeVar("_DocumentTypeArg", bound=Mapping[str, Any])
 
 
-class _Deferred:
-    """A method of a mixin whose module loads at the method's first use; the first lookup
-    puts the real function in the descriptor's place, so later calls cost nothing."""
+class _Deferred(tuple):
+    """A method of a mixin whose module loads at the method's first use, as (module, mixin,
+    name); the first lookup puts the real function in the descriptor's place, so later calls
+    cost nothing. A tuple: a one-off makes about 90 of these, each without a Python
+    ``__init__``."""
 
-    __slots__ = ("module", "mixin", "name")
-
-    def __init__(self, module: str, mixin: str, name: str) -> None:
-        self.module, self.mixin, self.name = module, mixin, name
+    __slots__ = ()
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         import importlib
-        real = getattr(importlib.import_module(self.module, __package__), self.mixin)
-        function = real.__dict__[self.name]
+        module, mixin, name = self
+        real = getattr(importlib.import_module(module, __package__), mixin)
+        function = real.__dict__[name]
         for klass in (owner or type(obj)).__mro__:
-            if klass.__dict__.get(self.name) is self:
-                setattr(klass, self.name, function)
+            if klass.__dict__.get(name) is self:
+                setattr(klass, name, function)
         return function.__get__(obj, owner) if obj is not None else function
 
 
@@ -76,8 +75,9 @@ def deferred_mixin(module: str, mixin: str, names: Sequence[str]) -> Any:
     that module on first use (type checkers see the real class: import it under
     ``TYPE_CHECKING``). A one-off read does not load the code for writes, indexes or
     findAndModify; tests/test_import_budget.py checks ``names`` against the real class."""
-    namespace = {name: _Deferred(module, mixin, name) for name in names}
-    return types.new_class(mixin, (Generic,), exec_body=lambda ns: ns.update(namespace))
+    namespace: dict[str, Any] = {name: _Deferred((module, mixin, name)) for name in names}
+    namespace["__module__"] = __name__
+    return type(mixin, (Generic,), namespace)  # type() itself: types.new_class is Python
 
 
 class Watchable:

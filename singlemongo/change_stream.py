@@ -117,7 +117,7 @@ class ChangeStream(Generic[_DocumentType]):
         return {"$changeStream": options}
 
     def _create_cursor(self) -> _ChangeStreamCursor[_DocumentType]:
-        from .collection_reads import _aggregate
+        from .collection_queries import _aggregate
         target = self._target.admin if self._scope == "cluster" else self._target
         name = self._target.name if self._scope == "collection" else 1
         kwargs: dict[str, Any] = {}

@@ -21,6 +21,7 @@ from .selection import READ, WRITE, Criteria
 
 if TYPE_CHECKING:
     from .collection_indexes import IndexMethods
+    from .collection_queries import QueryMethods
     from .collection_writes import WriteMethods
     from .database import Database
     from .engine.topology import Topology
@@ -29,7 +30,11 @@ if TYPE_CHECKING:
     from .read_concern import ReadConcern
     from .write_concern import WriteConcern
 else:
-    # Loaded at their first use: a read-only program never loads the code for writes.
+    # Loaded at their first use: a read-only program never loads the code for writes, and a
+    # find never loads the counts, distinct or aggregations.
+    QueryMethods = deferred_mixin(".collection_queries", "QueryMethods", (
+        "_as_collection", "find_raw_batches", "count_documents", "estimated_document_count",
+        "distinct", "_aggregate_options", "aggregate", "aggregate_raw_batches"))
     WriteMethods = deferred_mixin(".collection_writes", "WriteMethods", (
         "_as_collection", "_check_unacknowledged", "_size_check", "_statement_check",
         "insert_one", "insert_many",
@@ -66,8 +71,8 @@ _WRITE_CRITERIA = Criteria(WRITE)  # a frozen record: one for every write
 
 
 class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
-                 WriteMethods[_DocumentType], FindAndModifyMethods[_DocumentType],
-                 IndexMethods[_DocumentType]):
+                 QueryMethods[_DocumentType], WriteMethods[_DocumentType],
+                 FindAndModifyMethods[_DocumentType], IndexMethods[_DocumentType]):
     """A collection; ``db.name`` or ``db["name"]``. Constructing one does no I/O (unless
     ``create=True``, which sends ``create``)."""
 

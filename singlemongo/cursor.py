@@ -1,16 +1,14 @@
 """The cursor of ``find`` (as ``pymongo.cursor``): chain ``sort``, ``skip``, ``limit``,
-``batch_size``, ``hint``, ... before the first document is read; the find command runs then,
-and getMore fetches the rest from the same server and connection."""
+``batch_size``, ``hint``, ... before the first document is read (the modifiers but ``limit``
+are cursor_modifiers.py's, loaded at first use); the find command runs then, and getMore
+fetches the rest from the same server and connection."""
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from bson.code import Code
-
 from .command_cursor import BATCH_FIELDS, _ServerCursor
-from .base_object import _DocumentType, lazy_attributes
+from .base_object import _DocumentType, deferred_mixin, lazy_attributes
 from .arguments import (hint_value, index_document, index_list, validate_boolean,
                         validate_collation, validate_is_document_type, validate_is_mapping,
                         validate_non_negative_int)
@@ -19,10 +17,17 @@ from .engine.request import Request
 from .errors import InvalidOperation
 from .sdam.server_description import ServerType
 from .selection import Criteria
-from .replies import check
 
 if TYPE_CHECKING:
     from .collection import Collection
+    from .cursor_modifiers import CursorModifiers
+else:
+    # Loaded at their first use: a one-off find_one uses none of them.
+    CursorModifiers = deferred_mixin(".cursor_modifiers", "CursorModifiers", (
+        "_as_cursor", "sort", "skip", "batch_size", "max_time_ms", "max_scan",
+        "max_await_time_ms", "hint", "collation", "comment", "where", "allow_disk_use", "max",
+        "min", "add_option", "remove_option", "clone", "rewind", "distinct", "explain",
+        "_explain", "session"))
 
 # pymongo.cursor.RawBatchCursor (find_raw_batches' cursor), loaded on first use.
 __getattr__ = lazy_attributes(__name__, {"RawBatchCursor": ".raw_batches"})
@@ -66,12 +71,6 @@ def projection_document(projection: Any) -> Optional[dict[str, Any]]:
                     f"{type(projection).__name__}")
 
 
-def _pairs(spec: Any) -> None:
-    # As PyMongo's min() and max(): (key, value) pairs in the index's order, never a dict.
-    if not isinstance(spec, (list, tuple)):
-        raise TypeError(f"spec must be an instance of list or tuple, not {type(spec)}")
-
-
 def _int(option: str, value: Any) -> int:
     # As PyMongo: any int, a bool included (limit=False is no limit).
     if not isinstance(value, int):
@@ -79,7 +78,7 @@ def _int(option: str, value: Any) -> int:
     return value
 
 
-class Cursor(_ServerCursor[_DocumentType]):
+class Cursor(_ServerCursor[_DocumentType], CursorModifiers[_DocumentType]):
     """A find cursor. Every chaining method returns the cursor and raises InvalidOperation
     once the query has run ("cannot set options after executing query")."""
 
@@ -151,19 +150,6 @@ class Cursor(_ServerCursor[_DocumentType]):
         if self._id is not None:
             raise InvalidOperation("cannot set options after executing query")
 
-    def sort(self, key_or_list: Any, direction: Optional[Union[int, str]] = None
-             ) -> Cursor[_DocumentType]:
-        """Order the results: ``sort("a")``, ``sort("a", -1)`` or ``sort([("a", 1), ...])``."""
-        self._check_okay_to_chain()
-        self._ordering = index_document(index_list(key_or_list, direction))
-        return self
-
-    def skip(self, skip: int) -> Cursor[_DocumentType]:
-        """Skip the first ``skip`` results."""
-        self._check_okay_to_chain()
-        self._skip = validate_non_negative_int("skip", skip)
-        return self
-
     def limit(self, limit: int) -> Cursor[_DocumentType]:
         """Return at most ``limit`` results (a negative limit: in one batch; 0: no limit)."""
         self._check_okay_to_chain()
@@ -171,99 +157,6 @@ class Cursor(_ServerCursor[_DocumentType]):
             raise InvalidOperation("Can't use limit and exhaust together.")
         self._limit = _int("limit", limit)
         self._empty = False
-        return self
-
-    def batch_size(self, batch_size: int) -> Cursor[_DocumentType]:
-        """The number of documents per batch (0: the server's default)."""
-        self._check_okay_to_chain()
-        self._batch_size = validate_non_negative_int("batch_size", batch_size)
-        return self
-
-    def max_time_ms(self, max_time_ms: Optional[int]) -> Cursor[_DocumentType]:
-        """A time limit for the query on the server (maxTimeMS)."""
-        if max_time_ms is not None:
-            _int("max_time_ms", max_time_ms)
-        self._check_okay_to_chain()
-        self._max_time_ms = max_time_ms
-        return self
-
-    def max_scan(self, max_scan: Optional[int]) -> Cursor[_DocumentType]:
-        """Deprecated (MongoDB 4.0): the most documents to scan; use max_time_ms instead."""
-        self._check_okay_to_chain()
-        self._max_scan = max_scan
-        return self
-
-    def max_await_time_ms(self, max_await_time_ms: Optional[int]) -> Cursor[_DocumentType]:
-        """How long a tailable, awaitData cursor's getMore waits for new documents."""
-        if max_await_time_ms is not None:
-            _int("max_await_time_ms", max_await_time_ms)
-        self._check_okay_to_chain()
-        if self._flags & 34 == 34:
-            self._max_await_time_ms = max_await_time_ms
-        return self
-
-    def hint(self, index: Any) -> Cursor[_DocumentType]:
-        """Use an index: its name, or its key specification (None: no hint)."""
-        self._check_okay_to_chain()
-        self._hint = hint_value(index)
-        return self
-
-    def collation(self, collation: Any) -> Cursor[_DocumentType]:
-        """A Collation (or document) for the query."""
-        self._check_okay_to_chain()
-        self._collation = validate_collation(collation)
-        return self
-
-    def comment(self, comment: Any) -> Cursor[_DocumentType]:
-        """A comment for the server's logs and profiler (sent with getMore too)."""
-        self._check_okay_to_chain()
-        self._comment = comment
-        return self
-
-    def where(self, code: Union[str, Code]) -> Cursor[_DocumentType]:
-        """Add a ``$where`` JavaScript clause to the filter."""
-        self._check_okay_to_chain()
-        if not isinstance(code, Code):
-            code = Code(code)
-        target = self._spec["$query"] if "$query" in self._spec else self._spec
-        target["$where"] = code
-        return self
-
-    def allow_disk_use(self, allow_disk_use: bool) -> Cursor[_DocumentType]:
-        """Let a large sort write temporary files on the server."""
-        validate_boolean("allow_disk_use", allow_disk_use)
-        self._check_okay_to_chain()
-        self._allow_disk_use = allow_disk_use
-        return self
-
-    def max(self, spec: Any) -> Cursor[_DocumentType]:
-        """The exclusive upper bound of the index keys scanned (needs a hint): a list or
-        tuple of (key, value) pairs."""
-        _pairs(spec)
-        self._check_okay_to_chain()
-        self._max = index_document(index_list(spec))
-        return self
-
-    def min(self, spec: Any) -> Cursor[_DocumentType]:
-        """The inclusive lower bound of the index keys scanned (needs a hint): a list or
-        tuple of (key, value) pairs."""
-        _pairs(spec)
-        self._check_okay_to_chain()
-        self._min = index_document(index_list(spec))
-        return self
-
-    def add_option(self, mask: int) -> Cursor[_DocumentType]:
-        """Set cursor flags (2 tailable, 8 oplogReplay, 16 noCursorTimeout, 32 awaitData,
-        128 allowPartialResults)."""
-        self._check_okay_to_chain()
-        self._flags |= _int("mask", mask)
-        self._check_exhaust()
-        return self
-
-    def remove_option(self, mask: int) -> Cursor[_DocumentType]:
-        """Clear cursor flags."""
-        self._check_okay_to_chain()
-        self._flags &= ~_int("mask", mask)
         return self
 
     # ----- running ---------------------------------------------------------------------------
@@ -339,25 +232,10 @@ class Cursor(_ServerCursor[_DocumentType]):
 
     # ----- PyMongo's other cursor methods ----------------------------------------------------
 
-    def clone(self) -> Cursor[_DocumentType]:
-        """A new, unstarted cursor with the same options."""
-        other = copy.copy(self)
-        _ServerCursor.__init__(other, self._collection)
-        other._spec = copy.deepcopy(self._spec)
-        return other
-
     def __deepcopy__(self, memo: Any) -> Cursor[_DocumentType]:
         """``copy.deepcopy(cursor)`` is an unstarted clone, its filter deep-copied (as PyMongo:
         the client, sessions and sockets are shared, never copied)."""
         return self.clone()
-
-    def rewind(self) -> Cursor[_DocumentType]:
-        """Close the server cursor and start over at the next ``next()``."""
-        self.close()
-        limit = self._limit
-        _ServerCursor.__init__(self, self._collection)
-        self._limit = limit
-        return self
 
     def __getitem__(self, index: Union[int, slice]) -> Any:
         """``cursor[i]``: the document at that position (a query with skip and limit -1);
@@ -389,34 +267,3 @@ class Cursor(_ServerCursor[_DocumentType]):
         for doc in clone:
             return doc
         raise IndexError("no such item for Cursor instance")
-
-    def distinct(self, key: str) -> list[Any]:
-        """The distinct values of ``key`` among the documents this cursor's filter matches."""
-        if not isinstance(key, str):
-            raise TypeError(f"key must be an instance of str, not {type(key).__name__}")
-        cmd: dict[str, Any] = {"distinct": self._collection.name, "key": key,
-                               "query": self._spec.get("$query", self._spec)}
-        if self._max_time_ms is not None:
-            cmd["maxTimeMS"] = self._max_time_ms
-        if self._comment is not None:
-            cmd["comment"] = self._comment
-        if self._collation:
-            cmd["collation"] = self._collation
-        reply = self._collection._read_command(cmd, self._read_preference)
-        return list(check("distinct", reply, "distinct")["values"])
-
-    def explain(self) -> _DocumentType:
-        """The server's explanation of how it would run this query."""
-        return self._explain(None)
-
-    def _explain(self, codec: Any) -> Any:
-        cmd = self._command()
-        if self._limit:
-            cmd["limit"] = abs(self._limit)
-            cmd["singleBatch"] = True
-        return self._collection._read_command({"explain": cmd}, self._read_preference,
-                                              codec=codec)
-
-    @property
-    def session(self) -> Any:
-        return self._explicit_session

@@ -11,7 +11,7 @@ from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 from .arguments import validate_collation, validate_is_mapping
 from .base_object import Generic, _DocumentType, core_read_preference
 from .collection import Collection
-from .collection_reads import _aggregate
+from .collection_queries import _aggregate
 from .command_cursor import BATCH_FIELDS, CommandCursor
 from .engine.operation import execute
 from .engine.request import Outcome, Request

@@ -138,7 +138,7 @@ def list_search_indexes(coll: Collection[Any], name: Any, session: Any, comment:
     plain: Collection[Any] = _concern_free(coll).with_options(codec_options=CodecOptions(),
                                                               read_preference=_PRIMARY)
     # The options as aggregate's own (not as keywords: "pipeline" is refused, not a clash).
-    from .collection_reads import _aggregate
+    from .collection_queries import _aggregate
     options = dict(kwargs)
     return _aggregate(plain, plain.name, [stage], options.pop("let", None), comment, options,
                       session)

@@ -14,11 +14,12 @@ says), and a failure names every source tried and why it gave nothing.
 """
 import base64
 import os
+import sys
 
 from bson import Binary, decode, encode
 
 from ..options.uri import SecretBytes, SecretText
-from . import aws_fetch, aws_sigv4
+from . import aws_sigv4
 
 MECHANISM = "MONGODB-AWS"
 GS2_CB_FLAG = ord("n")  # no channel binding: the server does not support it
@@ -63,6 +64,8 @@ def credential(credentials, clock, deadline):
         found = source(credentials, problems)
         if found is not None:
             return found
+    # Loaded only here: static credentials need no endpoint, its HTTP client nor json.
+    from . import aws_fetch
     found = aws_fetch.cached(clock)
     if found is not None:
         return found
@@ -115,7 +118,10 @@ def authenticate(conn, credentials, clock, timeout_s, check, cache=None):
             "payload": SecretBytes(encode(second))}, timeout_s), _named(credentials, aws),
             MECHANISM)
     except Exception:
-        aws_fetch.clear()  # "Caching Credentials": any failure clears the cache
+        # "Caching Credentials": any failure clears the cache (none unless it was loaded)
+        fetched_module = sys.modules.get(f"{__package__}.aws_fetch")
+        if fetched_module is not None:
+            fetched_module.clear()
         raise
 
 

@@ -9,5 +9,7 @@ def moved_names(module, moved):
     def __getattr__(name):
         if name in moved:
             return getattr(__import__(f"{__name__}.{moved[name]}", fromlist=[name]), name)
+        if name == "__path__":  # asked by every `from <module> import ...`: no message to build
+            raise AttributeError(name)
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     return __getattr__

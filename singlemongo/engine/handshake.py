@@ -189,10 +189,9 @@ class Handshake:
         return command, conversation
 
     def new_connection(self, address, sock, conversation=None):
-        from .connection import Connection
         self.connections_opened += 1
-        conn = Connection(address, sock, self.generations[address], self.clock.monotonic(),
-                          self.clock)
+        conn = _connection_class()(address, sock, self.generations[address],
+                                   self.clock.monotonic(), self.clock)
         conn.conversation = conversation
         if self.pool is not None:
             self.pool.new_connection(conn)
@@ -246,3 +245,13 @@ class Handshake:
                 exc.in_handshake = True  # connected, then lost during the hello
             raise
         return conn, reply, now() - start
+
+
+def _connection_class():
+    """engine/connection.py's Connection, imported at the first connection (this module loads
+    with the face, before any socket is needed) and then read from the module itself: an
+    import statement per connection asks connection.py's ``__getattr__`` for ``__path__``."""
+    module = sys.modules.get(f"{__package__}.connection")
+    if module is None:
+        from . import connection as module
+    return module.Connection

@@ -36,6 +36,7 @@ class SessionPool:
         self.clock = clock
         self._pool = []
         self.cluster_time = None
+        self._cluster_key = None  # (time, inc) of cluster_time's Timestamp
 
     def supported(self, td):
         if td.topology_type is TopologyType.LOAD_BALANCED:
@@ -71,10 +72,14 @@ class SessionPool:
         new = reply.get("$clusterTime")
         if new is self.cluster_time:  # the same reply again (a handshake is also a check)
             return
-        if not isinstance(new, dict) or not isinstance(new.get("clusterTime"), Timestamp):
+        stamp = new.get("clusterTime") if isinstance(new, dict) else None
+        if not isinstance(stamp, Timestamp):
             return
-        if self.cluster_time is None or new["clusterTime"] > self.cluster_time["clusterTime"]:
-            self.cluster_time = new
+        # Compared as (time, inc), the newest's kept: Timestamp's own comparison is Python,
+        # and every reply of a scan carries a $clusterTime.
+        key = (stamp.time, stamp.inc)
+        if self.cluster_time is None or key > self._cluster_key:
+            self.cluster_time, self._cluster_key = new, key
 
 
 _open_clients: weakref.WeakSet[Any] = weakref.WeakSet()
