@@ -178,7 +178,10 @@ PATH_GUARDS = {("TLS", "standalone"): 1.140, ("TLS", "3 members"): 1.113,
                ("TLS + SCRAM-SHA-256", "standalone"): 1.105,
                ("TLS + MONGODB-X509", "standalone"): 1.137,
                ("MONGODB-AWS (static credentials)", "standalone"): 1.126,
-               ("MONGODB-AWS (static credentials)", "3 members"): 1.160}
+               ("MONGODB-AWS (static credentials)", "3 members"): 1.160,
+               # Two counts from run to run, 382.0 M (1.085x) and 389.3 M (1.106x), as on
+               # 2026-12-05 (389.2 M): not explained yet; the guard holds the higher.
+               ("TLS + SCRAM-SHA-256", "3 members"): 1.107}
 FAILURES = []
 WARNINGS = []  # wall-clock misses: the machine's load moves them, so they do not fail
 
