@@ -121,8 +121,8 @@ def _install_finder() -> None:
 
     It is installed only where that equivalence holds: this package loaded from source files
     by Python's loader, on Linux (case-sensitive names), without ``-O`` or a pycache prefix.
-    It sits just before Python's path finder, so finders that tools installed earlier (such
-    as pytest's assertion rewriting) still come first. ``SINGLEMONGO_PLAIN_IMPORT=1`` in the
+    It sits just before Python's own finders (builtin, frozen, path), so finders that tools
+    installed earlier (such as pytest's assertion rewriting) still come first. ``SINGLEMONGO_PLAIN_IMPORT=1`` in the
     environment leaves imports to Python alone."""
     import sys
     bootstrap = sys.modules.get("_frozen_importlib_external")
