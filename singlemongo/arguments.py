@@ -23,16 +23,6 @@ def is_raw(document: Any) -> bool:
     return _instance_of(document, "bson.raw_bson", "RawBSONDocument")
 
 
-def not_offered(feature: str) -> NoReturn:
-    """NotImplementedError for what this driver does not offer by design, with the reason
-    (docs: coming-from-pymongo, "Differences from PyMongo")."""
-    reasons = {
-        "client bulk write": "MongoClient.bulk_write needs MongoDB 8.0's bulkWrite command; "
-                             "use Collection.bulk_write",
-    }
-    raise NotImplementedError(f"singlemongo does not offer {feature}: {reasons[feature]}")
-
-
 def not_callable(kind: str, name: str) -> NoReturn:
     """PyMongo's hint for a mistyped method: ``coll.find_onee()`` calls the sub-collection
     ``c.find_onee``, ``db.list_collection_name()`` the collection of that name."""

@@ -81,6 +81,8 @@ class _Run:
 class _Bulk:
     """The operations of one bulk write, as the write models add them."""
 
+    upsert_as_given = False  # UpdateOne sends upsert: false when not given (PyMongo's form)
+
     def __init__(self, collection: Collection[Any], ordered: bool,
                  bypass_document_validation: Optional[bool], comment: Any = None,
                  let: Optional[Mapping[str, Any]] = None) -> None:

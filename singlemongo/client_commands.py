@@ -1,14 +1,14 @@
 """MongoClient beyond handing out databases (as ``pymongo.mongo_client``): sessions, the
-databases' list and drop, ``server_info``, and what the client knows of the deployment. A
+databases' list and drop, ``server_info``, client bulk write, and what the client knows of the deployment. A
 mixin of ``MongoClient`` that loads at the first use of one of its names: a one-off read
 uses none of them (client.py)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS
 
-from .arguments import not_offered, validate_database_name
+from .arguments import validate_database_name
 from .base_object import Generic, _DocumentType
 from .command_cursor import CommandCursor
 from .database import Database
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .client import MongoClient
     from .client_session import ClientSession
     from .engine.topology import Topology
+    from .operations import _WriteOp
+    from .results import ClientBulkWriteResult
     from .typings import _Address
     from .write_concern import WriteConcern
 
@@ -149,9 +151,17 @@ class ClientCommands(Generic[_DocumentType]):
         """Whether operations go to a mongos (selects a server)."""
         return self._topology.select_server(Criteria(WRITE)).server_type is ServerType.MONGOS
 
-    def bulk_write(self, models: Sequence[Any], session: Any = None, ordered: bool = True,
+    def bulk_write(self, models: Sequence[_WriteOp], session: Any = None, ordered: bool = True,
                    verbose_results: bool = False, bypass_document_validation: Optional[bool] = None,
                    comment: Any = None, let: Optional[Mapping[str, Any]] = None,
-                   write_concern: Optional[WriteConcern] = None) -> NoReturn:
-        """Not offered: raises NotImplementedError (docs: coming-from-pymongo, "Differences from PyMongo")."""
-        not_offered("client bulk write")
+                   write_concern: Optional[WriteConcern] = None) -> ClientBulkWriteResult:
+        """Run write models across namespaces in MongoDB 8.0's ``bulkWrite`` commands (bulk
+        write spec): each model names its ``namespace="db.collection"``. Ordered, the first
+        write error stops it; unordered, every op runs. ``verbose_results=True`` adds one
+        result per model. Raises ClientBulkWriteException (``write_errors``,
+        ``write_concern_errors``, the top-level ``error``, ``partial_result``),
+        InvalidOperation without a namespace or before MongoDB 8.0, DocumentTooLarge for an
+        op that fits no command. With w: 0 it must be unordered and not verbose."""
+        from .client_bulk import bulk_write
+        return bulk_write(self._as_client(), models, session, ordered, verbose_results,
+                          bypass_document_validation, comment, let, write_concern)

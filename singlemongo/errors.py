@@ -11,7 +11,7 @@ so that existing ``except`` clauses keep working::
         InvalidURI, DNSError, IncompatibleWireVersionError
       OperationFailure
         WriteError > DuplicateKeyError, WriteConcernError > WTimeoutError, BulkWriteError,
-        CursorNotFound, ExecutionTimeout, ClientBulkWriteException (never raised)
+        CursorNotFound, ExecutionTimeout, ClientBulkWriteException
       InvalidOperation, InvalidName, CollectionInvalid
       EncryptionError > EncryptedCollectionError (never raised: no encryption here)
     InvalidDocument (a bson.errors.InvalidDocument and a PyMongoError) > DocumentTooLarge
@@ -23,8 +23,8 @@ This module holds the trunk every layer raises or catches by name. The other cla
 with their first use and are served from here too (``from singlemongo.errors import
 InvalidURI`` works as before): the errors a server's failure reply raises (NotPrimaryError,
 WriteError, DuplicateKeyError, WriteConcernError, WTimeoutError, BulkWriteError,
-CursorNotFound, ExecutionTimeout), with the typed error a reply stands for and the retry
-rules, are in ``reply_errors.py``; the errors that refuse a program's input (InvalidURI,
+ClientBulkWriteException, CursorNotFound, ExecutionTimeout), with the typed error a reply
+stands for and the retry rules, are in ``reply_errors.py``; the errors that refuse a program's input (InvalidURI,
 ConfigurationTypeError, DNSError, IncompatibleWireVersionError, WaitQueueTimeoutError,
 InvalidName, CollectionInvalid, InvalidDocument, DocumentTooLarge, SingleMongoWarning) are in
 ``usage_errors.py``. A one-off that succeeds creates neither (an exception class costs about
@@ -42,13 +42,13 @@ _Address = Any
 _LOADED_AT_FIRST_USE = {
     **dict.fromkeys(("NotPrimaryError", "WriteError", "DuplicateKeyError", "WriteConcernError",
                      "WTimeoutError", "BulkWriteError", "CursorNotFound", "ExecutionTimeout",
-                     "MalformedReply"),
+                     "MalformedReply", "ClientBulkWriteException"),
                     "reply_errors"),
     **dict.fromkeys(("SingleMongoWarning", "ConfigurationTypeError",
                      "ConfigurationFileNotFoundError", "InvalidURI", "DNSError",
                      "IncompatibleWireVersionError", "WaitQueueTimeoutError", "InvalidName",
                      "CollectionInvalid", "InvalidDocument", "DocumentTooLarge",
-                     "EncryptionError", "EncryptedCollectionError", "ClientBulkWriteException"),
+                     "EncryptionError", "EncryptedCollectionError"),
                     "usage_errors"),
 }
 
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from .reply_errors import WriteError as WriteError
     from .reply_errors import WTimeoutError as WTimeoutError
     from .reply_errors import MalformedReply as MalformedReply
-    from .usage_errors import ClientBulkWriteException as ClientBulkWriteException
+    from .reply_errors import ClientBulkWriteException as ClientBulkWriteException
     from .usage_errors import CollectionInvalid as CollectionInvalid
     from .usage_errors import ConfigurationTypeError as ConfigurationTypeError
     from .usage_errors import (
@@ -245,6 +245,6 @@ __all__ = ["PyMongoError", "SingleMongoError", "SingleMongoWarning", "Configurat
            "ConnectionFailure", "AutoReconnect", "NetworkTimeout", "NotPrimaryError",
            "ServerSelectionTimeoutError", "ServerSelectionError", "ProtocolError",
            "WaitQueueTimeoutError", "OperationFailure", "WriteError", "DuplicateKeyError",
-           "WriteConcernError", "WTimeoutError", "BulkWriteError", "ExecutionTimeout",
-           "CursorNotFound", "InvalidOperation", "InvalidName", "CollectionInvalid",
+           "WriteConcernError", "WTimeoutError", "BulkWriteError", "ClientBulkWriteException",
+           "ExecutionTimeout", "CursorNotFound", "InvalidOperation", "InvalidName", "CollectionInvalid",
            "InvalidDocument", "DocumentTooLarge"]

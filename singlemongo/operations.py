@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Optional, Union
 
 from .collation import Collation
+from .errors import InvalidOperation
 from .arguments import (gen_index_name, index_document, index_list, validate_boolean,
                         validate_collation, validate_is_mapping)
 from .typings import _DocumentType, _IndexKeyHint, _Pipeline
@@ -38,30 +39,67 @@ class _Model:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def _add_to_bulk(self, bulk: Any) -> None:
+        raise NotImplementedError
+
+    def _add_to_client_bulk(self, bulk: Any) -> None:
+        """Add this model to a client bulk write (``MongoClient.bulk_write``), in the
+        namespace it was given."""
+        namespace = getattr(self, "_namespace", None)
+        if not namespace:
+            raise InvalidOperation("MongoClient.bulk_write requires a namespace to be provided "
+                                   "for each write operation")
+        bulk.namespace = namespace
+        self._add_to_bulk(bulk)
+
+    def _with_namespace(self, key: tuple[Any, ...], before_sort: bool = False
+                        ) -> tuple[Any, ...]:
+        """The model's arguments with its namespace, where PyMongo shows it (before
+        ``sort``), when it has one."""
+        namespace = getattr(self, "_namespace", None)
+        if not namespace:
+            return key
+        return key[:-1] + (namespace, key[-1]) if before_sort else key + (namespace,)
+
+
+def _checked_namespace(namespace: Optional[str]) -> Optional[str]:
+    """A model's namespace, "database.collection" (bulk write spec, "Write Models")."""
+    if namespace is None:
+        return None
+    if not isinstance(namespace, str):
+        raise TypeError(f"namespace must be a string 'database.collection', not "
+                        f"{namespace!r}")
+    database, dot, collection = namespace.partition(".")
+    if not database or not dot or not collection:
+        raise InvalidOperation(f"namespace must be 'database.collection', not {namespace!r}")
+    return namespace
+
 
 class InsertOne(_Model, Generic[_DocumentType]):
     """Insert ``document`` (its ``_id`` is added if missing)."""
 
-    __slots__ = ("_doc",)
+    __slots__ = ("_doc", "_namespace")
 
-    def __init__(self, document: _DocumentType) -> None:
+    def __init__(self, document: _DocumentType, namespace: Optional[str] = None) -> None:
         self._doc = document  # checked when the bulk takes it, in order, as PyMongo does
+        self._namespace = _checked_namespace(namespace)
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
         bulk.add_insert(self._doc)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self._doc,)
+        return self._with_namespace((self._doc,))
 
 
 class _DeleteOp(_Model):
-    __slots__ = ("_filter", "_collation", "_hint")
+    __slots__ = ("_filter", "_collation", "_hint", "_namespace")
     _limit = 1
 
     def __init__(self, filter: Mapping[str, Any], collation: _CollationIn = None,
                  hint: Optional[_IndexKeyHint] = None, namespace: Optional[str] = None) -> None:
         validate_is_mapping("filter", filter)
         self._filter, self._collation, self._hint = filter, collation, hint
+        self._namespace = _checked_namespace(namespace)
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
         collation = self._collation  # checked before the statement, as PyMongo does
@@ -70,7 +108,7 @@ class _DeleteOp(_Model):
         bulk.add_delete(self._filter, self._limit, collation, self._hint)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self._filter, self._collation, self._hint)
+        return self._with_namespace((self._filter, self._collation, self._hint))
 
 class DeleteOne(_DeleteOp):
     """Delete the first document matching ``filter``."""
@@ -87,7 +125,7 @@ class DeleteMany(_DeleteOp):
 class ReplaceOne(_Model, Generic[_DocumentType]):
     """Replace the first document matching ``filter`` with ``replacement``."""
 
-    __slots__ = ("_filter", "_doc", "_upsert", "_collation", "_hint", "_sort")
+    __slots__ = ("_filter", "_doc", "_upsert", "_collation", "_hint", "_sort", "_namespace")
 
     def __init__(self, filter: Mapping[str, Any], replacement: Union[_DocumentType, Any],
                  upsert: Optional[bool] = None, collation: _CollationIn = None,
@@ -98,6 +136,7 @@ class ReplaceOne(_Model, Generic[_DocumentType]):
             validate_boolean("upsert", upsert)
         self._filter, self._doc, self._upsert = filter, replacement, upsert
         self._collation, self._hint, self._sort = collation, hint, sort
+        self._namespace = _checked_namespace(namespace)
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
         collation = self._collation  # checked before the statement, as PyMongo does
@@ -107,10 +146,12 @@ class ReplaceOne(_Model, Generic[_DocumentType]):
                          self._sort)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self._filter, self._doc, self._upsert, self._collation, self._hint, self._sort)
+        return self._with_namespace((self._filter, self._doc, self._upsert, self._collation,
+                                     self._hint, self._sort), before_sort=True)
 
 class _UpdateOp(_Model):
-    __slots__ = ("_filter", "_doc", "_upsert", "_collation", "_array_filters", "_hint", "_sort")
+    __slots__ = ("_filter", "_doc", "_upsert", "_collation", "_array_filters", "_hint", "_sort",
+                 "_namespace")
     _multi = False
 
     def __init__(self, filter: Mapping[str, Any], update: Union[Mapping[str, Any], _Pipeline],
@@ -126,19 +167,23 @@ class _UpdateOp(_Model):
         self._filter, self._doc, self._upsert = filter, update, upsert
         self._collation, self._array_filters, self._hint = collation, array_filters, hint
         self._sort = sort
+        self._namespace = _checked_namespace(namespace)
 
     def _add_to_bulk(self, bulk: _Bulk) -> None:
-        # PyMongo's wire form: UpdateOne always says upsert, UpdateMany only when given.
+        # PyMongo's wire form: UpdateOne always says upsert, UpdateMany only when given (a
+        # client bulk write: each only when given).
         collation = self._collation  # checked before the statement, as PyMongo does
         if collation is not None:
             collation = validate_collation(collation)
         bulk.add_update(self._filter, self._doc, self._multi,
-                        self._upsert if self._multi else bool(self._upsert), collation,
+                        self._upsert if self._multi or bulk.upsert_as_given else
+                        bool(self._upsert), collation,
                         self._array_filters, self._hint, self._sort)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self._filter, self._doc, self._upsert, self._collation, self._array_filters,
-                self._hint, self._sort)
+        return self._with_namespace((self._filter, self._doc, self._upsert, self._collation,
+                                     self._array_filters, self._hint, self._sort),
+                                    before_sort=True)
 
 class UpdateOne(_UpdateOp):
     """Update the first document matching ``filter`` (``update``: operators or a pipeline)."""

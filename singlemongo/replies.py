@@ -168,6 +168,13 @@ SHAPES: dict[str, tuple[Rule, ...]] = {
               Rule("upserted", _upserted, IN_BATCH, required=False),
               Rule("writeErrors", _write_errors, IN_BATCH + ", with an integer code",
                    required=False)),
+    # MongoDB 8.0's bulkWrite: its results cursor and summary counts
+    "bulkWrite": (Rule("cursor", _document, "a document"),
+                  Rule("cursor.id", _cursor_id, "an integer (a long)"),
+                  Rule("cursor.firstBatch", _documents, "an array of documents"),
+                  *(Rule(name, _count, "a count (an integer >= 0)") for name in (
+                      "nErrors", "nInserted", "nUpserted", "nMatched", "nModified",
+                      "nDeleted"))),
     "count": (Rule("n", _count, "a count (an integer >= 0)"),),
     "distinct": (Rule("values", _array, "an array"),),
     "findAndModify": (Rule("value", _document_or_null, "a document or null", required=False),),

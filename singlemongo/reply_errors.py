@@ -69,6 +69,52 @@ class BulkWriteError(OperationFailure):
         super().__init__(message, 65, results, address=address)
 
 
+class ClientBulkWriteException(OperationFailure):
+    """A client-level bulk write (``MongoClient.bulk_write``) failed. ``details`` holds
+    ``error`` (the top-level error that ended it, or None), ``writeErrors`` (each with the
+    ``idx`` of its model and the ``op`` sent), ``writeConcernErrors`` and the counts of what
+    succeeded before, as PyMongo's."""
+
+    details: Mapping[str, Any]
+
+    def __init__(self, results: Mapping[str, Any], verbose: bool,
+                 message: str = "batch op errors occurred") -> None:
+        super().__init__(message, 65, results)
+        self.verbose = verbose
+
+    def __reduce__(self) -> tuple[Any, Any]:
+        return self.__class__, (self.details, self.verbose, self.args[0])
+
+    def _detail(self, key: str, default: Any) -> Any:
+        return self.details.get(key, default) if self.details is not None else default
+
+    @property
+    def error(self) -> Any:
+        """The top-level error that ended the bulk write (a network error, a command
+        error, a failed getMore), or None."""
+        return self._detail("error", None)
+
+    @property
+    def write_concern_errors(self) -> Any:
+        """The write concern errors of the bulk write's commands (one per command at most)."""
+        return self._detail("writeConcernErrors", [])
+
+    @property
+    def write_errors(self) -> Any:
+        """The errors of individual writes, in the order of their models (an ordered bulk
+        write has at most one)."""
+        return self._detail("writeErrors", [])
+
+    @property
+    def partial_result(self) -> Any:
+        """A ClientBulkWriteResult of what succeeded before the error, or None when no
+        write is known to have succeeded."""
+        if not self._detail("anySuccessful", False):
+            return None
+        from .results import ClientBulkWriteResult
+        return ClientBulkWriteResult(dict(self.details), True, self.verbose)
+
+
 class MalformedReply(OperationFailure):
     """A reply that says ok but does not have the shape its command's reply has; the message
     names the field and the value. Nothing of it was used (no result was made of it)."""
@@ -79,7 +125,7 @@ class ExecutionTimeout(OperationFailure):
 
 
 _serve(WriteConcernError, CursorNotFound, NotPrimaryError, WriteError, DuplicateKeyError,
-       WTimeoutError, BulkWriteError, ExecutionTimeout, MalformedReply)
+       WTimeoutError, BulkWriteError, ExecutionTimeout, MalformedReply, ClientBulkWriteException)
 
 
 # Retryable writes spec (pre-4.4 servers, without labels) and retryable reads spec.

@@ -142,8 +142,8 @@ class DeleteResult(_RawResult):
         return int(self._raw_result.get("n", 0))
 
 
-class BulkWriteResult(_WriteResult):
-    """The result of bulk_write; ``bulk_api_result`` is PyMongo's summary document."""
+class _BulkWriteResultBase(_WriteResult):
+    """What the results of both bulk writes share: the summary document and its counts."""
 
     __slots__ = ("_bulk_api_result",)
 
@@ -178,12 +178,23 @@ class BulkWriteResult(_WriteResult):
     @property
     def deleted_count(self) -> int:
         """How many documents were deleted; InvalidOperation when unacknowledged."""
-        return self._count("deleted_count", "nRemoved")
+        return self._count("deleted_count", "nRemoved" if "nRemoved" in self._bulk_api_result
+                           else "nDeleted")
 
     @property
     def upserted_count(self) -> int:
         """How many documents were upserted; InvalidOperation when unacknowledged."""
         return self._count("upserted_count", "nUpserted")
+
+    def _fields(self) -> dict[str, Any]:
+        return {"bulk_api_result": self._bulk_api_result}
+
+
+class BulkWriteResult(_BulkWriteResultBase):
+    """The result of a collection's bulk_write; ``bulk_api_result`` is PyMongo's summary
+    document."""
+
+    __slots__ = ()
 
     @property
     def upserted_ids(self) -> Optional[dict[int, Any]]:
@@ -191,5 +202,73 @@ class BulkWriteResult(_WriteResult):
         self._raise_if_unacknowledged("upserted_ids")
         return {u["index"]: u["_id"] for u in self._bulk_api_result.get("upserted", ())}
 
-    def _fields(self) -> dict[str, Any]:
-        return {"bulk_api_result": self._bulk_api_result}
+
+class _ClientUpdateResult(UpdateResult):
+    """One update's result in a verbose client bulk write: the server's result document,
+    whose ``upserted`` is ``{"_id": ...}`` (bulk write spec, "Individual results")."""
+
+    __slots__ = ()
+
+    @property
+    def upserted_id(self) -> Any:
+        """The _id of the upserted document, or None."""
+        assert self._raw_result is not None
+        upserted = self._raw_result.get("upserted")
+        return upserted.get("_id") if isinstance(upserted, Mapping) else None
+
+    @property
+    def matched_count(self) -> int:
+        """The op's ``n``: the documents it matched, an upserted one included (as
+        PyMongo's)."""
+        assert self._raw_result is not None
+        return int(self._raw_result.get("n", 0))
+
+    def __repr__(self) -> str:
+        return f"UpdateResult({self._raw_result!r}, acknowledged={self._acknowledged})"
+
+
+class ClientBulkWriteResult(_BulkWriteResultBase):
+    """The result of ``MongoClient.bulk_write``: the summary counts, and with
+    ``verbose_results=True`` one result per successful model (``insert_results``,
+    ``update_results``, ``delete_results``, by the model's index). Reading the per-model
+    results of a summary result raises InvalidOperation, as any count of an unacknowledged
+    one does."""
+
+    __slots__ = ("_verbose",)
+
+    def __init__(self, bulk_api_result: dict[str, Any], acknowledged: bool,
+                 has_verbose_results: bool) -> None:
+        super().__init__(bulk_api_result, acknowledged)
+        self._verbose = has_verbose_results
+
+    @property
+    def has_verbose_results(self) -> bool:
+        """Whether the per-model results were asked for (``verbose_results=True``)."""
+        return self._verbose
+
+    def _verbose_results(self, name: str, key: str) -> Mapping[int, Any]:
+        self._raise_if_unacknowledged(name)
+        if not self._verbose:
+            raise InvalidOperation(
+                f"A value for {name} is not available when the results are not set to be "
+                f"verbose. Check the verbose_results attribute to avoid this error.")
+        return self._bulk_api_result.get(key, {})  # type: ignore[no-any-return]
+
+    @property
+    def insert_results(self) -> Mapping[int, InsertOneResult]:
+        """{model index: InsertOneResult} of each successful insert (verbose only)."""
+        return self._verbose_results("insert_results", "insertResults")
+
+    @property
+    def update_results(self) -> Mapping[int, UpdateResult]:
+        """{model index: UpdateResult} of each successful update or replace (verbose only)."""
+        return self._verbose_results("update_results", "updateResults")
+
+    @property
+    def delete_results(self) -> Mapping[int, DeleteResult]:
+        """{model index: DeleteResult} of each successful delete (verbose only)."""
+        return self._verbose_results("delete_results", "deleteResults")
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self._bulk_api_result!r}, "
+                f"acknowledged={self._acknowledged}, verbose={self._verbose})")

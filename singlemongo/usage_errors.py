@@ -3,8 +3,8 @@ a connection string or option (InvalidURI, ConfigurationTypeError; DNSError for 
 mongodb+srv lookup; SingleMongoWarning for an option ignored), a deployment the driver cannot
 talk to (IncompatibleWireVersionError), a name or a document (InvalidName, CollectionInvalid,
 InvalidDocument, DocumentTooLarge), a second thread (WaitQueueTimeoutError); and PyMongo's
-errors of what singlemongo does not offer (EncryptionError, EncryptedCollectionError,
-ClientBulkWriteException), never raised, for code that imports or catches them.
+errors of what singlemongo does not offer (EncryptionError, EncryptedCollectionError), never
+raised, for code that imports or catches them.
 
 Loaded with the first one raised (a one-off that succeeds never creates them: an exception
 class costs about 130,000 instructions to create, some 40 us). They are
@@ -86,7 +86,7 @@ class DocumentTooLarge(InvalidDocument):
     """A document (or a command) is larger than the server accepts (maxBsonObjectSize)."""
 
 
-# What singlemongo does not offer (client-side encryption, client bulk write) has PyMongo's
+# What singlemongo does not offer (client-side encryption) has PyMongo's
 # error classes all the same, never raised here: code that imports or catches them runs.
 
 
@@ -123,37 +123,6 @@ class EncryptedCollectionError(EncryptionError):
         return self._encrypted_fields
 
 
-class ClientBulkWriteException(OperationFailure):
-    """A client-level bulk write failed (PyMongo's; ``MongoClient.bulk_write`` is not
-    offered, so never raised here). ``details`` is the server's summary."""
-
-    def __init__(self, results: Mapping[str, Any], verbose: bool) -> None:
-        super().__init__("batch op errors occurred", 65, results)
-        self.verbose = verbose
-
-    def __reduce__(self) -> tuple[Any, Any]:
-        return self.__class__, (self.details, self.verbose)
-
-    def _detail(self, key: str, default: Any) -> Any:
-        return self.details.get(key, default) if self.details is not None else default
-
-    @property
-    def error(self) -> Any:
-        """The top-level error of the operation, if one ended it."""
-        return self._detail("error", None)
-
-    @property
-    def write_concern_errors(self) -> Any:
-        """The write concern errors of the operation's commands."""
-        return self._detail("writeConcernErrors", [])
-
-    @property
-    def write_errors(self) -> Any:
-        """The errors of individual writes."""
-        return self._detail("writeErrors", {})
-
-
 _serve(SingleMongoWarning, ConfigurationTypeError, ConfigurationFileNotFoundError, InvalidURI, DNSError,
        IncompatibleWireVersionError, WaitQueueTimeoutError, InvalidName, CollectionInvalid,
-       InvalidDocument, DocumentTooLarge, EncryptionError, EncryptedCollectionError,
-       ClientBulkWriteException)
+       InvalidDocument, DocumentTooLarge, EncryptionError, EncryptedCollectionError)

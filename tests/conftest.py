@@ -43,7 +43,6 @@ SHORT_REASONS = {"needs a streaming or threaded monitor": "monitor",
                  "needs an API this driver does not have yet": "API not yet",
                  "the seed policy differs": "seed policy",
                  "PyMongo 4 removed this API": "removed in PyMongo 4",
-                 "client-level bulk write is not offered": "no client bulk write",
                  "the simulated deployment does not implement": "simulator lacks",
                  "the test cannot pass as written": "self-contradictory",
                  "written for another specifications revision": "other revision"}

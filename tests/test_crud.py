@@ -236,13 +236,6 @@ def test_retryable_write_error_label(rs):
     assert client.test.c.count_documents({"after": 1}) == 1
 
 
-def test_features_not_offered_say_why(coll):
-    """docs/coming-from-pymongo.md, "Differences from PyMongo": what is not offered by design raises
-    NotImplementedError with the reason, never AttributeError or a database named 'bulk_write'."""
-    with pytest.raises(NotImplementedError, match="MongoDB 8.0's bulkWrite"):
-        coll.database.client.bulk_write([])
-
-
 def test_insert_many_encodes_each_document_once(coll, rs, monkeypatch):
     """Rule (issue 20, insert_many throughput): a bulk write encodes each document once, to
     measure its batch, and sends those bytes (before: encoded again to build the message).

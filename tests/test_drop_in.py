@@ -206,8 +206,11 @@ def test_exhaust_cursor_closed_mid_stream_drops_its_connection(mongo_replica_set
     client.close()
 
 
-def test_exhaust_is_refused_on_a_mongos_older_than_7_1():
-    """PyMongo's rule: mongos streams exhaust getMores from MongoDB 7.1."""
+def test_exhaust_is_refused_on_a_mongos_older_than_7_1(monkeypatch):
+    """PyMongo's rule: mongos streams exhaust getMores from MongoDB 7.1 (the simulated
+    mongos says it is 7.0 here)."""
+    from singlemongo.testing import deployments
+    monkeypatch.setattr(deployments, "MAX_WIRE_VERSION", 21)
     with Sharded(1) as sharded:
         client = MongoClient(sharded.uri)
         client.test.c.insert_many([{"_id": i} for i in range(3)])

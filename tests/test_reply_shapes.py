@@ -6,23 +6,13 @@ Rules guarded here: ``ok`` must be a number other than 0 (no ``ok``, null, a lis
 ``ok: 1`` reply is checked for type and range before use (MalformedReply, an OperationFailure,
 naming the field), never a raw KeyError, TypeError, IndexError or ValueError, and never a
 result made of it."""
-import struct
-
 import pytest
 
 from singlemongo import InsertOne, MongoClient, UpdateOne, errors
 from singlemongo.errors import MalformedReply
 from singlemongo.replies import is_ok
-from singlemongo.wire import messages as wire
 
-
-def _answer(document):
-    """A raw reply to the request it answers: ``document`` as an OP_MSG."""
-    def raw(request_id):
-        message = wire.encode_op_msg(0, document)
-        length = struct.unpack_from("<i", message)[0]
-        return wire.HEADER.pack(length, request_id + 1, request_id, wire.OP_MSG) + message[16:]
-    return raw
+from .util import raw_answer
 
 
 @pytest.fixture()
@@ -33,7 +23,7 @@ def client(mongo_standalone):
 
 
 def _serve(deployment, command, document):
-    deployment.servers[0].fail(command, action="raw-reply", raw=_answer(document), times=None)
+    deployment.servers[0].fail(command, action="raw-reply", raw=raw_answer(document), times=None)
 
 
 @pytest.mark.parametrize("ok", [1, 1.0, 2, -1, 0.5, True])

@@ -70,3 +70,17 @@ def wait_or_explain(proc, timeout):
         raise AssertionError(f"still running {timeout} s later; {masks}; stderr: {err[-4000:]}")
 
 
+
+
+def raw_answer(document):
+    """A simulated server's ``raw-reply`` fault: ``document`` as the OP_MSG answering the
+    request it gets, whatever it holds."""
+    import struct
+
+    from singlemongo.wire import messages as wire
+
+    def raw(request_id):
+        message = wire.encode_op_msg(0, document)
+        length = struct.unpack_from("<i", message)[0]
+        return wire.HEADER.pack(length, request_id + 1, request_id, wire.OP_MSG) + message[16:]
+    return raw

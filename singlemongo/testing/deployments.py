@@ -20,11 +20,11 @@ from .server import SimServer
 from .query import Store
 from .query.users import lookup as user_catalog
 
-MAX_WIRE_VERSION = 21
-SERVER_VERSION = (7, 0, 0)  # what wire version 21 is (buildInfo says so)
+MAX_WIRE_VERSION = 25
+SERVER_VERSION = (8, 0, 0)  # what wire version 25 is (buildInfo says so)
 READ_CONCERN_LEVELS = frozenset({"local", "majority", "linearizable", "available", "snapshot"})
-WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "create", "drop",
-                            "createindexes", "dropindexes", "dropdatabase"})
+WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findandmodify", "bulkwrite", "create",
+                            "drop", "createindexes", "dropindexes", "dropdatabase"})
 READ_ANYWHERE = frozenset({"buildinfo", "listdatabases", "endsessions", "killcursors", "getmore",
                            "saslstart", "saslcontinue"}) | {name.lower() for name in tools.COMMANDS}
 NO_AUTH_NEEDED = frozenset({"hello", "ismaster", "ping", "saslstart", "saslcontinue",

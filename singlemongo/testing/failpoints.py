@@ -14,7 +14,8 @@ from .query.codes import CommandError, code_name
 # Retryable writes spec, "Determining Retryable Errors": a 4.4+ server labels these.
 RETRYABLE_WRITE_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435,
                                    13436})
-WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify"})
+WRITE_COMMANDS = frozenset({"insert", "update", "delete", "findAndModify", "findandmodify",
+                            "bulkWrite"})
 # What each fault action does, as two steps: the answer (the fault's own error reply, no
 # reply, the command's reply, or the command run and its reply dropped) and how the bytes
 # go out (or, with no reply, what becomes of the connection). No fault: (RUN, SEND).

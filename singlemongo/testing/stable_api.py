@@ -1,4 +1,4 @@
-"""The Stable API as a MongoDB 7.0 server enforces it: a command declaring ``apiVersion``
+"""The Stable API as a MongoDB 8.0 server enforces it: a command declaring ``apiVersion``
 must name version 1, and with ``apiStrict: true`` only the commands and aggregation stages of
 API Version 1 run (the rest fail with APIStrictError, code 323)."""
 from .query.codes import error_reply

@@ -7,7 +7,7 @@ the driver lacks, or arguments it does not take, skip the test as a missing API;
 becomes the document the file expects.
 """
 from .entities import accepts, read_concern, read_preference, snake, write_concern
-from .skips import CLIENT_BULK_WRITE, REMOVED, Skip, missing_api
+from .skips import REMOVED, Skip, missing_api
 
 COMMON = {"fieldName": "key", "arrayFilters": "array_filters", "returnDocument": "return_document",
           "bypassDocumentValidation": "bypass_document_validation", "batchSize": "batch_size",
@@ -86,19 +86,36 @@ def document(result):
         return {"insertedId": result.inserted_id}
     if name == "InsertManyResult":
         return {"insertedIds": {str(i): v for i, v in enumerate(result.inserted_ids)}}
-    if name == "UpdateResult":
+    if name in ("UpdateResult", "_ClientUpdateResult"):
         upserted = result.upserted_id
         return {"matchedCount": result.matched_count, "modifiedCount": result.modified_count,
                 "upsertedCount": 0 if upserted is None else 1,
                 **({"upsertedId": upserted} if upserted is not None else {})}
     if name == "DeleteResult":
         return {"deletedCount": result.deleted_count}
+    if name == "ClientBulkWriteResult":
+        return client_bulk_result(result)
     if name == "BulkWriteResult":
         return {"insertedCount": result.inserted_count, "matchedCount": result.matched_count,
                 "modifiedCount": result.modified_count, "deletedCount": result.deleted_count,
                 "upsertedCount": result.upserted_count,
                 "upsertedIds": {str(k): v for k, v in result.upserted_ids.items()}}
     return result
+
+
+def client_bulk_result(result):
+    """A ClientBulkWriteResult as the format's document (its verbose maps keyed by index)."""
+    verbose = {"insertResults": {}, "updateResults": {}, "deleteResults": {}}
+    if result.has_verbose_results:
+        verbose["insertResults"] = {str(i): document(r) for i, r in result.insert_results.items()}
+        verbose["updateResults"] = {str(i): {
+            "matchedCount": r.matched_count, "modifiedCount": r.modified_count,
+            **({"upsertedId": r.upserted_id} if r.did_upsert else {})}
+            for i, r in result.update_results.items()}
+        verbose["deleteResults"] = {str(i): document(r) for i, r in result.delete_results.items()}
+    return {"insertedCount": result.inserted_count, "matchedCount": result.matched_count,
+            "modifiedCount": result.modified_count, "deletedCount": result.deleted_count,
+            "upsertedCount": result.upserted_count, **verbose}
 
 
 def iterate(result):
@@ -240,8 +257,6 @@ def _run_entity_operation(runner, entity, name, args):
     if kind not in KINDS:
         raise AssertionError(f"no operations for a {kind}")
     what, table = KINDS[kind]
-    if name == "clientBulkWrite":
-        raise Skip(CLIENT_BULK_WRITE)
     if (kind, name) in (("Collection", "count"), ("Collection", "mapReduce")):
         raise Skip(REMOVED)
     if name not in table:
@@ -252,6 +267,8 @@ def _run_entity_operation(runner, entity, name, args):
         return bucket_operation(runner, entity, method_name, convert, args)
     if name == "bulkWrite" and "requests" in args:
         args["requests"] = bulk_requests(args["requests"])
+    if name == "clientBulkWrite":
+        args["models"] = bulk_requests(args["models"])
     if name == "withTransaction":
         return runner.with_transaction(entity, args)
     if method_name == "cursor_command":

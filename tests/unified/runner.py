@@ -525,12 +525,55 @@ def _is_redacted(failure):
     return isinstance(doc, dict) and set(doc) <= {"code", "codeName", "errorLabels"}
 
 
+def top_level_error(exc):
+    """The error a ClientBulkWriteException carries (the format reads the top-level error's
+    code, labels and response from it), or ``exc`` itself."""
+    if type(exc).__name__ == "ClientBulkWriteException" and exc.error is not None:
+        return exc.error
+    return exc
+
+
+def check_bulk_error(key, value, exc, entities):
+    """expectError's writeErrors (by model index), writeConcernErrors and expectResult (the
+    partial result) of a bulk write's error."""
+    if key == "expectResult":
+        result = getattr(exc, "partial_result", None)
+        if type(exc).__name__ == "ClientBulkWriteException":
+            from .operations import client_bulk_result
+            from .matching import MISSING
+            match(value, MISSING if result is None else client_bulk_result(result), entities,
+                  True)
+        elif result is not None:
+            match(value, plain(result), entities, True)
+        return
+    if type(exc).__name__ != "ClientBulkWriteException":
+        raise MatchError(f"{key} needs a ClientBulkWriteException, got {type(exc).__name__}")
+    if key == "writeErrors":
+        actual = {str(e["idx"]): {"code": e.get("code"), "message": e.get("errmsg")}
+                  for e in exc.write_errors}
+        if set(actual) != set(value):
+            raise MatchError(f"write errors at {sorted(actual)}, expected {sorted(value)}")
+        for index, expected in value.items():
+            match(expected, actual[index], entities, True)
+        return
+    actual = [{"code": e.get("code"), "message": e.get("errmsg")}
+              for e in exc.write_concern_errors]
+    if len(actual) != len(value):
+        raise MatchError(f"{len(actual)} write concern errors, expected {len(value)}: {actual}")
+    for expected, got in zip(value, actual):
+        match(expected, got, entities, True)
+
+
 def check_error(expected, exc, entities):
+    bulk, exc = exc, top_level_error(exc)
     server = isinstance(exc, OperationFailure)
     details = getattr(exc, "details", None) or {}
     labels = set(getattr(exc, "error_labels", ()) or ())
     for key, value in expected.items():
         if key == "isError":
+            continue
+        if key in ("writeErrors", "writeConcernErrors", "expectResult"):
+            check_bulk_error(key, value, bulk, entities)
             continue
         if key == "isClientError":
             if (not server) != value:
@@ -559,10 +602,6 @@ def check_error(expected, exc, entities):
                 raise MatchError(f"error labels {sorted(labels)} include {sorted(present)}")
         elif key == "errorResponse":
             match(value, plain(details), entities, True)
-        elif key == "expectResult":
-            result = getattr(exc, "partial_result", None)
-            if result is not None:
-                match(value, plain(result), entities, True)
         else:
             raise MatchError(f"unsupported expectError field {key!r}")
     if not isinstance(exc, (SingleMongoError, TypeError, ValueError)):

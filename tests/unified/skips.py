@@ -16,7 +16,6 @@ OTHER_TOPOLOGY = "written for other topologies (runOnRequirements)"
 FILE_SKIP = "skipped by the test file itself"
 # watch() and the simulated server's event log exist; the runner's change stream operations
 # (createChangeStream, iterateUntilDocumentOrError on a stream) come with the rest of issue 22.
-CLIENT_BULK_WRITE = "client-level bulk write is not offered by design (MongoDB 8.0's bulkWrite)"
 # Collection.count and map_reduce left PyMongo in 4.0; a PyMongo 4 face has neither.
 REMOVED = "PyMongo 4 removed this API, and this driver's face is PyMongo 4's"
 # What the simulated deployment's query engine does not do (README, "What it does not").
@@ -36,9 +35,8 @@ SELF_CONTRADICTORY = "the test cannot pass as written"
 # PyMongo's copy of a suite from another specifications revision than the one this project
 # implements (../shared/spec-tests/ATTRIBUTION.md), expecting the opposite of what it says.
 OTHER_REVISION = "written for another specifications revision than this project's"
-REASON_PREFIXES = (MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, CLIENT_BULK_WRITE,
-                   SIMULATOR, REMOVED, SELF_CONTRADICTORY, OTHER_REVISION,
-                   missing_api(""), seed_policy(""))
+REASON_PREFIXES = (MONITOR, REQUIREMENTS, OTHER_TOPOLOGY, FILE_SKIP, SIMULATOR, REMOVED,
+                   SELF_CONTRADICTORY, OTHER_REVISION, missing_api(""), seed_policy(""))
 
 
 def simulator_lacks(feature):

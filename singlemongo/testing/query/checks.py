@@ -132,3 +132,42 @@ def check_pipeline(pipeline, allowed=PIPELINE_STAGES):
         if name == "$facet" and isinstance(arg, Mapping):
             for sub in arg.values():
                 check_pipeline(sub)
+
+
+# Variables every expression may read ("Aggregation Variables"), and those an operator binds.
+SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "CLUSTER_TIME", "REMOVE", "DESCEND",
+                              "PRUNE", "KEEP", "SEARCH_META", "USER_ROLES", "IS_MR"})
+
+
+def _bound_and_used(node, bound, used):
+    if isinstance(node, str) and node.startswith("$$"):
+        used.add(node[2:].split(".", 1)[0])
+    elif isinstance(node, list):
+        for item in node:
+            _bound_and_used(item, bound, used)
+    elif isinstance(node, Mapping):
+        if isinstance(node.get("vars"), Mapping):  # $let
+            bound.update(node["vars"])
+        if isinstance(node.get("as"), str):  # $map, $filter
+            bound.add(node["as"])
+        if "$reduce" in node:
+            bound.update(("this", "value"))
+        for value in node.values():
+            _bound_and_used(value, bound, used)
+
+
+def check_variables(query, let):
+    """An ``$expr`` reading a variable nobody defined fails (17276), as on a server (the
+    query engine would read it as missing)."""
+    if not isinstance(query, Mapping):
+        return
+    for key, value in query.items():
+        if key in ("$and", "$or", "$nor") and isinstance(value, list):
+            for part in value:
+                check_variables(part, let)
+        elif key == "$expr":
+            bound, used = set(SYSTEM_VARIABLES) | set(let or ()), set()
+            _bound_and_used(value, bound, used)
+            missing = sorted(used - bound)
+            if missing:
+                raise CommandError(17276, f"Use of undefined variable: {missing[0]}")

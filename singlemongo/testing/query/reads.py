@@ -68,6 +68,7 @@ def select(store, ns, query, let=None, scores=False):
         return matched if scores else [
             {k: v for k, v in d.items() if k != text.SCORE} for d in matched]
     checks.check_filter(query)
+    checks.check_variables(query, let)
     coll = store.collection(*ns)
     if "$where" in query:
         script, query = query["$where"], {k: v for k, v in query.items() if k != "$where"}

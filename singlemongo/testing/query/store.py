@@ -18,7 +18,7 @@ from bson import Int64
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
-from . import (admin, catalog, changes, collation, collection_options, conformance, explain,
+from . import (admin, bulk_write, catalog, changes, collation, collection_options, conformance, explain,
                expressions, mapreduce, oplog, profiler, reads, tailable, uniques, users, views,
                waits, writes)
 from .codes import CommandError, WriteFailure, duplicate_message, error_reply
@@ -39,15 +39,16 @@ ERROR_TABLE = (
 COMMANDS = {**reads.COMMANDS, **writes.COMMANDS, **catalog.COMMANDS,
             **collection_options.COMMANDS, **profiler.COMMANDS, **users.COMMANDS,
             **explain.COMMANDS, **mapreduce.COMMANDS, **admin.COMMANDS,
+            **bulk_write.COMMANDS,
             "commitTransaction": lambda store, server, cmd: store.transactions.commit(store.txn),
             "abortTransaction": lambda store, server, cmd: store.transactions.abort(store.txn),
             "killSessions": lambda store, server, cmd: _killed(store, cmd["killSessions"]),
             "killAllSessions": lambda store, server, cmd: _killed(store, None)}
 # Commands that change documents other than by insert or update (unique tables are rebuilt).
-INVALIDATING = frozenset({"delete", "findAndModify", "drop", "dropDatabase", "renameCollection",
+INVALIDATING = frozenset({"delete", "findAndModify", "bulkWrite", "drop", "dropDatabase", "renameCollection",
                           "createIndexes", "dropIndexes", "create", "aggregate", "collMod"})
 # Commands whose retry (same lsid and txnNumber) is answered from the first execution.
-RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
+RETRYABLE_WRITES = frozenset({"insert", "update", "delete", "findAndModify", "bulkWrite"})
 SESSIONS_KEPT = 100
 # mongod ends a batch before the document that would take it past 16 MiB (at least one
 # document): a getMore without batchSize over a large result is several replies, never one

@@ -26,7 +26,7 @@ from .codes import CommandError
 
 # Commands a transaction may run (the server's list, as far as the simulator has them).
 ALLOWED = frozenset({"find", "aggregate", "distinct", "getMore", "killCursors", "insert",
-                     "update", "delete", "findAndModify", "create", "createIndexes",
+                     "update", "delete", "findAndModify", "bulkWrite", "create", "createIndexes",
                      "commitTransaction", "abortTransaction"})
 WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
 CATALOG = frozenset({"create", "createIndexes"})
@@ -85,6 +85,15 @@ class Txn:
 def _ns(name, cmd):
     target = cmd.get(name)
     return (cmd.get("$db"), target) if isinstance(target, str) else None
+
+
+def _written(name, cmd):
+    """The namespaces a write command may change: its own, or a bulkWrite's nsInfo."""
+    if name == "bulkWrite":
+        found = (entry.get("ns") for entry in cmd.get("nsInfo") or () if isinstance(entry, dict))
+        return [tuple(ns.split(".", 1)) for ns in found if isinstance(ns, str) and "." in ns]
+    ns = _ns(name, cmd) if name in WRITES else None
+    return [ns] if ns else []
 
 
 def _documents(client, ns):
@@ -237,11 +246,11 @@ class Transactions:
 
     def run(self, txn, name, cmd, execute):
         """Run ``execute(view)`` in the transaction; a write conflict or any error aborts it."""
-        ns = _ns(name, cmd) if name in WRITES else None
-        before = dict(copy.deepcopy(_documents(txn.view.client, ns))) if ns else None
+        before = {ns: dict(copy.deepcopy(_documents(txn.view.client, ns)))
+                  for ns in _written(name, cmd)}
         reply = execute(txn.view)
-        if ns is not None:
-            changed = _changed(before, _documents(txn.view.client, ns))
+        for ns, documents in before.items():
+            changed = _changed(documents, _documents(txn.view.client, ns))
             if self._conflicts(txn, ns, changed):
                 txn.state = "aborted"
                 raise CommandError(112, WRITE_CONFLICT)
@@ -259,11 +268,11 @@ class Transactions:
     def outside(self, name, cmd, execute):
         """Run a command outside any transaction; a write to a document an open transaction
         wrote aborts that transaction."""
-        ns = _ns(name, cmd) if name in WRITES and self.open() else None
-        before = dict(copy.deepcopy(_documents(self.store.client, ns))) if ns else None
+        before = {ns: dict(copy.deepcopy(_documents(self.store.client, ns)))
+                  for ns in (_written(name, cmd) if self.open() else ())}
         reply = execute(self.store)
-        if ns is not None:
-            changed = _changed(before, _documents(self.store.client, ns))
+        for ns, documents in before.items():
+            changed = _changed(documents, _documents(self.store.client, ns))
             for txn in self.open():
                 if changed & txn.written.get(ns, set()):
                     txn.state = "aborted"

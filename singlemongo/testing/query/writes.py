@@ -265,9 +265,9 @@ def upsert(coll, query, update, array_filters=None, bypass=False):
     return wanted
 
 
-# The fields of an update statement a 7.0 server knows ("sort" came in 8.0).
+# The fields of an update statement an 8.0 server knows.
 UPDATE_STATEMENT_FIELDS = frozenset({"q", "u", "c", "upsert", "multi", "arrayFilters", "hint",
-                                     "collation", "upsertSupplied", "sampleId"})
+                                     "collation", "upsertSupplied", "sampleId", "sort"})
 
 
 def _parse_update_statements(statements):
@@ -293,8 +293,8 @@ def _update_statement(store, ns, spec, let, totals, bypass=False):
     check_hint(store, ns, spec.get("hint"))
     coll = store.collection(*ns)
     docs = select(store, ns, query, let)
-    if not multi:
-        docs = docs[:1]
+    if not multi:  # 8.0: a single-document update takes the first in its sort order
+        docs = sort_documents(docs, spec["sort"])[:1] if spec.get("sort") else docs[:1]
     for doc in docs:
         totals["n"] += 1
         if update_document(coll, doc, query, update, spec.get("arrayFilters"), let, bypass):
