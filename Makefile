@@ -172,8 +172,8 @@ dist: $(STAMP)
 # `make bench PYTHON=python3.12` measures under that Python, in a venv of its own; with
 # BENCH_ROWS=paths in the environment (`BENCH_ROWS=paths make bench PYTHON=python3.12`) only
 # the plain and production-path rows run (each Python's quick check); with BENCH_ROWS=steady
-# only the steady-state rows (find_one, insert_many, iterating, bulk_write, update_many,
-# delete_many, aggregate: client CPU and client instructions against PyMongo's).
+# only the steady-state rows (find_one, insert_many, iterating, bulk_write, client bulk_write,
+# update_many, delete_many, aggregate: client CPU and client instructions against PyMongo's).
 BENCH_VENV := .bench-venv-$(notdir $(PYTHON))
 bench:
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)

@@ -15,22 +15,26 @@ SEEDS = {
     "insert_many": (0, None),
     "iterate": (100_000, lambda i: {"_id": i, "i": i, "s": "x"}),
     "bulk_write": (6_000, lambda i: {"_id": i, "n": i, "s": "x" * 20}),
+    "client_bulk_write": (6_000, lambda i: {"_id": i, "n": i, "s": "x" * 20}),
     "update_many": (10_000, lambda i: {"_id": i, "n": i, "g": i % 10}),
     "delete_many": (10_000, lambda i: {"_id": i, "n": i, "g": i % 10}),
     "aggregate": (10_000, lambda i: {"_id": i, "n": i, "g": i % 10, "s": "x"}),
 }
 
 
-def bulk_requests(models):
+def bulk_requests(models, **namespace):
     """10,000 mixed write models, unordered-friendly: 2,000 each of inserts, updates by
-    ``_id``, replacements, upserts of new ``_id``s, and deletes."""
+    ``_id``, replacements, upserts of new ``_id``s, and deletes (each with ``namespace=``
+    for a client bulk write)."""
     requests = []
     for i in range(2_000):
-        requests += [models.InsertOne({"_id": 100_000 + i, "n": i, "s": "y" * 20}),
-                     models.UpdateOne({"_id": i}, {"$set": {"n": -i}, "$inc": {"v": 1}}),
-                     models.ReplaceOne({"_id": 2_000 + i}, {"n": i, "s": "z" * 20}),
-                     models.UpdateOne({"_id": 200_000 + i}, {"$set": {"n": i}}, upsert=True),
-                     models.DeleteOne({"_id": 4_000 + i})]
+        requests += [models.InsertOne({"_id": 100_000 + i, "n": i, "s": "y" * 20}, **namespace),
+                     models.UpdateOne({"_id": i}, {"$set": {"n": -i}, "$inc": {"v": 1}},
+                                      **namespace),
+                     models.ReplaceOne({"_id": 2_000 + i}, {"n": i, "s": "z" * 20}, **namespace),
+                     models.UpdateOne({"_id": 200_000 + i}, {"$set": {"n": i}}, upsert=True,
+                                      **namespace),
+                     models.DeleteOne({"_id": 4_000 + i}, **namespace)]
     return requests
 
 
@@ -44,6 +48,9 @@ def warm_up(row, coll, models):
                      models.ReplaceOne({"_id": 2}, {"n": 2}),
                      models.UpdateOne({"_id": 11}, {"$set": {"n": 1}}, upsert=True),
                      models.DeleteOne({"_id": 3})], ordered=False)
+    coll.database.client.bulk_write([models.InsertOne({"_id": 12}, namespace="bench.warm"),
+                                     models.DeleteOne({"_id": 12}, namespace="bench.warm")],
+                                    ordered=False)
     coll.update_many({"g": 0}, {"$inc": {"n": 1}})
     coll.delete_many({"g": 1})
     coll.drop()
@@ -61,6 +68,9 @@ def workload(row, coll, models):
     if row == "bulk_write":
         requests = bulk_requests(models)
         return lambda: coll.bulk_write(requests, ordered=False)
+    if row == "client_bulk_write":
+        requests = bulk_requests(models, namespace="bench.steady")
+        return lambda: coll.database.client.bulk_write(requests, ordered=False)
     if row == "update_many":
         return lambda: [coll.update_many({"g": g}, {"$inc": {"n": 1}}) for g in range(10)]
     if row == "delete_many":

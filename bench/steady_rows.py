@@ -17,6 +17,7 @@ ROWS = (
     ("iterate", "iterating a find() of 100,000 small documents", 1.00),
     ("bulk_write", "bulk_write of 10,000 mixed models, unordered (inserts, updates, "
                    "replacements, upserts, deletes)", 1.00),
+    ("client_bulk_write", "client.bulk_write of the same 10,000 models, unordered", 1.00),
     ("update_many", "10 update_many of 1,000 documents each", 1.00),
     ("delete_many", "10 delete_many of 1,000 documents each", 1.00),
     ("aggregate", "an aggregation returning 10,000 documents", 1.00),

@@ -25,6 +25,8 @@ REASONS = {
     "change streams": "no $changeStream stage (its aggregation stages)",
     "transactions": "no commitTransaction or abortTransaction (its supported commands)",
     "tailable awaitData": "find's awaitData is not implemented (its supported commands)",
+    "client bulk write": "MongoDB 8.0's bulkWrite: FerretDB v1.24 reports wire version 21 "
+                         "(MongoDB 7.0), so the driver refuses it as PyMongo does",
 }
 
 
