@@ -1,6 +1,6 @@
 """PyMongo's Topology members that PyMongo's own test harness reads (its unified-format
 runner, its session and read-preference tests): a compatibility shim, loaded only when such
-code asks for one (``Topology.__getattr__``). See docs/coming-from-pymongo.md,
+code calls one (the methods of the same names on ``Topology``). See docs/coming-from-pymongo.md,
 "Compatibility members"."""
 from __future__ import annotations
 
@@ -33,6 +33,3 @@ def max_cluster_time(topology: Any) -> Any:
     PyMongo's unified-format runner reads it)."""
     return topology.sessions.cluster_time
 
-
-MEMBERS = {"select_server_by_address": select_server_by_address,
-           "max_cluster_time": max_cluster_time}

@@ -116,13 +116,18 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         within the stream's own budget (change streams). A context manager."""
         return _SelectionMayWait(self)
 
-    def __getattr__(self, name):
-        # PyMongo's Topology members that PyMongo's test harness reads (drop_in/).
-        if not name.startswith("__"):
-            from ..drop_in.topology_members import MEMBERS
-            if name in MEMBERS:
-                return MEMBERS[name].__get__(self)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    # PyMongo's Topology members that PyMongo's test harness reads (drop_in/). Methods, not a
+    # __getattr__: a class with one has every attribute read take the slow path (Python
+    # does not specialize it), and the engine reads the topology's some 50 times an operation.
+    def select_server_by_address(self, address, operation=None, operation_id=None):
+        """PyMongo's Topology method (drop_in/topology_members.py)."""
+        from ..drop_in.topology_members import select_server_by_address
+        return select_server_by_address(self, address, operation, operation_id)
+
+    def max_cluster_time(self):
+        """PyMongo's Topology method (drop_in/topology_members.py)."""
+        from ..drop_in.topology_members import max_cluster_time
+        return max_cluster_time(self)
 
     # ----- state ---------------------------------------------------------------------------
 
