@@ -38,6 +38,14 @@ async function main(uri) {
                                      { deleteOne: { filter: { a: 20 } } }]);
       return [r.insertedCount, r.modifiedCount, r.deletedCount].join(",");
     },
+    "client bulkWrite": async () => {
+      const r = await client.bulkWrite([
+        { namespace: "app.items", name: "insertOne", document: { a: 50 } },
+        { namespace: "audit.events", name: "insertOne", document: { e: 1 } },
+        { namespace: "app.items", name: "updateOne", filter: { a: 50 }, update: { $set: { d: 2 } } },
+        { namespace: "audit.events", name: "deleteMany", filter: {} }], { verboseResults: true });
+      return [r.insertedCount, r.modifiedCount, r.deletedCount, r.insertResults.size].join(",");
+    },
     "transaction commit": async () => {
       const session = client.startSession();
       try {

@@ -2,17 +2,19 @@
 everyday calls (9 of 30 failed on 2026-12-04: rs.status(), rs.conf(), db.currentOp(),
 db.hostInfo(), getLog, killOp, connectionStatus, listCommands, and ``_id`` stored last), and
 the official Node.js driver through an application's calls (CRUD, a unique index's duplicate
-key, bulk writes, transactions committed and aborted, a cursor over several batches). Each
+key, bulk writes and a client bulk write, transactions committed and aborted, a cursor over several batches). Each
 expected value is what a MongoDB replica set returns for the same calls on a fresh set."""
 import pathlib
 
 import pytest
 
+from singlemongo.testing.deployments import SERVER_VERSION
 from tools.mongosh import Serve, run_node, run_script
 
 HERE = pathlib.Path(__file__).parent
+VERSION = ".".join(map(str, SERVER_VERSION))  # the version the simulator answers as
 SHELL = {
-    "db.version()": "7.0.0", "rs.status()": "rs", "rs.conf()": "rs", "rs.hello()": "rs",
+    "db.version()": VERSION, "rs.status()": "rs", "rs.conf()": "rs", "rs.hello()": "rs",
     "db.hello()": True, "db.serverStatus()": 1, "db.stats()": 1, "show dbs": 1,
     "db.getCollectionNames()": 0, "insertOne, _id last": "_id,a", "insertMany": True,
     "find().toArray()": 3, "findOne": 2, "countDocuments": 3, "estimatedDocumentCount": 3,
@@ -21,7 +23,7 @@ SHELL = {
     "connectionStatus": 0, "listCommands": True, "getLog": 0,
     "db.killOp()": "attempting to kill op", "db.getUsers()": 0, "db.getLogComponents()": 0,
     "db.printReplicationInfo()": True, "rs.printSecondaryReplicationInfo()": True,
-    "db.serverBuildInfo()": "7.0.0",
+    "db.serverBuildInfo()": VERSION,
     "db.getProfilingStatus()": 0, "db.t.drop()": True,
 }
 
@@ -30,7 +32,7 @@ NODE = {
     "find().toArray()": 3, "findOne projection": '{"a":2}', "updateOne": 1, "upsert": 1,
     "findOneAndUpdate": 13, "deleteOne": 1, "countDocuments": 3, "estimatedDocumentCount": 3,
     "distinct": 3, "aggregate": 3, "createIndex": "a_1", "duplicate key": 11000,
-    "bulkWrite": "1,1,1", "transaction commit": 2, "transaction abort": 0,
+    "bulkWrite": "1,1,1", "client bulkWrite": "2,1,1,2", "transaction commit": 2, "transaction abort": 0,
     "cursor batches": 250, "listCollections": "items,many", "drop": True, "close": True,
 }
 
