@@ -9,7 +9,7 @@ its own namespaces, so each op's namespace index is written when its batch is cu
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional
 
 from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
@@ -229,6 +229,24 @@ def _results(bulk: _ClientBulk, client: MongoClient[Any], outcome: Outcome,
     return CommandCursor(catalog, outcome, comment=bulk.comment, session=session)
 
 
+def _read(docs: Iterable[Mapping[str, Any]],
+          result: dict[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The results cursor's documents until one fails to come; that error is the bulk
+    write's top-level error, as the failure document PyMongo records for it (``errmsg``,
+    ``code``, ``errtype``), and what was read before it stays in the partial result."""
+    iterator = iter(docs)
+    while True:
+        try:
+            doc = next(iterator)
+        except StopIteration:
+            return
+        except PyMongoError as exc:
+            result["error"] = {"errmsg": str(exc), "code": getattr(exc, "code", None),
+                               "errtype": type(exc).__name__}
+            return
+        yield doc
+
+
 def _raise(result: dict[str, Any], verbose: bool) -> None:
     errors = result["writeErrors"]
     errors.sort(key=lambda error: error["idx"])
@@ -369,13 +387,15 @@ def _batch(client: MongoClient[Any], bulk: _ClientBulk, result: dict[str, Any], 
         docs = reply["cursor"]["firstBatch"] if outcome is None else \
             _results(bulk, client, outcome, session)
         first_error = None
-        for doc in docs:
+        for doc in _read(docs, result):
             if _merge_entry(bulk, result, start, sent[0], doc):
                 first_error = result["writeErrors"][-1]["idx"] - start
                 if bulk.ordered:
                     break
         result["anySuccessful"] = result["anySuccessful"] or _any_successful(
             bulk.ordered, int(reply["nErrors"]), sent[0], first_error)
+        if result["error"] is not None:  # a getMore of the results cursor failed
+            return False
     except PyMongoError as exc:
         if refused and exc is refused[0]:
             raise

@@ -254,6 +254,33 @@ def test_the_results_cursor_is_read_to_its_end(rs, monkeypatch):
     assert all(c["lsid"] == bulk["lsid"] for c in get_mores)
 
 
+@pytest.mark.parametrize("module, make", [(pymongo, pymongo.MongoClient),
+                                          (singlemongo, MongoClient)])
+def test_a_failed_getmore_is_the_top_level_error_as_a_failure_document(rs, monkeypatch,
+                                                                      module, make):
+    """"Top-Level Errors" while the results cursor is read: the getMore's error ends the
+    bulk write as PyMongo records it, a failure document (``errmsg``, ``code``, ``errtype``),
+    with what the first batch of results said in ``partial_result``, and the cursor is
+    killed."""
+    monkeypatch.setattr(simulated_store, "MAX_BATCH_BYTES", 200)
+    rs.store.reset()
+    rs.servers[0].command_log.clear()
+    rs.servers[0].fail("getMore", code=8, errmsg="UnknownError")
+    client = make(rs.uri)
+    try:
+        with pytest.raises(module.errors.ClientBulkWriteException) as raised:
+            client.bulk_write([module.InsertOne({"_id": i}, namespace="db.a")
+                               for i in range(20)], verbose_results=True)
+    finally:
+        client.close()
+    error = raised.value.error
+    assert isinstance(error, dict) and error["code"] == 8 and \
+        error["errtype"] == "OperationFailure", error
+    assert raised.value.partial_result.inserted_count == 20
+    assert 0 < len(raised.value.partial_result.insert_results) < 20
+    assert any(next(iter(c)) == "killCursors" for c in rs.servers[0].command_log)
+
+
 def test_a_batch_is_retried_once_unless_it_holds_a_multi_write(rs):
     """Retryable writes: a batch without multi: true ops is retried after a retryable error
     with the same txnNumber; a batch with an UpdateMany or DeleteMany is sent without one and

@@ -47,6 +47,30 @@ def test_a_bulk_write_shares_one_operation_id(mongo_standalone, fake_clock, capl
     client.close()
 
 
+@pytest.mark.parametrize("level", ["collection", "client"])
+def test_an_unacknowledged_bulk_write_shares_one_operation_id(mongo_standalone, fake_clock,
+                                                             level):
+    """Command monitoring, "operationId": a bulk write's commands share one, w: 0 included
+    (PyMongo's test_15_unacknowledged_write_across_batches). Before, each unacknowledged
+    command was published with an operationId of its own."""
+    from singlemongo import InsertOne, WriteConcern
+    mongo_standalone.servers[0].limits = {"maxWriteBatchSize": 2}
+    events = []
+    client = MongoClient(mongo_standalone.uri, clock=fake_clock, event_listeners=[events.append])
+    if level == "collection":
+        client.test.get_collection("unack", write_concern=WriteConcern(w=0)).insert_many(
+            [{"i": i} for i in range(5)], ordered=False)
+    else:
+        client.bulk_write([InsertOne({"i": i}, namespace="test.unack") for i in range(5)],
+                          ordered=False, write_concern=WriteConcern(w=0))
+    started = [e for e in events if type(e).__name__ == "CommandStartedEvent"
+               and e.command_name in ("insert", "bulkWrite")]
+    assert len(started) == 3
+    assert len({e.operation_id for e in started}) == 1
+    client.test.drop_collection("unack")
+    client.close()
+
+
 def test_a_too_large_document_ends_the_bulk_where_it_stands(mongo_standalone, fake_clock):
     """The size check runs on the connection the command gets: the documents before one over
     maxBsonObjectSize are sent in their own command (PyMongo's batching, which leaves it to

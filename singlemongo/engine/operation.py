@@ -303,8 +303,8 @@ class _Run:
         try:
             self.t.events.command(self.t.clock, conn, self.req.db, cmd,
                                   self.deadline or self.t.options.socket_timeout_ms / 1000.0
-                                  or None, self.req.sequences, codec=self.req.codec,
-                                  unacknowledged=True)
+                                  or None, self.req.sequences, self.operation_id,
+                                  codec=self.req.codec, unacknowledged=True)
         except ConnectionFailure as exc:
             for action in self._advance("network error"):
                 self._after_reply(action, conn, None, exc, None)

@@ -55,6 +55,8 @@ INTERNALS: dict = {
     "test/test_operation_id_retry.py::TestOperationIdRetry::"
     "test_auto_encryption_does_not_reuse_operation_id":
         "a fake AutoEncrypter reading pymongo._op_id (internals; no client-side encryption here)",
+    "test/test_client_bulk_write.py::TestClientBulkWrite::test_handles_non_pymongo_error":
+        "patches pymongo.synchronous.client_bulk._ClientBulk.write_command (internal)",
     "test/test_max_staleness.py::TestMaxStaleness::test_last_write_date":
         "client._topology.select_server(writable_server_selector, _Op.TEST) (internals)",
 }
@@ -101,6 +103,10 @@ _NO_MONITOR = ("no background monitor (DESIGN.md): servers are checked before op
 _SUFFIX = ("srvAllowedHostsSuffix, PyMongo's own option, is not offered: unknown, so "
            "ignored with a warning rather than refused beside srv_host_validator")
 DIFFERENCES: dict = {
+    "test/test_client_bulk_write.py::TestClientBulkWriteCRUD::"
+    "test_13_returns_error_if_auto_encryption_configured":
+        "client-side field-level encryption is not offered: AutoEncryptionOpts raises "
+        "NotImplementedError naming it",
     "test/test_bulk.py::TestBulk::test_large_inserts_ordered": _TOO_LARGE,
     "test/test_bulk.py::TestBulk::test_large_inserts_unordered": _TOO_LARGE,
     "test/test_collection.py::TestCollection::test_write_large_document": _TOO_LARGE,
