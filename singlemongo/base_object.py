@@ -124,7 +124,8 @@ class _Inherited:
         self.name = name
 
     def given(self, obj: Any) -> Any:
-        """The value given at ``obj`` or the nearest level above it, or None."""
+        """The value given at ``obj`` or the nearest level above it (or read there before:
+        the value that level inherited), or None."""
         while obj is not None:
             value = obj.__dict__.get(self.name)
             if value is not None:
@@ -142,6 +143,9 @@ class _Inherited:
                 import importlib
                 value = self.fallback = getattr(importlib.import_module(
                     self.module, __package__), self.default)
+        # A level's settings never change once it is made: later reads find the value in
+        # the instance, without this call (a write reads its write concern three times).
+        obj.__dict__[self.name] = value
         return value
 
 

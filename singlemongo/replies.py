@@ -20,6 +20,8 @@ def is_ok(reply: Any) -> bool:
     """Whether ``reply`` says it succeeded: ``ok`` a number other than 0 (True is 1)."""
     # type() first: an ABC's isinstance is a Python call, and every reply passes here.
     ok = reply.get("ok") if type(reply) is dict or isinstance(reply, Mapping) else None
+    if type(ok) is float:  # what servers send; NaN is not ok (NaN != 0 would say it is)
+        return ok != 0 and ok == ok
     return isinstance(ok, (int, float)) and not (isinstance(ok, float) and math.isnan(ok)) \
         and ok != 0
 
@@ -81,11 +83,12 @@ class Rule:
     NamedTuple builds its class with eval (0.5 M instructions of a one-off), a record costs
     0.1 M more than this."""
 
-    __slots__ = ("path", "valid", "expected", "required")
+    __slots__ = ("path", "parts", "valid", "expected", "required")
 
     def __init__(self, path: str, valid: Callable[[Any, Optional[int]], bool], expected: str,
                  required: bool = True) -> None:
         self.path, self.valid = path, valid  # valid(value, the batch's size or None)
+        self.parts = tuple(path.split("."))  # split once: every reply reads its shape's rules
         self.expected, self.required = expected, required
 
 
@@ -94,7 +97,7 @@ def _integer(value: Any) -> bool:
 
 
 def _count(value: Any, _size: Optional[int]) -> bool:
-    return _integer(value) and value >= 0
+    return (type(value) is int or _integer(value)) and value >= 0
 
 
 def _cursor_id(value: Any, _size: Optional[int]) -> bool:
@@ -186,9 +189,9 @@ SHAPES: dict[str, tuple[Rule, ...]] = {
 _MISSING = object()
 
 
-def _at(reply: Mapping[str, Any], path: str) -> Any:
+def _at(reply: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
     value: Any = reply
-    for part in path.split("."):
+    for part in parts:
         if not (type(value) is dict or isinstance(value, Mapping)) or part not in value:
             return _MISSING
         value = value[part]
@@ -201,7 +204,7 @@ def check(shape: str, reply: Mapping[str, Any], command: str,
     the first field that is not (``batch_size``: the number of statements sent, the range of
     a writeErrors or upserted index)."""
     for rule in SHAPES[shape]:
-        value = _at(reply, rule.path)
+        value = _at(reply, rule.parts)
         if value is _MISSING:
             if rule.required:
                 raise _malformed(command, rule, "is missing", reply, batch_size, address)

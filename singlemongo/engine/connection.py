@@ -104,7 +104,7 @@ class Connection:
         self.last_used = now
         self.closed = False
         self.pid = os.getpid()
-        self.max_message_size = wire.DEFAULT_MAX_MESSAGE_SIZE
+        self._limits({})
         self.authenticated = False
         self.conversation = None  # a SCRAM conversation started speculatively in the handshake
         self.compressor = None
@@ -123,30 +123,28 @@ class Connection:
     def __repr__(self):
         return f"<Connection {self.id} to {format_address(self.address)}>"
 
-    def set_hello(self, hello, compressors=()):
-        self.hello = hello
+    def _limits(self, hello):
+        """The sizes the handshake announced, read once (every operation reads them)."""
         self.max_message_size = _positive_int(hello, "maxMessageSizeBytes",
                                               wire.DEFAULT_MAX_MESSAGE_SIZE)
+        # What a reply may be, read or inflated: the announced maxMessageSizeBytes, but
+        # never more than a real server announces (48,000,000 since MongoDB 2.6), so a server
+        # saying 2**31-1 cannot make a small compressed reply inflate into gigabytes.
+        self.max_reply_size = min(self.max_message_size, wire.DEFAULT_MAX_MESSAGE_SIZE)
+        # (maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize)
+        self.write_limits = (
+            _positive_int(hello, "maxBsonObjectSize", wire.DEFAULT_MAX_BSON_SIZE),
+            self.max_message_size,
+            _positive_int(hello, "maxWriteBatchSize", wire.DEFAULT_MAX_WRITE_BATCH))
+
+    def set_hello(self, hello, compressors=()):
+        self.hello = hello
+        self._limits(hello)
         offered = hello.get("compression")
         offered = offered if isinstance(offered, list) else ()
         # Compression spec, "Compression negotiation": the client's first that the server
         # offered (the client's list holds only those whose package is installed).
         self.compressor = next((c for c in compressors if c in offered), None)
-
-    @property
-    def max_reply_size(self):
-        """What a reply may be, read or inflated: the announced maxMessageSizeBytes, but never
-        more than a real server announces (48,000,000 since MongoDB 2.6), so a server saying
-        2**31-1 cannot make a small compressed reply inflate into gigabytes (issue 46)."""
-        return min(self.max_message_size, wire.DEFAULT_MAX_MESSAGE_SIZE)
-
-    @property
-    def write_limits(self):
-        """(maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) from the handshake."""
-        hello = self.hello or {}
-        return (_positive_int(hello, "maxBsonObjectSize", wire.DEFAULT_MAX_BSON_SIZE),
-                self.max_message_size,
-                _positive_int(hello, "maxWriteBatchSize", wire.DEFAULT_MAX_WRITE_BATCH))
 
     @property
     def hello_ok(self):
@@ -206,7 +204,7 @@ class Connection:
 
     def _recv_exactly(self, n, deadline):
         chunks, remaining = [], n
-        while remaining:
+        while remaining:  # bounded: each pass reads at least a byte, or raises
             self._wait_for(deadline, "reading a reply")
             try:
                 chunk = self.sock.recv(min(remaining, 1 << 20))

@@ -13,7 +13,6 @@ from typing import Any, Optional
 from bson import Int64
 
 from ..errors import NetworkTimeout
-from ..records import dataclass
 from ..sdam.server_description import ServerDescription, ServerType
 from ..selection import WRITE, effective, read_preference_for_op_msg
 
@@ -23,36 +22,49 @@ from ..selection import WRITE, effective, read_preference_for_op_msg
 MAX_TIMEOUT_RETRIES = 100
 
 
-@dataclass
 class Request:
-    db: str
-    command: dict
-    criteria: Any
-    is_read: bool = True
-    retry: Optional[str] = None  # "read", "write" or None
-    sequences: tuple = ()
-    session: Any = None  # a ServerSession the caller keeps (cursors); else implicit
-    keep_session: bool = False  # an implicit session outlives the call (a cursor owns it)
-    pinned: Any = None  # the connection a cursor is bound to: no selection, same server
-    unacknowledged: bool = False  # w: 0: sent with moreToCome, no reply, never retried
-    codec: Any = None  # the user's CodecOptions: encodes the command, decodes the reply
-    user_fields: Any = None  # where the user's documents are in the reply (selective decoding)
-    explicit_session: Any = None  # the user's ClientSession (client_session.py), if any
-    # False for the generic command: a writeConcernError in an ok reply is returned, not
-    # raised (PyMongo's Database.command does not parse it).
-    parse_write_concern_error: bool = True
-    exhaust: Optional[str] = None  # "allow": a getMore the server may answer with a stream
-    # prepare(connection): called once, on the first connection the operation gets, before
-    # anything is sent; it checks sizes against that server's limits (DocumentTooLarge) and
-    # may set ``sequences`` and ``retry`` (a bulk write's batch is cut to those limits).
-    # One selection per operation: no separate lookup of the limits.
-    prepare: Any = None
-    operation_id: Optional[int] = None  # the caller's, shared by a bulk write's commands
-    # Without timeoutMS, what bounds the reply instead of socketTimeoutMS (None: that).
-    reply_timeout_s: Optional[float] = None
-    # CSOT, "Tailable non-awaitData Cursors": False sends no maxTimeMS (the server would cap
-    # every later getMore with it); the timeout is kept on the client only.
-    send_max_time: bool = True
+    """One operation as the face asks for it. A plain class, not a record: every operation
+    makes one, and a record's generic ``__init__`` with keywords cost about 100 bytecodes
+    of each operation (and the class 0.1 M instructions more to make)."""
+
+    __slots__ = ("db", "command", "criteria", "is_read", "retry", "sequences", "session",
+                 "keep_session", "pinned", "unacknowledged", "codec", "user_fields",
+                 "explicit_session", "parse_write_concern_error", "exhaust", "prepare",
+                 "operation_id", "reply_timeout_s", "send_max_time")
+
+    def __init__(self, db: str, command: dict, criteria: Any, is_read: bool = True,
+                 retry: Optional[str] = None, sequences: tuple = (), *, session: Any = None,
+                 keep_session: bool = False, pinned: Any = None, unacknowledged: bool = False,
+                 codec: Any = None, user_fields: Any = None, explicit_session: Any = None,
+                 parse_write_concern_error: bool = True, exhaust: Optional[str] = None,
+                 prepare: Any = None, operation_id: Optional[int] = None,
+                 reply_timeout_s: Optional[float] = None, send_max_time: bool = True) -> None:
+        self.db, self.command, self.criteria, self.is_read = db, command, criteria, is_read
+        self.retry = retry  # "read", "write" or None
+        self.sequences = sequences
+        self.session = session  # a ServerSession the caller keeps (cursors); else implicit
+        # An implicit session outlives the call (a cursor owns it).
+        self.keep_session = keep_session
+        self.pinned = pinned  # the connection a cursor is bound to: no selection, same server
+        self.unacknowledged = unacknowledged  # w: 0: moreToCome, no reply, never retried
+        self.codec = codec  # the user's CodecOptions: encodes the command, decodes the reply
+        self.user_fields = user_fields  # where the user's documents are (selective decoding)
+        self.explicit_session = explicit_session  # the user's ClientSession, if any
+        # False for the generic command: a writeConcernError in an ok reply is returned, not
+        # raised (PyMongo's Database.command does not parse it).
+        self.parse_write_concern_error = parse_write_concern_error
+        self.exhaust = exhaust  # "allow": a getMore the server may answer with a stream
+        # prepare(connection): called once, on the first connection the operation gets,
+        # before anything is sent; it checks sizes against that server's limits
+        # (DocumentTooLarge) and may set ``sequences`` and ``retry`` (a bulk write's batch is
+        # cut to those limits). One selection per operation: no separate lookup of the limits.
+        self.prepare = prepare
+        self.operation_id = operation_id  # the caller's, shared by a bulk write's commands
+        # Without timeoutMS, what bounds the reply instead of socketTimeoutMS (None: that).
+        self.reply_timeout_s = reply_timeout_s
+        # CSOT, "Tailable non-awaitData Cursors": False sends no maxTimeMS (the server would
+        # cap every later getMore with it); the timeout is kept on the client only.
+        self.send_max_time = send_max_time
 
 
 class RetryState:
@@ -69,17 +81,22 @@ class RetryState:
         self.deprioritized: list = []
 
 
-@dataclass
 class Outcome:
-    reply: dict
-    server: ServerDescription
-    session: Any
-    deadline: Any = None  # the timeoutMS it ran within (a cursor lives within it)
-    # Behind a load balancer, with pool events: checks the cursor's connection back in
-    # (engine/cmap_events.py). The cursor that takes this outcome calls it when it ends.
-    check_in: Any = None
-    command_name: str = ""  # what the reply answers (an error about its shape names it)
-    statements: Optional[int] = None  # a write's documents, updates or deletes sent
+    """What an operation got back (a plain class, as ``Request``)."""
+
+    __slots__ = ("reply", "server", "session", "deadline", "check_in", "command_name",
+                 "statements")
+
+    def __init__(self, reply: dict, server: ServerDescription, session: Any,
+                 deadline: Any = None, check_in: Any = None, command_name: str = "",
+                 statements: Optional[int] = None) -> None:
+        self.reply, self.server, self.session = reply, server, session
+        self.deadline = deadline  # the timeoutMS it ran within (a cursor lives within it)
+        # Behind a load balancer, with pool events: checks the cursor's connection back in
+        # (engine/cmap_events.py). The cursor that takes this outcome calls it when it ends.
+        self.check_in = check_in
+        self.command_name = command_name  # what the reply answers (an error about its shape)
+        self.statements = statements  # a write's documents, updates or deletes sent
 
 
 def retry_kind(req, step, options, unacknowledged, has_session, server_type=None):

@@ -7,8 +7,6 @@ rescans every minHeartbeatFrequencyMS until serverSelectionTimeoutMS, so it may 
 timeout plus one blocking scan. Every loop here is bounded by a count, so frozen time cannot
 hang it.
 """
-import functools
-
 from ..clock import Budget
 from .. import errors
 from ..errors import ServerSelectionError
@@ -64,7 +62,7 @@ def selector_text(topo, criteria, selector=None):
     return f"{criteria}, then custom server selector {getattr(custom, '__name__', custom)!r}"
 
 
-def _log(level, text, topo, criteria, operation, operation_id, custom=None, **fields):
+def _log(level, text, topo, criteria, operation, operation_id, custom, **fields):
     if logging_enabled(SERVER_SELECTION, level):
         from ..monitoring import log
         td = topo.description.summary().replace("\n", "; ")
@@ -79,39 +77,48 @@ def select_server(topo, criteria, deprioritized=(), operation="command", operati
                   selector=None):
     """Return one suitable ServerDescription, logging as the spec's Logging section says;
     ``selector`` replaces the application's server_selector for this selection."""
-    what = f"for operation {operation} with ID {operation_id}."
-    log = functools.partial(_log, custom=selector)
-    log(DEBUG, f"Server selection started {what}", topo, criteria, operation,
-        operation_id, message="Server selection started")
-    def log_waiting(remaining_ms):
-        # "Logging": once per operation, "if one has not already been logged for this
-        # operation" (a retried write selects twice under one operationId).
-        if operation_id is not None and topo.waiting_logged_for == operation_id:
-            return
-        topo.waiting_logged_for = operation_id
-        log(INFO, f"Waiting for server to become available {what[:-1]}. Remaining time: "
-             f"{remaining_ms:.0f} ms.", topo, criteria, operation, operation_id,
-             message="Waiting for suitable server to become available",
-             remainingTimeMS=remaining_ms)
+    # The messages are built only for a logger that takes them (every operation selects).
+    if logging_enabled(SERVER_SELECTION, DEBUG):
+        _log(DEBUG, f"Server selection started {_for(operation, operation_id)}", topo,
+             criteria, operation, operation_id, selector, message="Server selection started")
     try:
-        sd = _select(topo, criteria, deprioritized, log_waiting, selector)
+        sd = _select(topo, criteria, deprioritized, (operation, operation_id), selector)
     except (ServerSelectionError, errors.IncompatibleWireVersionError) as exc:
         # "Logging": the failure is the error (step 5's invalid wire version too); the
         # topology description has its own field.
         failure = getattr(exc, "summary", None) or str(exc).splitlines()[0]
-        log(DEBUG, f"Server selection failed {what[:-1]}. Failure: {failure}", topo,
-             criteria, operation, operation_id, message="Server selection failed",
-             failure=failure)
+        _log(DEBUG, f"Server selection failed {_for(operation, operation_id)[:-1]}. Failure: "
+             f"{failure}", topo, criteria, operation, operation_id, selector,
+             message="Server selection failed", failure=failure)
         raise
-    host, port = sd.address
-    log(DEBUG, f"Server selection succeeded {what[:-1]}. Selected server: "
-         f"{format_address(sd.address)}.", topo, criteria, operation, operation_id,
-         message="Server selection succeeded", serverHost=host, serverPort=port)
+    if logging_enabled(SERVER_SELECTION, DEBUG):
+        host, port = sd.address
+        _log(DEBUG, f"Server selection succeeded {_for(operation, operation_id)[:-1]}. "
+             f"Selected server: {format_address(sd.address)}.", topo, criteria, operation,
+             operation_id, selector, message="Server selection succeeded", serverHost=host,
+             serverPort=port)
     return sd
 
 
-def _select(topo, criteria, deprioritized, log_waiting, selector):
-    """The single-threaded algorithm; ``log_waiting`` is called at most once."""
+def _for(operation, operation_id):
+    return f"for operation {operation} with ID {operation_id}."
+
+
+def _log_waiting(topo, criteria, operation, operation_id, selector, remaining_ms):
+    # "Logging": once per operation, "if one has not already been logged for this
+    # operation" (a retried write selects twice under one operationId).
+    if operation_id is not None and topo.waiting_logged_for == operation_id:
+        return
+    topo.waiting_logged_for = operation_id
+    _log(INFO, f"Waiting for server to become available "
+         f"{_for(operation, operation_id)[:-1]}. Remaining time: {remaining_ms:.0f} ms.", topo,
+         criteria, operation, operation_id, selector,
+         message="Waiting for suitable server to become available",
+         remainingTimeMS=remaining_ms)
+
+
+def _select(topo, criteria, deprioritized, operation, selector):
+    """The single-threaded algorithm; ``operation``: (name, id) for the one log of a wait."""
     options = topo.options
     try_once = options.server_selection_try_once and not topo.selection_waits
     budget = _Budget(topo.clock, _timeout_s(topo))
@@ -153,9 +160,10 @@ def _select(topo, criteria, deprioritized, log_waiting, selector):
             break
         if not try_once and budget.now() > budget.deadline:
             break
-        if log_waiting is not None:
-            log_waiting((budget.deadline - budget.now()) * 1000)
-            log_waiting = None
+        if operation is not None:
+            _log_waiting(topo, criteria, *operation, selector,
+                         (budget.deadline - budget.now()) * 1000)
+            operation = None  # once
     raise selection_error(topo, criteria, budget, try_once, ran)
 
 
