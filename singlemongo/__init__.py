@@ -197,7 +197,13 @@ def _import_paused(module: str) -> Any:
     """``singlemongo.<module>``, imported with the cyclic garbage collector paused. An import
     allocates thousands of objects that live as long as the process (functions, classes,
     tables); a collection in the middle of it traverses them all and finds no garbage (over
-    1 ms of a one-off query). The collector is restored as it was, even if the import fails."""
+    1 ms of a one-off query). The collector is restored as it was, even if the import fails.
+
+    After the import, the objects it made go to the oldest generation (``gc.freeze()`` then
+    ``gc.unfreeze()``: two list splices, no traversal), where objects that survive two
+    collections would be. Left in the youngest, the next collection, within the first query,
+    would traverse them all again to promote them: 7 M instructions, 3.5 % of a one-off. Not
+    done where the program froze objects itself (unfreezing would undo it)."""
     import gc
     import sys
     enabled = gc.isenabled()
@@ -208,6 +214,9 @@ def _import_paused(module: str) -> Any:
         return sys.modules[name]
     finally:
         if enabled:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

@@ -103,3 +103,26 @@ def test_the_import_pauses_the_garbage_collector_and_restores_it(disable):
             "client = MongoClient('mongodb://h:1')  # the engine is imported here\n"
             "print(max(runs, default=0), gc.isenabled())")
     assert _run(code) == ["0", str(not disable)]
+
+
+def test_the_import_leaves_its_objects_in_the_oldest_generation():
+    """Rule: what the import made lives as long as the process, so it goes where objects that
+    survive two collections go (the oldest generation): the first query's collection does
+    not traverse it again (7 M instructions of a one-off). Nothing is left frozen."""
+    code = ("import gc\n"
+            "from singlemongo import MongoClient\n"
+            "client = MongoClient('mongodb://h:1')  # the engine is imported here\n"
+            "print(any(o is MongoClient for o in gc.get_objects(2)), gc.get_freeze_count())")
+    assert _run(code) == ["True", "0"]
+
+
+def test_a_programs_frozen_objects_stay_frozen():
+    """Rule: a program that froze its objects (a pre-fork server sharing pages with its
+    workers) keeps them frozen: the import does not move generations then."""
+    code = ("import gc\n"
+            "kept = [[] for _ in range(100)]\n"
+            "gc.freeze()\n"
+            "from singlemongo import MongoClient\n"
+            "client = MongoClient('mongodb://h:1')\n"
+            "print(any(o is kept for o in gc.get_objects()))  # not the frozen generation's")
+    assert _run(code) == ["False"]

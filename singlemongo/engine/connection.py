@@ -104,7 +104,9 @@ class Connection:
         self.last_used = now
         self.closed = False
         self.pid = os.getpid()
-        self._limits({})
+        self.max_message_size = self.max_reply_size = wire.DEFAULT_MAX_MESSAGE_SIZE
+        self.write_limits = (wire.DEFAULT_MAX_BSON_SIZE, wire.DEFAULT_MAX_MESSAGE_SIZE,
+                             wire.DEFAULT_MAX_WRITE_BATCH)  # until the handshake says (_limits)
         self.authenticated = False
         self.conversation = None  # a SCRAM conversation started speculatively in the handshake
         self.compressor = None
