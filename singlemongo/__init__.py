@@ -193,8 +193,9 @@ def _install_finder() -> None:
 _install_finder()
 
 
-def _import_paused(module: str) -> Any:
-    """``singlemongo.<module>``, imported with the cyclic garbage collector paused. An import
+def _import_paused(module: str, absolute: bool = False) -> Any:
+    """``singlemongo.<module>`` (``module`` itself if ``absolute``: ``ssl`` for a TLS
+    client), imported with the cyclic garbage collector paused. An import
     allocates thousands of objects that live as long as the process (functions, classes,
     tables); a collection in the middle of it traverses them all and finds no garbage (over
     1 ms of a one-off query). The collector is restored as it was, even if the import fails.
@@ -209,7 +210,7 @@ def _import_paused(module: str) -> Any:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        name = f"{__name__}.{module}"
+        name = module if absolute else f"{__name__}.{module}"
         __import__(name)  # not importlib.import_module: a one-off need not load importlib
         return sys.modules[name]
     finally:

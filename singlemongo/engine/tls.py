@@ -45,7 +45,10 @@ def _new_tls_context(options):
     ConfigurationFileNotFoundError (a FileNotFoundError too, as PyMongo raises), another
     file that cannot be used a ConfigurationError naming it; OpenSSL never prompts for a
     key's password (a program without a terminal would wait for ever)."""
-    import ssl  # only TLS users pay for importing ssl
+    # Only TLS users pay for importing ssl (its enums are thousands of objects: imported as
+    # the driver's own modules are, with the collector paused).
+    from .. import _import_paused
+    ssl = _import_paused("ssl", absolute=True)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # hostname checked, certificate required
     insecure = options.tls_insecure
     verify = not (insecure or options.tls_allow_invalid_certificates)
