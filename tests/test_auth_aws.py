@@ -303,3 +303,19 @@ def test_a_hostile_sasl_reply_is_an_authentication_failure_and_drops_the_socket(
     aws_rs.primary.clear_faults()
     assert client.app.c.find_one() is None  # a new connection authenticates
     client.close()
+
+
+def test_a_one_off_with_static_credentials_loads_no_importlib(aws_rs):
+    """Rule: a mechanism's module loads at first use without importlib (the package's own
+    paused import), so an AWS one-off loads no module a plain one-off does not need but its
+    own (before: importlib, 0.4 M instructions)."""
+    import subprocess
+    import sys
+    code = ("import sys\nbefore = 'importlib' in sys.modules  # a .pth file may load it\n"
+            "from singlemongo import MongoClient\n"
+            "client = MongoClient(sys.argv[1])\nclient.bench.c.find_one()\n"
+            "print(before or 'importlib' not in sys.modules, "
+            "'singlemongo.auth.aws' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, aws_uri(aws_rs, f"{KEY}:{SECRET}@")],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "True"]

@@ -141,8 +141,8 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
         _authenticate_x509(conn, credentials, timeout_s)
         return
     if mechanism in OTHER_MECHANISMS:  # each in its module, loaded when it is used
-        from importlib import import_module
-        module = import_module(f".{OTHER_MECHANISMS[mechanism]}", __name__)
+        from .. import _import_paused  # not importlib: a one-off need not load it
+        module = _import_paused(f"auth.{OTHER_MECHANISMS[mechanism]}")
         _readable(module.authenticate, mechanism, conn, credentials, clock, timeout_s, _check,
                   cache)
         conn.authenticated = True
