@@ -22,6 +22,8 @@ def is_ok(reply: Any) -> bool:
     ok = reply.get("ok") if type(reply) is dict or isinstance(reply, Mapping) else None
     if type(ok) is float:  # what servers send; NaN is not ok (NaN != 0 would say it is)
         return ok != 0 and ok == ok
+    if type(ok) is int:  # (True is a bool: the general rule below)
+        return ok != 0
     return isinstance(ok, (int, float)) and not (isinstance(ok, float) and math.isnan(ok)) \
         and ok != 0
 

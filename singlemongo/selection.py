@@ -146,10 +146,14 @@ class SelectionSettings:
     server_selector: Optional[Callable] = None
 
 
-@dataclass(frozen=True)
 class Selection:
-    suitable: tuple
-    in_window: tuple
+    """One selection attempt's result: the suitable servers and those in the latency window
+    (a plain class: every operation makes one, and a record class costs a one-off more)."""
+
+    __slots__ = ("suitable", "in_window")
+
+    def __init__(self, suitable: tuple, in_window: tuple) -> None:
+        self.suitable, self.in_window = suitable, in_window
 
 
 def check_compatible(td):

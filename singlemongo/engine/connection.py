@@ -81,8 +81,8 @@ def signals_held(fn, *args):
 
 def _positive_int(hello, name, default):
     value = hello.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else default
+    return value if (type(value) is int or isinstance(value, int) and not isinstance(
+        value, bool)) and value > 0 else default
 
 
 class Connection:

@@ -157,23 +157,30 @@ def _check_types(hello):
     """Reject field types the SDAM rules cannot compare, naming the field."""
     if not isinstance(hello, dict):
         raise TypeError(f"the reply is a {type(hello).__name__}, not a document")
+    # type() first: a scan checks every member's reply, and the values are exact ints and
+    # strs (an int subclass still takes the general test).
+    get = hello.get
     for name in _INT_FIELDS:
-        value = hello.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        value = get(name)
+        if value is not None and type(value) is not int and (
+                isinstance(value, bool) or not isinstance(value, int)):
             raise TypeError(f"{name} must be an integer, not {_shown(value)}")
     for name in _LIMIT_FIELDS:
-        value = hello.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value <= 0):
+        value = get(name)
+        if value is not None and (type(value) is not int and (
+                isinstance(value, bool) or not isinstance(value, int)) or value <= 0):
             raise TypeError(f"{name} must be a positive integer, not {_shown(value)}")
     for name in _STR_FIELDS:
-        if hello.get(name) is not None and not isinstance(hello[name], str):
-            raise TypeError(f"{name} must be a string, not {_shown(hello[name])}")
+        value = get(name)
+        if value is not None and type(value) is not str and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, not {_shown(value)}")
+    announced = 0
     for name in _LIST_FIELDS:
-        value = hello.get(name)
-        if value is not None and (not isinstance(value, list) or not _all_strings(value)):
-            raise TypeError(f"{name} must be a list of host strings")
-    announced = sum(len(hello.get(name) or ()) for name in _LIST_FIELDS)
+        value = get(name)
+        if value is not None:
+            if not isinstance(value, list) or not _all_strings(value):
+                raise TypeError(f"{name} must be a list of host strings")
+            announced += len(value)
     if announced > MAX_MEMBERS:
         raise TypeError(f"it announces {announced} hosts; a replica set has at most "
                         f"{MAX_MEMBERS} members")
