@@ -126,3 +126,17 @@ def test_a_programs_frozen_objects_stay_frozen():
             "client = MongoClient('mongodb://h:1')\n"
             "print(any(o is kept for o in gc.get_objects()))  # not the frozen generation's")
     assert _run(code) == ["False"]
+
+
+def test_a_client_made_again_leaves_the_programs_young_objects_young():
+    """Rule: only an import moves objects to the oldest generation; a process that makes a
+    client per request (a WSGI worker) keeps its young garbage where the next young
+    collection finds it (before: every client moved it to the oldest generation)."""
+    code = ("import gc\n"
+            "gc.set_threshold(1_000_000)  # no collection of its own during the test\n"
+            "from singlemongo import MongoClient\n"
+            "MongoClient('mongodb://h:1')  # the engine is imported here\n"
+            "marker = [[] for _ in range(3)]\n"
+            "MongoClient('mongodb://h:1')\n"
+            "print(any(o is marker for o in gc.get_objects(2)))")
+    assert _run(code) == ["False"]
