@@ -79,7 +79,7 @@ def select_server(topo, criteria, deprioritized=(), operation="command", operati
     ``selector`` replaces the application's server_selector for this selection."""
     # The messages are built only for a logger that takes them (every operation selects).
     if logging_enabled(SERVER_SELECTION, DEBUG):
-        _log(DEBUG, f"Server selection started {_for(operation, operation_id)}", topo,
+        _log(DEBUG, f"Server selection started {_for(operation, operation_id)}.", topo,
              criteria, operation, operation_id, selector, message="Server selection started")
     try:
         sd = _select(topo, criteria, deprioritized, (operation, operation_id), selector)
@@ -87,13 +87,13 @@ def select_server(topo, criteria, deprioritized=(), operation="command", operati
         # "Logging": the failure is the error (step 5's invalid wire version too); the
         # topology description has its own field.
         failure = getattr(exc, "summary", None) or str(exc).splitlines()[0]
-        _log(DEBUG, f"Server selection failed {_for(operation, operation_id)[:-1]}. Failure: "
+        _log(DEBUG, f"Server selection failed {_for(operation, operation_id)}. Failure: "
              f"{failure}", topo, criteria, operation, operation_id, selector,
              message="Server selection failed", failure=failure)
         raise
     if logging_enabled(SERVER_SELECTION, DEBUG):
         host, port = sd.address
-        _log(DEBUG, f"Server selection succeeded {_for(operation, operation_id)[:-1]}. "
+        _log(DEBUG, f"Server selection succeeded {_for(operation, operation_id)}. "
              f"Selected server: {format_address(sd.address)}.", topo, criteria, operation,
              operation_id, selector, message="Server selection succeeded", serverHost=host,
              serverPort=port)
@@ -101,7 +101,7 @@ def select_server(topo, criteria, deprioritized=(), operation="command", operati
 
 
 def _for(operation, operation_id):
-    return f"for operation {operation} with ID {operation_id}."
+    return f"for operation {operation} with ID {operation_id}"
 
 
 def _log_waiting(topo, criteria, operation, operation_id, selector, remaining_ms):
@@ -111,7 +111,7 @@ def _log_waiting(topo, criteria, operation, operation_id, selector, remaining_ms
         return
     topo.waiting_logged_for = operation_id
     _log(INFO, f"Waiting for server to become available "
-         f"{_for(operation, operation_id)[:-1]}. Remaining time: {remaining_ms:.0f} ms.", topo,
+         f"{_for(operation, operation_id)}. Remaining time: {remaining_ms:.0f} ms.", topo,
          criteria, operation, operation_id, selector,
          message="Waiting for suitable server to become available",
          remainingTimeMS=remaining_ms)

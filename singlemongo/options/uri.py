@@ -155,8 +155,8 @@ def unquote(text):
 
 
 class Host:
-    """A host of the connection string (a plain class: a record class costs a one-off 0.1 M
-    instructions more to make)."""
+    """A host of the connection string (a plain class: a record class costs a one-off more
+    to make)."""
 
     __slots__ = ("host", "port", "kind")
 

@@ -45,7 +45,7 @@ _UINT32 = struct.Struct("<I")
 
 class Header:
     """A message's header. A plain class, not a record: every reply makes one, and a record
-    class costs a one-off 0.1 M instructions more to make."""
+    class costs a one-off more to make."""
 
     __slots__ = ("length", "request_id", "response_to", "op_code")
 
