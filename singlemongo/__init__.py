@@ -55,56 +55,56 @@ __all__ = ["__version__", "version", "version_tuple", "ASCENDING", "DESCENDING",
 
 if TYPE_CHECKING:
     from typing import Any
-    from .client import MongoClient as MongoClient
-    from .client_cache import get_client as get_client
-    from .collation import Collation as Collation
-    from .find_and_modify import ReturnDocument as ReturnDocument
-    from .cursor import CursorType as CursorType
-    from .errors import AutoReconnect as AutoReconnect
-    from .errors import BulkWriteError as BulkWriteError
-    from .errors import ConfigurationError as ConfigurationError
-    from .errors import ConnectionFailure as ConnectionFailure
-    from .errors import CursorNotFound as CursorNotFound
-    from .errors import DocumentTooLarge as DocumentTooLarge
-    from .errors import DuplicateKeyError as DuplicateKeyError
-    from .errors import ExecutionTimeout as ExecutionTimeout
-    from .errors import InvalidDocument as InvalidDocument
-    from .errors import InvalidName as InvalidName
-    from .errors import InvalidOperation as InvalidOperation
-    from .errors import InvalidURI as InvalidURI
-    from .errors import NetworkTimeout as NetworkTimeout
-    from .errors import NotPrimaryError as NotPrimaryError
-    from .errors import OperationFailure as OperationFailure
-    from .errors import PyMongoError as PyMongoError
-    from .errors import ServerSelectionError as ServerSelectionError
-    from .errors import ServerSelectionTimeoutError as ServerSelectionTimeoutError
-    from .errors import SingleMongoError as SingleMongoError
-    from .errors import SingleMongoWarning as SingleMongoWarning
-    from .errors import WriteConcernError as WriteConcernError
-    from .errors import WriteError as WriteError
-    from .operations import DeleteMany as DeleteMany
-    from .operations import DeleteOne as DeleteOne
-    from .operations import IndexModel as IndexModel
-    from .client_session import ClientSession as ClientSession
-    from .transaction import TransactionOptions as TransactionOptions
-    from .operations import InsertOne as InsertOne
-    from .operations import ReplaceOne as ReplaceOne
-    from .operations import UpdateMany as UpdateMany
-    from .operations import UpdateOne as UpdateOne
-    from .options.client_options import ClientOptions as ClientOptions
-    from .options.client_options import client_options as client_options
-    from .read_concern import ReadConcern as ReadConcern
-    from .read_preferences import ReadPreference as ReadPreference
-    from .server_api import ServerApi as ServerApi
-    from .server_api import ServerApiVersion as ServerApiVersion
-    from .write_concern import WriteConcern as WriteConcern
-    from .drop_in import install_as_pymongo as install_as_pymongo
-    from .sdam.topology_description import (
+    from singlemongo.client import MongoClient as MongoClient
+    from singlemongo.client_cache import get_client as get_client
+    from singlemongo.collation import Collation as Collation
+    from singlemongo.find_and_modify import ReturnDocument as ReturnDocument
+    from singlemongo.cursor import CursorType as CursorType
+    from singlemongo.errors import AutoReconnect as AutoReconnect
+    from singlemongo.errors import BulkWriteError as BulkWriteError
+    from singlemongo.errors import ConfigurationError as ConfigurationError
+    from singlemongo.errors import ConnectionFailure as ConnectionFailure
+    from singlemongo.errors import CursorNotFound as CursorNotFound
+    from singlemongo.errors import DocumentTooLarge as DocumentTooLarge
+    from singlemongo.errors import DuplicateKeyError as DuplicateKeyError
+    from singlemongo.errors import ExecutionTimeout as ExecutionTimeout
+    from singlemongo.errors import InvalidDocument as InvalidDocument
+    from singlemongo.errors import InvalidName as InvalidName
+    from singlemongo.errors import InvalidOperation as InvalidOperation
+    from singlemongo.errors import InvalidURI as InvalidURI
+    from singlemongo.errors import NetworkTimeout as NetworkTimeout
+    from singlemongo.errors import NotPrimaryError as NotPrimaryError
+    from singlemongo.errors import OperationFailure as OperationFailure
+    from singlemongo.errors import PyMongoError as PyMongoError
+    from singlemongo.errors import ServerSelectionError as ServerSelectionError
+    from singlemongo.errors import ServerSelectionTimeoutError as ServerSelectionTimeoutError
+    from singlemongo.errors import SingleMongoError as SingleMongoError
+    from singlemongo.errors import SingleMongoWarning as SingleMongoWarning
+    from singlemongo.errors import WriteConcernError as WriteConcernError
+    from singlemongo.errors import WriteError as WriteError
+    from singlemongo.operations import DeleteMany as DeleteMany
+    from singlemongo.operations import DeleteOne as DeleteOne
+    from singlemongo.operations import IndexModel as IndexModel
+    from singlemongo.client_session import ClientSession as ClientSession
+    from singlemongo.transaction import TransactionOptions as TransactionOptions
+    from singlemongo.operations import InsertOne as InsertOne
+    from singlemongo.operations import ReplaceOne as ReplaceOne
+    from singlemongo.operations import UpdateMany as UpdateMany
+    from singlemongo.operations import UpdateOne as UpdateOne
+    from singlemongo.options.client_options import ClientOptions as ClientOptions
+    from singlemongo.options.client_options import client_options as client_options
+    from singlemongo.read_concern import ReadConcern as ReadConcern
+    from singlemongo.read_preferences import ReadPreference as ReadPreference
+    from singlemongo.server_api import ServerApi as ServerApi
+    from singlemongo.server_api import ServerApiVersion as ServerApiVersion
+    from singlemongo.write_concern import WriteConcern as WriteConcern
+    from singlemongo.drop_in import install_as_pymongo as install_as_pymongo
+    from singlemongo.sdam.topology_description import (
         MAX_SUPPORTED_WIRE_VERSION as MAX_SUPPORTED_WIRE_VERSION)
-    from .sdam.topology_description import (
+    from singlemongo.sdam.topology_description import (
         MIN_SUPPORTED_WIRE_VERSION as MIN_SUPPORTED_WIRE_VERSION)
-    from .csot import timeout as timeout
-    from .driver_info import DriverInfo as DriverInfo
+    from singlemongo.csot import timeout as timeout
+    from singlemongo.driver_info import DriverInfo as DriverInfo
 
 
 def _install_finder() -> None:

@@ -7,7 +7,7 @@ import sys
 from collections.abc import ItemsView, Mapping, MutableMapping
 from typing import Any, NoReturn, Optional, Sequence
 
-from . import errors
+from singlemongo import errors
 
 
 def _instance_of(value: Any, module: str, name: str) -> bool:

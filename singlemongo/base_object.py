@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, TypeVar
 
 from bson.codec_options import CodecOptions
 
-from .arguments import _instance_of
-from .selection import ReadPreference as _CoreReadPreference
+from singlemongo.arguments import _instance_of
+from singlemongo.selection import ReadPreference as _CoreReadPreference
 
 if TYPE_CHECKING:
-    from .read_concern import ReadConcern
-    from .read_preferences import _ServerMode
-    from .write_concern import WriteConcern
+    from singlemongo.read_concern import ReadConcern
+    from singlemongo.read_preferences import _ServerMode
+    from singlemongo.write_concern import WriteConcern
 
 if TYPE_CHECKING:
     from typing import Generic as Generic
@@ -30,6 +30,10 @@ else:
 
         def __class_getitem__(cls, item: Any) -> Any:
             return cls
+
+        def __init_subclass__(cls, **kwargs: Any) -> None:
+            super().__init_subclass__(**kwargs)
+            _install_deferred(cls)
 
 
 # The document type of a client, database, collection or cursor (``pymongo.typings``; here so
@@ -70,14 +74,51 @@ def lazy_attributes(module: str, names: Mapping[str, str]) -> Any:
     return __getattr__
 
 
+class _DeferredMixin:
+    """The stand-in for a mixin class whose module loads at first use: not a class (a one-off
+    would make six, each with the longer method resolution order of the class using it),
+    but a base that leaves the class's bases (``__mro_entries__``) and puts a ``_Deferred``
+    for each of its names into the class itself (``Generic.__init_subclass__``)."""
+
+    __slots__ = ("module", "mixin", "names")
+
+    def __init__(self, module: str, mixin: str, names: Sequence[str]) -> None:
+        self.module, self.mixin, self.names = module, mixin, names
+
+    def __getitem__(self, item: Any) -> Any:  # QueryMethods[_DocumentType]
+        return self
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[()]:
+        return ()
+
+    def __repr__(self) -> str:
+        return f"<deferred mixin {self.mixin} of {self.module}>"
+
+
+def _install_deferred(cls: type) -> None:
+    """Each deferred mixin's names, where the class statement of ``cls`` listed it: as
+    before, a name the class itself or a base listed earlier defines stays theirs."""
+    listed = cls.__dict__.get("__orig_bases__")
+    if listed is None:  # no stand-in among its bases (Python sets it only then)
+        return
+    taken = set(cls.__dict__)  # and, as the loop goes, what the bases before a mixin hold
+    for base in listed:
+        if type(base) is not _DeferredMixin:
+            for klass in getattr(base, "__mro__", ()):  # not hasattr(): a miss makes an error
+                taken.update(klass.__dict__)
+            continue
+        for name in base.names:
+            if name not in taken:
+                setattr(cls, name, _Deferred((base.module, base.mixin, name)))
+        taken.update(base.names)
+
+
 def deferred_mixin(module: str, mixin: str, names: Sequence[str]) -> Any:
-    """A generic stand-in for the mixin class ``module.mixin`` whose attributes ``names`` load
-    that module on first use (type checkers see the real class: import it under
+    """A stand-in for the mixin class ``module.mixin`` whose attributes ``names`` load that
+    module on first use (type checkers see the real class: import it under
     ``TYPE_CHECKING``). A one-off read does not load the code for writes, indexes or
     findAndModify; tests/test_import_budget.py checks ``names`` against the real class."""
-    namespace: dict[str, Any] = {name: _Deferred((module, mixin, name)) for name in names}
-    namespace["__module__"] = __name__
-    return type(mixin, (Generic,), namespace)  # type() itself: types.new_class is Python
+    return _DeferredMixin(module, mixin, tuple(names))
 
 
 class Watchable:
@@ -95,7 +136,7 @@ class Watchable:
               show_expanded_events: Optional[bool] = None) -> Any:
         """A change stream of this collection, database or deployment (a ChangeStream: the
         aggregate runs now; iterate it, or poll with ``try_next()``)."""
-        from .change_stream import STREAMS
+        from singlemongo.change_stream import STREAMS
         return STREAMS[self._watch_scope](self, pipeline, full_document, resume_after, max_await_time_ms,
                     batch_size, collation, start_at_operation_time, session, start_after,
                     comment, full_document_before_change, show_expanded_events)
@@ -106,7 +147,7 @@ def core_read_preference(value: Any) -> Optional[_CoreReadPreference]:
     ``read_preferences`` module loads only for a value of its own or a mode name."""
     if value is None or isinstance(value, _CoreReadPreference):
         return value
-    from .read_preferences import to_core
+    from singlemongo.read_preferences import to_core
     return to_core(value)
 
 
@@ -197,7 +238,7 @@ class BaseObject:
     @property
     def read_preference(self) -> _ServerMode:
         """The read preference reads use unless a call gives one."""
-        from .read_preferences import from_core
+        from singlemongo.read_preferences import from_core
         return from_core(self._read_preference_core)
 
     @property

@@ -18,17 +18,17 @@ import bson
 from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 
-from .arguments import (hint_value, validate_is_document_type,
+from singlemongo.arguments import (hint_value, validate_is_document_type,
                         validate_ok_for_replace, validate_ok_for_update)
-from .monitoring import next_operation_id
-from . import errors
-from .errors import BulkWriteError, ConfigurationError, InvalidOperation, OperationFailure
-from .results import BulkWriteResult
-from .wire.messages import EncodedBatch
-from .write_concern import WriteConcern
+from singlemongo.monitoring import next_operation_id
+from singlemongo import errors
+from singlemongo.errors import BulkWriteError, ConfigurationError, InvalidOperation, OperationFailure
+from singlemongo.results import BulkWriteResult
+from singlemongo.wire.messages import EncodedBatch
+from singlemongo.write_concern import WriteConcern
 
 if TYPE_CHECKING:
-    from .collection import Collection
+    from singlemongo.collection import Collection
 
 INSERT, UPDATE, DELETE = 0, 1, 2
 COMMANDS = (("insert", "documents"), ("update", "updates"), ("delete", "deletes"))
@@ -360,7 +360,7 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
         first = result["writeErrors"][0] if result["writeErrors"] else {}
         if first.get("code") == 20 and str(first.get("errmsg", "")).startswith(
                 "Transaction numbers"):  # PyMongo's actionable error (MMAPv1, a standalone)
-            from .engine.retry import NO_RETRYABLE_WRITES
+            from singlemongo.engine.retry import NO_RETRYABLE_WRITES
             raise OperationFailure(NO_RETRYABLE_WRITES, 20, result, address=None)
         raise BulkWriteError(result, _summary(result), address=None)
     return BulkWriteResult(result, True)

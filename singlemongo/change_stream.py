@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import copy
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
-from .base_object import Generic
+from singlemongo.base_object import Generic
 
-from .command_cursor import CommandCursor
-from .errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError
-from .typings import _DocumentType
+from singlemongo.command_cursor import CommandCursor
+from singlemongo.errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError
+from singlemongo.typings import _DocumentType
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -117,7 +117,7 @@ class ChangeStream(Generic[_DocumentType]):
         return {"$changeStream": options}
 
     def _create_cursor(self) -> _ChangeStreamCursor[_DocumentType]:
-        from .collection_queries import _aggregate
+        from singlemongo.collection_queries import _aggregate
         target = self._target.admin if self._scope == "cluster" else self._target
         name = self._target.name if self._scope == "collection" else 1
         kwargs: dict[str, Any] = {}

@@ -10,26 +10,26 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, Union, cast
 
 from bson.codec_options import CodecOptions
 
-from . import _import_paused
-from .clock import DEFAULT_CLOCK
-from .base_object import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
+from singlemongo import _import_paused
+from singlemongo.clock import DEFAULT_CLOCK
+from singlemongo.base_object import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                           deferred_mixin)
-from .database import Database
-from .engine.sessions import end_sessions, register_for_exit, unregister
-from . import errors
-from .errors import ConfigurationError
-from .options.client_options import ClientOptions, client_options
-from .options.uri import SecretText, connection_string
-from .selection import ReadPreference as _Core
+from singlemongo.database import Database
+from singlemongo.engine.sessions import end_sessions, register_for_exit, unregister
+from singlemongo import errors
+from singlemongo.errors import ConfigurationError
+from singlemongo.options.client_options import ClientOptions, client_options
+from singlemongo.options.uri import SecretText, connection_string
+from singlemongo.selection import ReadPreference as _Core
 
 if TYPE_CHECKING:
-    from .client_commands import ClientCommands
-    from .read_concern import ReadConcern
-    from .write_concern import WriteConcern
+    from singlemongo.client_commands import ClientCommands
+    from singlemongo.read_concern import ReadConcern
+    from singlemongo.write_concern import WriteConcern
     from bson.codec_options import TypeRegistry
 
-    from .options_view import ClientOptions as PyMongoClientOptions
-    from .driver_info import DriverInfo
+    from singlemongo.options_view import ClientOptions as PyMongoClientOptions
+    from singlemongo.driver_info import DriverInfo
 else:
     # Loaded at their first use: a one-off read uses none of them.
     ClientCommands = deferred_mixin(".client_commands", "ClientCommands", (
@@ -50,7 +50,7 @@ def _warn_if_insecure(options: ClientOptions) -> None:
     relaxed = [name for attr, name in _INSECURE if getattr(options, attr)]
     if relaxed:
         import warnings
-        from .errors import SingleMongoWarning
+        from singlemongo.errors import SingleMongoWarning
         warnings.warn(f"TLS is weakened by {', '.join(relaxed)}: certificates or host names are "
                       f"not fully verified, so a man in the middle can read and change traffic",
                       SingleMongoWarning, stacklevel=3)
@@ -72,13 +72,13 @@ def _detect_external_db(options: ClientOptions) -> None:
             message = (f"You appear to be connected to a {name} cluster. For more information "
                        f"regarding feature compatibility and support please visit "
                        f"https://www.mongodb.com/supportability/{page}")
-            from .monitoring import INFO, logging_enabled
+            from singlemongo.monitoring import INFO, logging_enabled
             if logging_enabled("singlemongo.client", INFO):
                 import logging
                 logging.getLogger("singlemongo.client").info(message)
             else:
                 import warnings
-                from .errors import SingleMongoWarning
+                from singlemongo.errors import SingleMongoWarning
                 warnings.warn(message, SingleMongoWarning, stacklevel=3)
             return
 
@@ -89,7 +89,7 @@ def _read_preference_keywords(kwargs: dict[str, Any]) -> None:
     if "read_preference" not in kwargs:
         return
     value = kwargs["read_preference"]
-    from .read_preferences import _ServerMode, to_core
+    from singlemongo.read_preferences import _ServerMode, to_core
     if not isinstance(value, (_ServerMode, _Core)):  # a mode name too, as in PyMongo
         raise TypeError(f"{value!r} is not a read preference (read_preference= takes "
                         f"ReadPreference.SECONDARY or another read preference object; "
@@ -159,7 +159,7 @@ class MongoClient(BaseObject, Watchable, ClientCommands[_DocumentType],
                 kwargs[name] = value
         _read_preference_keywords(kwargs)
         if kwargs.get("auto_encryption_opts") is not None:
-            from .drop_in.unsupported import not_offered
+            from singlemongo.drop_in.unsupported import not_offered
             not_offered("AutoEncryptionOpts")
         kwargs.pop("auto_encryption_opts", None)
         if host is None:  # PyMongo's class attributes, which a subclass or a test may set
@@ -169,7 +169,7 @@ class MongoClient(BaseObject, Watchable, ClientCommands[_DocumentType],
         uri = SecretText(connection_string(host, port))
         self._settings = client_options(uri, port, **kwargs)
         if self._settings.credentials is not None:
-            from .options.credentials import check_authenticates
+            from singlemongo.options.credentials import check_authenticates
             check_authenticates(self._settings.credentials)
         _warn_if_insecure(self._settings)
         _detect_external_db(self._settings)
@@ -183,10 +183,10 @@ class MongoClient(BaseObject, Watchable, ClientCommands[_DocumentType],
         o = self._settings
         write_concern = read_concern = None
         if (o.w, o.wtimeout_ms, o.journal, o.fsync) != (None, None, None, None):
-            from .write_concern import WriteConcern  # else the default, when read
+            from singlemongo.write_concern import WriteConcern  # else the default, when read
             write_concern = WriteConcern(o.w, o.wtimeout_ms, o.journal, o.fsync)
         if o.read_concern_level is not None:
-            from .read_concern import ReadConcern
+            from singlemongo.read_concern import ReadConcern
             read_concern = ReadConcern(o.read_concern_level)
         BaseObject.__init__(self, o.codec_options(), o.read_preference, write_concern,
                             read_concern)
@@ -215,7 +215,7 @@ class MongoClient(BaseObject, Watchable, ClientCommands[_DocumentType],
         """The client's options, as PyMongo's ``ClientOptions`` (``codec_options``,
         ``pool_options``, ``read_preference``, ``server_selection_timeout``, ...; read only,
         passwords redacted in its repr)."""
-        from .options_view import ClientOptions as PyMongoClientOptions
+        from singlemongo.options_view import ClientOptions as PyMongoClientOptions
         return PyMongoClientOptions(self._settings, self._topology)
 
     _options = options  # where PyMongo keeps them (libraries read ``client._options``)
@@ -223,7 +223,7 @@ class MongoClient(BaseObject, Watchable, ClientCommands[_DocumentType],
     def append_metadata(self, driver_info: DriverInfo) -> None:
         """Add a wrapping library's name, version and platform to the client metadata of the
         connections opened from now on (handshake spec, "Supporting Wrapping Libraries")."""
-        from .driver_info import DriverInfo
+        from singlemongo.driver_info import DriverInfo
         if not isinstance(driver_info, DriverInfo):
             raise TypeError(f"driver_info must be an instance of DriverInfo, not "
                             f"{type(driver_info)}")
@@ -233,7 +233,7 @@ class MongoClient(BaseObject, Watchable, ClientCommands[_DocumentType],
         settings = self.__dict__.get("_settings")
         if settings is None:  # a constructor that raised
             return f"{type(self).__name__}()"
-        from .options_view import constructor_repr
+        from singlemongo.options_view import constructor_repr
         return f"{type(self).__name__}({constructor_repr(settings)})"
 
     def _eq_props(self) -> tuple[Any, ...]:

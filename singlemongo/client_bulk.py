@@ -14,23 +14,23 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional
 from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 
-from .arguments import (hint_value, validate_is_document_type, validate_ok_for_replace,
+from singlemongo.arguments import (hint_value, validate_is_document_type, validate_ok_for_replace,
                         validate_ok_for_update)
-from .bulk import _encode, too_large
-from .command_cursor import CommandCursor
-from .engine.operation import execute
-from .engine.request import Outcome, Request
-from .errors import (ConfigurationError, InvalidOperation, OperationFailure, PyMongoError,
+from singlemongo.bulk import _encode, too_large
+from singlemongo.command_cursor import CommandCursor
+from singlemongo.engine.operation import execute
+from singlemongo.engine.request import Outcome, Request
+from singlemongo.errors import (ConfigurationError, InvalidOperation, OperationFailure, PyMongoError,
                      WriteConcernError)
-from .monitoring import next_operation_id
-from .replies import check
-from .results import ClientBulkWriteResult, DeleteResult, InsertOneResult, _ClientUpdateResult
-from .selection import WRITE, Criteria
-from .wire.messages import EncodedBatch
+from singlemongo.monitoring import next_operation_id
+from singlemongo.replies import check
+from singlemongo.results import ClientBulkWriteResult, DeleteResult, InsertOneResult, _ClientUpdateResult
+from singlemongo.selection import WRITE, Criteria
+from singlemongo.wire.messages import EncodedBatch
 
 if TYPE_CHECKING:
-    from .client import MongoClient
-    from .write_concern import WriteConcern
+    from singlemongo.client import MongoClient
+    from singlemongo.write_concern import WriteConcern
 
 # "Total Message Size": room for the OP_MSG header and the command-agnostic fields.
 MESSAGE_OVERHEAD = 1000
@@ -197,7 +197,7 @@ def _merge_entry(bulk: _ClientBulk, result: dict[str, Any], start: int, count: i
     """One document of the results cursor; True if it is a write error."""
     idx = doc.get("idx")
     if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < count:
-        from .errors import MalformedReply
+        from singlemongo.errors import MalformedReply
         raise MalformedReply(f"bulkWrite reply's results cursor: idx {idx!r} is not an index "
                              f"of the {count} operations sent", 0, dict(doc))
     index = start + idx
@@ -224,7 +224,7 @@ def _results(bulk: _ClientBulk, client: MongoClient[Any], outcome: Outcome,
     """The documents of the results cursor, with getMores on the command's server and
     session (the cursor is killed if reading it fails)."""
     admin = client.get_database("admin")
-    from .collection import Collection
+    from singlemongo.collection import Collection
     catalog: Collection[Any] = Collection(admin, "$cmd.bulkWrite")
     return CommandCursor(catalog, outcome, comment=bulk.comment, session=session)
 
@@ -253,9 +253,9 @@ def _raise(result: dict[str, Any], verbose: bool) -> None:
     first = errors[0] if errors else {}
     if first.get("code") == 20 and str(first.get("errmsg", "")).startswith(
             "Transaction numbers"):  # PyMongo's actionable error (a standalone)
-        from .engine.retry import NO_RETRYABLE_WRITES
+        from singlemongo.engine.retry import NO_RETRYABLE_WRITES
         raise OperationFailure(NO_RETRYABLE_WRITES, 20, result)
-    from .errors import ClientBulkWriteException
+    from singlemongo.errors import ClientBulkWriteException
     error = result["error"]
     exc = ClientBulkWriteException(result, verbose, _summary(result))
     if isinstance(error, BaseException):

@@ -15,8 +15,8 @@ import sys
 import weakref
 from typing import Any
 
-from .client import MongoClient
-from .options.client_options import client_options
+from singlemongo.client import MongoClient
+from singlemongo.options.client_options import client_options
 
 _cache: dict[tuple[Any, ...], MongoClient[dict[str, Any]]] = {}
 # Greenlets' clients, by key (without a thread): those lent, by greenlet id, with a weak

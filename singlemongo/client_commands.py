@@ -8,25 +8,25 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS
 
-from .arguments import validate_database_name
-from .base_object import Generic, _DocumentType
-from .command_cursor import CommandCursor
-from .database import Database
-from .engine.operation import execute
-from .engine.request import Request
-from .errors import InvalidOperation
-from .replies import check
-from .sdam.server_description import ServerType, TopologyType
-from .selection import READ, WRITE, Criteria, ReadPreference as _Core
+from singlemongo.arguments import validate_database_name
+from singlemongo.base_object import Generic, _DocumentType
+from singlemongo.command_cursor import CommandCursor
+from singlemongo.database import Database
+from singlemongo.engine.operation import execute
+from singlemongo.engine.request import Request
+from singlemongo.errors import InvalidOperation
+from singlemongo.replies import check
+from singlemongo.sdam.server_description import ServerType, TopologyType
+from singlemongo.selection import READ, WRITE, Criteria, ReadPreference as _Core
 
 if TYPE_CHECKING:
-    from .client import MongoClient
-    from .client_session import ClientSession
-    from .engine.topology import Topology
-    from .operations import _WriteOp
-    from .results import ClientBulkWriteResult
-    from .typings import _Address
-    from .write_concern import WriteConcern
+    from singlemongo.client import MongoClient
+    from singlemongo.client_session import ClientSession
+    from singlemongo.engine.topology import Topology
+    from singlemongo.operations import _WriteOp
+    from singlemongo.results import ClientBulkWriteResult
+    from singlemongo.typings import _Address
+    from singlemongo.write_concern import WriteConcern
 
 
 class ClientCommands(Generic[_DocumentType]):
@@ -51,7 +51,7 @@ class ClientCommands(Generic[_DocumentType]):
         I/O; ConfigurationError for snapshot with causal consistency, InvalidOperation after
         close."""
         self._topology.check_open()
-        from .client_session import ClientSession, SessionOptions
+        from singlemongo.client_session import ClientSession, SessionOptions
         return ClientSession(self._as_client(), SessionOptions(causal_consistency,
                                                   default_transaction_options, snapshot,
                                                   default_timeout_ms))
@@ -162,6 +162,6 @@ class ClientCommands(Generic[_DocumentType]):
         ``write_concern_errors``, the top-level ``error``, ``partial_result``),
         InvalidOperation without a namespace or before MongoDB 8.0, DocumentTooLarge for an
         op that fits no command. With w: 0 it must be unordered and not verbose."""
-        from .client_bulk import bulk_write
+        from singlemongo.client_bulk import bulk_write
         return bulk_write(self._as_client(), models, session, ordered, verbose_results,
                           bypass_document_validation, comment, let, write_concern)

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TypeVar
 
 from bson.timestamp import Timestamp
 
-from .errors import ConfigurationError, InvalidOperation, PyMongoError
-from .transaction import (Transaction, TransactionOptions, TransactionStep, TxnState, majority,
+from singlemongo.errors import ConfigurationError, InvalidOperation, PyMongoError
+from singlemongo.transaction import (Transaction, TransactionOptions, TransactionStep, TxnState, majority,
                           resolve_options, transition)
 
 if TYPE_CHECKING:
-    from .client import MongoClient
+    from singlemongo.client import MongoClient
 
 # Causal consistency, "Causally consistent read and write commands" (the 2026-05 revision
 # adds the writes; the list is PyMongo 4.20's).
@@ -82,7 +82,7 @@ class SessionOptions:
 def _timeout_block_in_force() -> bool:
     """Whether the operation has its own timeoutMS: a ``timeout()`` block (an operation's
     timeout overrides the session's, "Validation and Overrides")."""
-    from .engine.guard import timeout_block
+    from singlemongo.engine.guard import timeout_block
     return timeout_block() is not None
 
 
@@ -234,15 +234,15 @@ class ClientSession:
             txn.recovery_token = None
 
     def _run_admin(self, cmd: dict[str, Any]) -> None:
-        from .engine.operation import execute
-        from .engine.request import Request
-        from .selection import WRITE, Criteria
+        from singlemongo.engine.operation import execute
+        from singlemongo.engine.request import Request
+        from singlemongo.selection import WRITE, Criteria
         request = Request("admin", cmd, Criteria(WRITE), False, "write", explicit_session=self)
         ms = self._options.default_timeout_ms
         if ms is None or _timeout_block_in_force():
             execute(self._client._topology, request)
             return
-        from .csot import timeout  # client-side operations timeout, "Sessions"
+        from singlemongo.csot import timeout  # client-side operations timeout, "Sessions"
         with timeout(ms / 1000.0):
             execute(self._client._topology, request)
 
@@ -255,7 +255,7 @@ class ClientSession:
         UnknownTransactionCommitResult, for at most 120 s of the client's clock (a
         frozen-time test advances it, or the attempts' bound ends the loop). Returns what
         the callback returned."""
-        from .with_transaction import run
+        from singlemongo.with_transaction import run
         self._check_transactions_allowed()
         return run(self, callback, TransactionOptions(read_concern, write_concern,
                                                       read_preference, max_commit_time_ms))

@@ -45,7 +45,7 @@ class Collation:
                  maxVariable: Optional[str] = None, normalization: Optional[bool] = None,
                  backwards: Optional[bool] = None, **kwargs: Any) -> None:
         # PyMongo's checks (its validators: the same exception types and messages).
-        from .drop_in.common import validate_boolean, validate_integer, validate_string
+        from singlemongo.drop_in.common import validate_boolean, validate_integer, validate_string
         doc: dict[str, Any] = {"locale": validate_string("locale", locale)}
         for name, value, check in (
                 ("caseLevel", caseLevel, validate_boolean),
@@ -81,5 +81,5 @@ class Collation:
 def validate_collation_or_none(value: Any) -> Optional[dict[str, Any]]:
     """The collation document of a Collation or a mapping, None for None; TypeError for
     anything else (PyMongo's validator, which libraries import from here)."""
-    from .arguments import validate_collation
+    from singlemongo.arguments import validate_collation
     return validate_collation(value)

@@ -9,26 +9,26 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, overload
 
 from bson.codec_options import CodecOptions
 
-from .collection_reads import ReadMethods
-from .base_object import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
+from singlemongo.collection_reads import ReadMethods
+from singlemongo.base_object import (BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                           core_read_preference, deferred_mixin, lazy_attributes)
-from .arguments import not_callable, validate_collation, validate_collection_name
-from .engine.operation import execute
-from .engine.request import Request
-from . import errors
-from .replies import check
-from .selection import READ, WRITE, Criteria
+from singlemongo.arguments import not_callable, validate_collation, validate_collection_name
+from singlemongo.engine.operation import execute
+from singlemongo.engine.request import Request
+from singlemongo import errors
+from singlemongo.replies import check
+from singlemongo.selection import READ, WRITE, Criteria
 
 if TYPE_CHECKING:
-    from .collection_indexes import IndexMethods
-    from .collection_queries import QueryMethods
-    from .collection_writes import WriteMethods
-    from .database import Database
-    from .engine.topology import Topology
-    from .find_and_modify import FindAndModifyMethods
-    from .find_and_modify import ReturnDocument as ReturnDocument  # exported, as PyMongo's
-    from .read_concern import ReadConcern
-    from .write_concern import WriteConcern
+    from singlemongo.collection_indexes import IndexMethods
+    from singlemongo.collection_queries import QueryMethods
+    from singlemongo.collection_writes import WriteMethods
+    from singlemongo.database import Database
+    from singlemongo.engine.topology import Topology
+    from singlemongo.find_and_modify import FindAndModifyMethods
+    from singlemongo.find_and_modify import ReturnDocument as ReturnDocument  # exported, as PyMongo's
+    from singlemongo.read_concern import ReadConcern
+    from singlemongo.write_concern import WriteConcern
 else:
     # Loaded at their first use: a read-only program never loads the code for writes, and a
     # find never loads the counts, distinct or aggregations.
@@ -210,7 +210,7 @@ class Collection(BaseObject, Watchable, ReadMethods[_DocumentType],
         """Run a write with the collection's write concern; w: 0 sends it unacknowledged.
         ``check``: raise the write error; else return the reply whatever it holds.
         ``prepare``: see ``Request.prepare`` (sizes checked on the selected connection)."""
-        from .collection_writes import _raise_write_error  # loaded with the first write
+        from singlemongo.collection_writes import _raise_write_error  # loaded with the first write
         wc = self._write_concern
         if not wc.is_server_default:
             cmd["writeConcern"] = wc.document

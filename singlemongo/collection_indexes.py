@@ -3,20 +3,20 @@ The work is in ``indexes.py``, loaded by the first index call, not by import."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
-from .base_object import Generic
+from singlemongo.base_object import Generic
 
-from .typings import _DocumentType, _IndexKeyHint
+from singlemongo.typings import _DocumentType, _IndexKeyHint
 
 if TYPE_CHECKING:
-    from .command_cursor import CommandCursor
-    from .operations import IndexModel
+    from singlemongo.command_cursor import CommandCursor
+    from singlemongo.operations import IndexModel
 
 
 def _work() -> Any:
     """``indexes.py``, loaded by the first index call, not by import (a module function, not
     an attribute: subclasses written for PyMongo keep their own ``_indexes``, as Ming's
     in-memory Collection does)."""
-    from . import indexes
+    from singlemongo import indexes
     return indexes
 
 
@@ -59,7 +59,7 @@ class IndexMethods(Generic[_DocumentType]):
                             **kwargs: Any) -> str:
         """Create an Atlas Search index (a SearchIndexModel or its fields as a mapping); its
         name."""
-        from .operations import SearchIndexModel
+        from singlemongo.operations import SearchIndexModel
         if not isinstance(model, SearchIndexModel):
             model = SearchIndexModel(**model)
         return _work().create_search_indexes(  # type: ignore[no-any-return]

@@ -7,21 +7,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
-from .command_cursor import CommandCursor
-from .base_object import Generic, _DocumentType
-from .arguments import hint_value, validate_collation, validate_is_document_type
-from .engine.operation import execute
-from .engine.request import Request
-from .errors import ConfigurationError, OperationFailure
-from .selection import AGGREGATE_WRITE, Criteria
-from .replies import check
+from singlemongo.command_cursor import CommandCursor
+from singlemongo.base_object import Generic, _DocumentType
+from singlemongo.arguments import hint_value, validate_collation, validate_is_document_type
+from singlemongo.engine.operation import execute
+from singlemongo.engine.request import Request
+from singlemongo.errors import ConfigurationError, OperationFailure
+from singlemongo.selection import AGGREGATE_WRITE, Criteria
+from singlemongo.replies import check
 
 if TYPE_CHECKING:
     from bson.codec_options import CodecOptions
 
-    from .collection import Collection
-    from .raw_batches import RawBatchCommandCursor, RawBatchCursor
-    from .typings import _IndexKeyHint, _Pipeline
+    from singlemongo.collection import Collection
+    from singlemongo.raw_batches import RawBatchCommandCursor, RawBatchCursor
+    from singlemongo.typings import _IndexKeyHint, _Pipeline
 
 NAMESPACE_NOT_FOUND = 26
 
@@ -59,7 +59,7 @@ class QueryMethods(Generic[_DocumentType]):
                          read_preference: Any = None) -> RawBatchCursor[_DocumentType]:
         """As ``find``, but each item is a batch of raw BSON (bytes) for a library that
         decodes BSON itself (``bson.decode_all(batch)``)."""
-        from .raw_batches import RawBatchCursor, raw_codec
+        from singlemongo.raw_batches import RawBatchCursor, raw_codec
         return RawBatchCursor(raw_codec(self._as_collection()), filter, projection, skip, limit,
                               no_cursor_timeout, cursor_type, sort, allow_partial_results,
                               oplog_replay, batch_size, collation, hint, max_scan, max_time_ms,
@@ -158,7 +158,7 @@ class QueryMethods(Generic[_DocumentType]):
                               comment: Any = None, **kwargs: Any
                               ) -> RawBatchCommandCursor[_DocumentType]:
         """As ``aggregate``, but each item is a batch of raw BSON (bytes)."""
-        from .raw_batches import RawBatchCommandCursor, raw_codec
+        from singlemongo.raw_batches import RawBatchCommandCursor, raw_codec
         return _aggregate(raw_codec(self._as_collection()), self._name, pipeline, kwargs.pop("let", None),  # type: ignore[return-value]
                           comment, kwargs, session, RawBatchCommandCursor)
 
@@ -182,12 +182,12 @@ def _aggregate(target: Any, name: Any, pipeline: _Pipeline, let: Any, comment: A
     writes = bool(pipeline) and any(stage in pipeline[-1] for stage in ("$out", "$merge"))
     batch_size = kwargs.pop("batchSize", kwargs.pop("batch_size", None))
     if batch_size is not None:
-        from .drop_in.common import validate_non_negative_integer
+        from singlemongo.drop_in.common import validate_non_negative_integer
         batch_size = validate_non_negative_integer("batchSize", batch_size)
     user_cursor = kwargs.pop("cursor", None)  # kept as given, as PyMongo keeps it
     max_await = kwargs.pop("maxAwaitTimeMS", None)
     if max_await is not None:
-        from .csot import check_max_await
+        from singlemongo.csot import check_max_await
         check_max_await(coll._topology, max_await)
     read_preference = kwargs.pop("read_preference", None)
     cmd: dict[str, Any] = {"aggregate": name, "pipeline": pipeline}

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
-from .base_object import Generic, _DocumentType
-from .cursor import Cursor
+from singlemongo.base_object import Generic, _DocumentType
+from singlemongo.cursor import Cursor
 
 if TYPE_CHECKING:
     from bson.codec_options import CodecOptions
 
-    from .collection import Collection
+    from singlemongo.collection import Collection
 
 
 class ReadMethods(Generic[_DocumentType]):

@@ -10,25 +10,25 @@ import bson
 from bson import ObjectId
 from bson.codec_options import CodecOptions
 
-from .base_object import Generic
-from .arguments import (hint_value, is_raw, validate_boolean, validate_collation,
+from singlemongo.base_object import Generic
+from singlemongo.arguments import (hint_value, is_raw, validate_boolean, validate_collation,
                         validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                         validate_ok_for_update)
-from .errors import (ConfigurationError, DocumentTooLarge, DuplicateKeyError, InvalidOperation,
+from singlemongo.errors import (ConfigurationError, DocumentTooLarge, DuplicateKeyError, InvalidOperation,
                      WriteConcernError, WriteError, WTimeoutError)
-from .wire.messages import EncodedBatch, encoding
-from .results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
+from singlemongo.wire.messages import EncodedBatch, encoding
+from singlemongo.results import (BulkWriteResult, DeleteResult, InsertManyResult, InsertOneResult,
                       UpdateResult)
-from .typings import _DocumentType, _IndexKeyHint, _Pipeline
+from singlemongo.typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:
     from bson.raw_bson import RawBSONDocument
 
-    from .operations import _WriteOp
+    from singlemongo.operations import _WriteOp
 
-    from .collection import Collection
-    from .engine.topology import Topology
-    from .write_concern import WriteConcern
+    from singlemongo.collection import Collection
+    from singlemongo.engine.topology import Topology
+    from singlemongo.write_concern import WriteConcern
 
 
 # OP_MSG: how far beyond maxBsonObjectSize a command may go (what the server allows for the
@@ -105,7 +105,7 @@ class WriteMethods(Generic[_DocumentType]):
         measured (encoded once); a replacement is measured alone, and sent in its statement."""
         def check(conn: Any, sequences: tuple[Any, ...], retry: Optional[str]) -> Any:
             max_bson = conn.write_limits[0]
-            from . import bulk as _bulk  # loaded by the first write, not by import
+            from singlemongo import bulk as _bulk  # loaded by the first write, not by import
             data = document.raw if is_raw(document) else _encoded(document, self._codec_options)
             if len(data) > max_bson:
                 raise _bulk.too_large(len(data), max_bson)
@@ -151,7 +151,7 @@ class WriteMethods(Generic[_DocumentType]):
         if isinstance(documents, Mapping) or not isinstance(documents, Iterable) or \
                 not documents:
             raise TypeError("documents must be a non-empty list")
-        from . import bulk as _bulk
+        from singlemongo import bulk as _bulk
         bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment)
         inserted_ids = bulk.add_inserts(documents)
         if not bulk.ops:  # an iterator that gave nothing (PyMongo's error for it)
@@ -278,7 +278,7 @@ class WriteMethods(Generic[_DocumentType]):
         ``details`` if any fails."""
         if not isinstance(requests, list):
             raise TypeError(f"requests must be a list, not {type(requests).__name__}")
-        from . import bulk as _bulk
+        from singlemongo import bulk as _bulk
         bulk = _bulk._Bulk(self._as_collection(), ordered, bypass_document_validation, comment,
                            let)
         for request in requests:

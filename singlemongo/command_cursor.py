@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 
 from bson import Int64
 
-from .clock import Deadline
-from .base_object import Generic, _DocumentType, lazy_attributes
-from .engine.checkout import checkout_pinned
-from .engine.operation import execute
-from .engine.request import Outcome, Request
-from . import errors
-from .errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError
-from .replies import check
-from .sdam.address import format_address
+from singlemongo.clock import Deadline
+from singlemongo.base_object import Generic, _DocumentType, lazy_attributes
+from singlemongo.engine.checkout import checkout_pinned
+from singlemongo.engine.operation import execute
+from singlemongo.engine.request import Outcome, Request
+from singlemongo import errors
+from singlemongo.errors import ConnectionFailure, InvalidOperation, OperationFailure, PyMongoError
+from singlemongo.replies import check
+from singlemongo.sdam.address import format_address
 
 if TYPE_CHECKING:
-    from .collection import Collection
-    from .typings import _Address
+    from singlemongo.collection import Collection
+    from singlemongo.typings import _Address
 
 # pymongo.command_cursor.RawBatchCommandCursor, loaded on first use.
 __getattr__ = lazy_attributes(__name__, {"RawBatchCommandCursor": ".raw_batches"})
@@ -330,12 +330,12 @@ class _ServerCursor(Generic[_DocumentType]):
     # ----- exhaust (OP_MSG moreToCome on the cursor's connection: exhaust.py) ---------------
 
     def _receive_batch(self, conn: Any) -> None:
-        from .exhaust import receive_batch  # only exhaust cursors load it
+        from singlemongo.exhaust import receive_batch  # only exhaust cursors load it
         receive_batch(self, conn)
 
     def _abandon(self) -> None:
         """Give this cursor's stream up: another operation needs its connection (exhaust.py)."""
-        from .exhaust import abandon
+        from singlemongo.exhaust import abandon
         abandon(self)
 
     def _release_session(self, dirty: bool = False) -> None:
@@ -387,7 +387,7 @@ class _ServerCursor(Generic[_DocumentType]):
                     conn = checkout_pinned(topology, self._address)[1]
                 except PyMongoError:
                     return
-            from .engine.cursors import kill_cursor
+            from singlemongo.engine.cursors import kill_cursor
             kill_cursor(topology, conn, *self._ns, self._id, self._session,
                         self._explicit_session)
 

@@ -5,7 +5,7 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    from . import arguments, base_object
+    from singlemongo import arguments, base_object
     for module in (base_object, arguments):
         if name in vars(module):
             return vars(module)[name]

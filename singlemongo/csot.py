@@ -15,7 +15,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any, Optional
 
-from .clock import DEFAULT_CLOCK, Deadline
+from singlemongo.clock import DEFAULT_CLOCK, Deadline
 
 _BLOCKS: list[_TimeoutBlock] = []
 
@@ -85,7 +85,7 @@ def check_max_await(topology: Any, max_await_time_ms: int) -> None:
     than a non-zero timeoutMS, or every getMore that finds nothing would time out on the
     client before the server's empty reply arrives. Checked before anything is sent (this
     module is loaded by the first cursor with a max_await_time_ms). Internal."""
-    from .errors import ConfigurationError
+    from singlemongo.errors import ConfigurationError
     deadline = topology.current_deadline()
     if deadline is None or not deadline.seconds:
         return

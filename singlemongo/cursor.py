@@ -7,20 +7,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from .command_cursor import BATCH_FIELDS, _ServerCursor
-from .base_object import _DocumentType, deferred_mixin, lazy_attributes
-from .arguments import (hint_value, index_document, index_list, validate_boolean,
+from singlemongo.command_cursor import BATCH_FIELDS, _ServerCursor
+from singlemongo.base_object import _DocumentType, deferred_mixin, lazy_attributes
+from singlemongo.arguments import (hint_value, index_document, index_list, validate_boolean,
                         validate_collation, validate_is_document_type, validate_is_mapping,
                         validate_non_negative_int)
-from .engine.operation import execute
-from .engine.request import Request
-from .errors import InvalidOperation
-from .sdam.server_description import ServerType
-from .selection import Criteria
+from singlemongo.engine.operation import execute
+from singlemongo.engine.request import Request
+from singlemongo.errors import InvalidOperation
+from singlemongo.sdam.server_description import ServerType
+from singlemongo.selection import Criteria
 
 if TYPE_CHECKING:
-    from .collection import Collection
-    from .cursor_modifiers import CursorModifiers
+    from singlemongo.collection import Collection
+    from singlemongo.cursor_modifiers import CursorModifiers
 else:
     # Loaded at their first use: a one-off find_one uses none of them.
     CursorModifiers = deferred_mixin(".cursor_modifiers", "CursorModifiers", (
@@ -213,7 +213,7 @@ class Cursor(_ServerCursor[_DocumentType], CursorModifiers[_DocumentType]):
             return
 
         if self._max_await_time_ms is not None:
-            from .csot import check_max_await
+            from singlemongo.csot import check_max_await
             check_max_await(self._topology, self._max_await_time_ms)
         outcome = execute(self._topology, Request(
             self._collection.database.name, self._command(), self._criteria(), True, "read",

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from bson.code import Code
 
-from .arguments import (hint_value, index_document, index_list, validate_boolean,
+from singlemongo.arguments import (hint_value, index_document, index_list, validate_boolean,
                         validate_collation, validate_non_negative_int)
-from .base_object import Generic, _DocumentType
-from .command_cursor import _ServerCursor
-from .cursor import _int
-from .replies import check
+from singlemongo.base_object import Generic, _DocumentType
+from singlemongo.command_cursor import _ServerCursor
+from singlemongo.cursor import _int
+from singlemongo.replies import check
 
 if TYPE_CHECKING:
-    from .cursor import Cursor
+    from singlemongo.cursor import Cursor
 
 
 def _bound(cursor: Cursor[Any], spec: Any) -> dict[str, Any]:

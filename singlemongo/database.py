@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, overload
 
 from bson.codec_options import CodecOptions
 
-from .collection import Collection
-from .base_object import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
+from singlemongo.collection import Collection
+from singlemongo.base_object import (Generic, BaseObject, Watchable, _DocumentType, _DocumentTypeArg,
                           deferred_mixin)
-from .arguments import not_callable, validate_database_name
+from singlemongo.arguments import not_callable, validate_database_name
 
 if TYPE_CHECKING:
-    from .client import MongoClient
-    from .database_commands import DatabaseCommands
-    from .read_concern import ReadConcern
-    from .write_concern import WriteConcern
+    from singlemongo.client import MongoClient
+    from singlemongo.database_commands import DatabaseCommands
+    from singlemongo.read_concern import ReadConcern
+    from singlemongo.write_concern import WriteConcern
 else:
     # Loaded at their first use: a one-off read runs none of them.
     DatabaseCommands = deferred_mixin(".database_commands", "DatabaseCommands", (

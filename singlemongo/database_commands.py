@@ -8,25 +8,25 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions
 
-from .arguments import validate_collation, validate_is_mapping
-from .base_object import Generic, _DocumentType, core_read_preference
-from .collection import Collection
-from .collection_queries import _aggregate
-from .command_cursor import BATCH_FIELDS, CommandCursor
-from .engine.operation import execute
-from .engine.request import Outcome, Request
-from . import errors
-from .errors import InvalidOperation, OperationFailure
-from .selection import READ, Criteria, ReadPreference as _Core
+from singlemongo.arguments import validate_collation, validate_is_mapping
+from singlemongo.base_object import Generic, _DocumentType, core_read_preference
+from singlemongo.collection import Collection
+from singlemongo.collection_queries import _aggregate
+from singlemongo.command_cursor import BATCH_FIELDS, CommandCursor
+from singlemongo.engine.operation import execute
+from singlemongo.engine.request import Outcome, Request
+from singlemongo import errors
+from singlemongo.errors import InvalidOperation, OperationFailure
+from singlemongo.selection import READ, Criteria, ReadPreference as _Core
 
 if TYPE_CHECKING:
     from bson.dbref import DBRef
 
-    from .client import MongoClient
-    from .database import Database
-    from .read_concern import ReadConcern
-    from .typings import _Pipeline
-    from .write_concern import WriteConcern
+    from singlemongo.client import MongoClient
+    from singlemongo.database import Database
+    from singlemongo.read_concern import ReadConcern
+    from singlemongo.typings import _Pipeline
+    from singlemongo.write_concern import WriteConcern
 
 _PRIMARY = _Core()
 NAMESPACE_NOT_FOUND = 26
@@ -70,7 +70,7 @@ class DatabaseCommands(Generic[_DocumentType]):
         if write_concern is not None:
             # PyMongo takes write_concern= here (its keyword reaches its private _command),
             # and programs pass it: sent as writeConcern unless it is the server's default.
-            from .write_concern import WriteConcern
+            from singlemongo.write_concern import WriteConcern
             if not isinstance(write_concern, WriteConcern):
                 raise TypeError(f"write_concern must be a WriteConcern, not "
                                 f"{type(write_concern).__name__}")
@@ -78,7 +78,7 @@ class DatabaseCommands(Generic[_DocumentType]):
                 cmd["writeConcern"] = write_concern.document
         core = core_read_preference(read_preference)
         if session is not None and session.in_transaction:
-            from .transaction import check_read_preference
+            from singlemongo.transaction import check_read_preference
             check_read_preference(core)  # the user's own read preference counts too
         try:
             return execute(self._client._topology, Request(  # type: ignore[no-any-return]

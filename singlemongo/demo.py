@@ -1,10 +1,10 @@
 """`make demo`: a one-off query against an embedded simulated 3-member replica set, showing
 what the scanner did, then a stepdown and the rescan that finds the new primary.
 """
-from .client import MongoClient
-from .errors import NotPrimaryError
-from .sdam.address import format_address
-from .testing import ReplicaSet, hellos
+from singlemongo.client import MongoClient
+from singlemongo.errors import NotPrimaryError
+from singlemongo.sdam.address import format_address
+from singlemongo.testing import ReplicaSet, hellos
 
 
 def _scan_report(client, rs, scan):

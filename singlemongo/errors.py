@@ -53,30 +53,30 @@ _LOADED_AT_FIRST_USE = {
 }
 
 if TYPE_CHECKING:
-    from .reply_errors import BulkWriteError as BulkWriteError
-    from .reply_errors import CursorNotFound as CursorNotFound
-    from .reply_errors import DuplicateKeyError as DuplicateKeyError
-    from .reply_errors import ExecutionTimeout as ExecutionTimeout
-    from .reply_errors import NotPrimaryError as NotPrimaryError
-    from .reply_errors import WriteConcernError as WriteConcernError
-    from .reply_errors import WriteError as WriteError
-    from .reply_errors import WTimeoutError as WTimeoutError
-    from .reply_errors import MalformedReply as MalformedReply
-    from .reply_errors import ClientBulkWriteException as ClientBulkWriteException
-    from .usage_errors import CollectionInvalid as CollectionInvalid
-    from .usage_errors import ConfigurationTypeError as ConfigurationTypeError
-    from .usage_errors import (
+    from singlemongo.reply_errors import BulkWriteError as BulkWriteError
+    from singlemongo.reply_errors import CursorNotFound as CursorNotFound
+    from singlemongo.reply_errors import DuplicateKeyError as DuplicateKeyError
+    from singlemongo.reply_errors import ExecutionTimeout as ExecutionTimeout
+    from singlemongo.reply_errors import NotPrimaryError as NotPrimaryError
+    from singlemongo.reply_errors import WriteConcernError as WriteConcernError
+    from singlemongo.reply_errors import WriteError as WriteError
+    from singlemongo.reply_errors import WTimeoutError as WTimeoutError
+    from singlemongo.reply_errors import MalformedReply as MalformedReply
+    from singlemongo.reply_errors import ClientBulkWriteException as ClientBulkWriteException
+    from singlemongo.usage_errors import CollectionInvalid as CollectionInvalid
+    from singlemongo.usage_errors import ConfigurationTypeError as ConfigurationTypeError
+    from singlemongo.usage_errors import (
         ConfigurationFileNotFoundError as ConfigurationFileNotFoundError)
-    from .usage_errors import DNSError as DNSError
-    from .usage_errors import DocumentTooLarge as DocumentTooLarge
-    from .usage_errors import EncryptedCollectionError as EncryptedCollectionError
-    from .usage_errors import EncryptionError as EncryptionError
-    from .usage_errors import IncompatibleWireVersionError as IncompatibleWireVersionError
-    from .usage_errors import InvalidDocument as InvalidDocument
-    from .usage_errors import InvalidName as InvalidName
-    from .usage_errors import InvalidURI as InvalidURI
-    from .usage_errors import SingleMongoWarning as SingleMongoWarning
-    from .usage_errors import WaitQueueTimeoutError as WaitQueueTimeoutError
+    from singlemongo.usage_errors import DNSError as DNSError
+    from singlemongo.usage_errors import DocumentTooLarge as DocumentTooLarge
+    from singlemongo.usage_errors import EncryptedCollectionError as EncryptedCollectionError
+    from singlemongo.usage_errors import EncryptionError as EncryptionError
+    from singlemongo.usage_errors import IncompatibleWireVersionError as IncompatibleWireVersionError
+    from singlemongo.usage_errors import InvalidDocument as InvalidDocument
+    from singlemongo.usage_errors import InvalidName as InvalidName
+    from singlemongo.usage_errors import InvalidURI as InvalidURI
+    from singlemongo.usage_errors import SingleMongoWarning as SingleMongoWarning
+    from singlemongo.usage_errors import WaitQueueTimeoutError as WaitQueueTimeoutError
 
 
 def _serve(*classes: type) -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ConnectionFailure
-from .replies import is_ok
+from singlemongo.errors import ConnectionFailure
+from singlemongo.replies import is_ok
 
 def receive_batch(cursor: Any, conn: Any, deadline: Any = None) -> None:
     """The next batch the server streams; events as for a getMore (PyMongo's)."""
-    from .command_cursor import BATCH_FIELDS
+    from singlemongo.command_cursor import BATCH_FIELDS
     topology = cursor._topology
     assert cursor._ns is not None
     with topology.operation():
@@ -30,7 +30,7 @@ def receive_batch(cursor: Any, conn: Any, deadline: Any = None) -> None:
         if not is_ok(reply):
             cursor._id = 0
             cursor._release_session()
-            from .reply_errors import error_from_reply
+            from singlemongo.reply_errors import error_from_reply
             raise error_from_reply(reply, conn.address)
         cursor._take_reply(reply, "nextBatch")
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
-from .base_object import Generic
-from .arguments import (hint_value, index_document, validate_boolean, validate_collation,
+from singlemongo.base_object import Generic
+from singlemongo.arguments import (hint_value, index_document, validate_boolean, validate_collation,
                         validate_is_document_type, validate_is_mapping, validate_ok_for_replace,
                         validate_ok_for_update)
-from .cursor import projection_document
-from .errors import ConfigurationError
-from .typings import _DocumentType, _IndexKeyHint, _Pipeline
-from .replies import check
+from singlemongo.cursor import projection_document
+from singlemongo.errors import ConfigurationError
+from singlemongo.typings import _DocumentType, _IndexKeyHint, _Pipeline
+from singlemongo.replies import check
 
 if TYPE_CHECKING:
-    from .write_concern import WriteConcern
+    from singlemongo.write_concern import WriteConcern
 
 _VALUE_FIELD = {"value": 1}  # where findAndModify's document is (selective decoding)
 

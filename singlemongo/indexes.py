@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any, Sequence
 from bson.codec_options import CodecOptions
 from bson.son import SON
 
-from .command_cursor import CommandCursor
-from .errors import OperationFailure
-from .arguments import gen_index_name, index_list
-from .operations import IndexModel
-from .selection import ReadPreference as _Core
-from .typings import _IndexKeyHint
-from .replies import check
+from singlemongo.command_cursor import CommandCursor
+from singlemongo.errors import OperationFailure
+from singlemongo.arguments import gen_index_name, index_list
+from singlemongo.operations import IndexModel
+from singlemongo.selection import ReadPreference as _Core
+from singlemongo.typings import _IndexKeyHint
+from singlemongo.replies import check
 
 if TYPE_CHECKING:
-    from .collection import Collection
+    from singlemongo.collection import Collection
 
 _PRIMARY = _Core()
 _SON_CODEC: CodecOptions[Any] = CodecOptions(SON)
@@ -99,7 +99,7 @@ def drop_index(coll: Collection[Any], index_or_name: _IndexKeyHint, comment: Any
 
 def create_search_indexes(coll: Collection[Any], models: Sequence[Any], comment: Any,
                           kwargs: dict[str, Any], session: Any = None) -> list[str]:
-    from .operations import SearchIndexModel
+    from singlemongo.operations import SearchIndexModel
     documents = []
     for model in models:
         if not isinstance(model, SearchIndexModel):
@@ -116,8 +116,8 @@ def create_search_indexes(coll: Collection[Any], models: Sequence[Any], comment:
 def _concern_free(coll: Collection[Any]) -> Collection[Any]:
     """The collection without its read and write concerns: the search index commands and
     $listSearchIndexes take neither (index management spec, "Search Index Management")."""
-    from .read_concern import ReadConcern
-    from .write_concern import WriteConcern
+    from singlemongo.read_concern import ReadConcern
+    from singlemongo.write_concern import WriteConcern
     return coll.with_options(write_concern=WriteConcern(), read_concern=ReadConcern())
 
 
@@ -138,7 +138,7 @@ def list_search_indexes(coll: Collection[Any], name: Any, session: Any, comment:
     plain: Collection[Any] = _concern_free(coll).with_options(codec_options=CodecOptions(),
                                                               read_preference=_PRIMARY)
     # The options as aggregate's own (not as keywords: "pipeline" is refused, not a clash).
-    from .collection_queries import _aggregate
+    from singlemongo.collection_queries import _aggregate
     options = dict(kwargs)
     return _aggregate(plain, plain.name, [stage], options.pop("let", None), comment, options,
                       session)

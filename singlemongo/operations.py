@@ -7,14 +7,14 @@ import enum
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, Optional, Union
 
-from .collation import Collation
-from .errors import InvalidOperation
-from .arguments import (gen_index_name, index_document, index_list, validate_boolean,
+from singlemongo.collation import Collation
+from singlemongo.errors import InvalidOperation
+from singlemongo.arguments import (gen_index_name, index_document, index_list, validate_boolean,
                         validate_collation, validate_is_mapping)
-from .typings import _DocumentType, _IndexKeyHint, _Pipeline
+from singlemongo.typings import _DocumentType, _IndexKeyHint, _Pipeline
 
 if TYPE_CHECKING:
-    from .bulk import _Bulk
+    from singlemongo.bulk import _Bulk
 
 _CollationIn = Union[Collation, Mapping[str, Any], None]
 

@@ -13,10 +13,10 @@ from typing import Any, Optional
 
 from bson.codec_options import CodecOptions
 
-from .engine.handshake import (DOCKER_ENV_PATH, ENV_VAR_K8S,  # noqa: F401  # PyMongo's names
+from singlemongo.engine.handshake import (DOCKER_ENV_PATH, ENV_VAR_K8S,  # noqa: F401  # PyMongo's names
                            ORCHESTRATOR_NAME_K8S, RUNTIME_NAME_DOCKER)
-from .read_concern import ReadConcern
-from .write_concern import WriteConcern
+from singlemongo.read_concern import ReadConcern
+from singlemongo.write_concern import WriteConcern
 
 
 def _seconds(ms: Optional[float]) -> Optional[float]:
@@ -85,7 +85,7 @@ class PoolOptions:
     @property
     def metadata(self) -> dict[str, Any]:
         """The client metadata document of the handshake."""
-        from .engine.handshake import client_metadata
+        from singlemongo.engine.handshake import client_metadata
         drivers = self.__topology.drivers if self.__topology is not None else ()
         return dict(client_metadata(self.__options.appname, drivers))
 
@@ -125,7 +125,7 @@ class ClientOptions:
     @property
     def _options(self) -> dict[str, Any]:
         """The options given, by their connection-string names (passwords redacted)."""
-        from .options.uri import redact_value
+        from singlemongo.options.uri import redact_value
         return {k: redact_value(k, v) for k, v in self.__options.specified_options().items()}
 
     @property
@@ -171,7 +171,7 @@ class ClientOptions:
     @property
     def read_preference(self) -> Any:
         """The client's read preference (``ReadPreference.PRIMARY``, ``Secondary(...)``)."""
-        from .read_preferences import from_core
+        from singlemongo.read_preferences import from_core
         return from_core(self.__options.read_preference)
 
     @property
@@ -264,7 +264,7 @@ def _option_repr(name: str, value: Any) -> str:
     elif name in _REPR_TIMEOUTS and value is not None:
         value = int(value * 1000) if name == "maxStalenessSeconds" else int(value)
     elif name == "uuidRepresentation":
-        from .uri_parser import _pymongo_value
+        from singlemongo.uri_parser import _pymongo_value
         value = _pymongo_value(name, value)
     return f"{name.lower()}={value!r}"
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, NoReturn
 
-from .command_cursor import CommandCursor
-from .base_object import _DocumentType
-from .cursor import Cursor
-from .errors import InvalidOperation
+from singlemongo.command_cursor import CommandCursor
+from singlemongo.base_object import _DocumentType
+from singlemongo.cursor import Cursor
+from singlemongo.errors import InvalidOperation
 
 if TYPE_CHECKING:
-    from .collection import Collection
+    from singlemongo.collection import Collection
 
 
 class _RawBatches:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from .errors import ConfigurationError
-from .selection import ReadPreference as _Core
+from singlemongo.errors import ConfigurationError
+from singlemongo.selection import ReadPreference as _Core
 
 _MONGOS_MODES = ("primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest")
 _MODES = ("PRIMARY", "PRIMARY_PREFERRED", "SECONDARY", "SECONDARY_PREFERRED", "NEAREST")

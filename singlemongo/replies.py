@@ -220,9 +220,9 @@ def check(shape: str, reply: Mapping[str, Any], command: str,
 def _malformed(command: str, rule: Rule, what: str, reply: Mapping[str, Any],
                batch_size: Optional[int], address: Any) -> Exception:
     expected = rule.expected.replace("{last}", str(max((batch_size or 1) - 1, 0)))
-    from .sdam.address import format_address
+    from singlemongo.sdam.address import format_address
     where = f" from {format_address(address)}" if address is not None else ""
-    from .reply_errors import MalformedReply  # loaded with the first failure, as the others
+    from singlemongo.reply_errors import MalformedReply  # loaded with the first failure, as the others
     return MalformedReply(f"the reply to {command}{where} is malformed: {rule.path} {what}, "
                           f"expected {expected}; nothing of it was used", None, dict(reply),
                           address=address)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from .errors import (PROGRAM_MADE, _Address, AutoReconnect, ConnectionFailure,
+from singlemongo.errors import (PROGRAM_MADE, _Address, AutoReconnect, ConnectionFailure,
                      OperationFailure, _rebuild, _serve, full_error)
-from .replies import is_ok
-from .sdam.address import format_address
+from singlemongo.replies import is_ok
+from singlemongo.sdam.address import format_address
 
 
 class WriteConcernError(OperationFailure):
@@ -111,7 +111,7 @@ class ClientBulkWriteException(OperationFailure):
         write is known to have succeeded."""
         if not self._detail("anySuccessful", False):
             return None
-        from .results import ClientBulkWriteResult
+        from singlemongo.results import ClientBulkWriteResult
         return ClientBulkWriteResult(dict(self.details), True, self.verbose)
 
 

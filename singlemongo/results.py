@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from .errors import InvalidOperation
+from singlemongo.errors import InvalidOperation
 
 
 class _WriteResult:

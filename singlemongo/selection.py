@@ -7,13 +7,13 @@ deprioritized servers. The engine's loop (scan, sleep, retry) lives in ``engine/
 """
 from __future__ import annotations
 
-from .records import dataclass, field
+from singlemongo.records import dataclass, field
 from typing import Callable, Optional, Tuple
 
-from .options.table import HEARTBEAT_FREQUENCY_MS, LOCAL_THRESHOLD_MS, READ_PREFERENCE_MODES
-from . import errors
-from .errors import ConfigurationError
-from .sdam.server_description import ServerType as S, TopologyType as T
+from singlemongo.options.table import HEARTBEAT_FREQUENCY_MS, LOCAL_THRESHOLD_MS, READ_PREFERENCE_MODES
+from singlemongo import errors
+from singlemongo.errors import ConfigurationError
+from singlemongo.sdam.server_description import ServerType as S, TopologyType as T
 
 __all__ = ["PRIMARY", "ReadPreference", "READ", "WRITE", "Criteria", "Selection",
            "SelectionSettings", "latency_window", "select", "suitable_servers"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .errors import ConfigurationError
+from singlemongo.errors import ConfigurationError
 
 
 class ServerApiVersion:

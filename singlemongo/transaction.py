@@ -12,15 +12,15 @@ from __future__ import annotations
 import enum
 from typing import Any, Mapping, Optional
 
-from .errors import (ConfigurationError, ConnectionFailure, InvalidOperation, OperationFailure,
+from singlemongo.errors import (ConfigurationError, ConnectionFailure, InvalidOperation, OperationFailure,
                      PyMongoError, WriteConcernError)
-from .reply_errors import RETRYABLE_CODES, from_server
-from .read_concern import ReadConcern
-from .engine.backpressure import SYSTEM_OVERLOADED
-from .engine.lifecycle import SEND, TRANSACTION
-from .engine.retry import RETRYABLE_WRITE_ERROR
-from .read_preferences import to_core
-from .write_concern import WriteConcern
+from singlemongo.reply_errors import RETRYABLE_CODES, from_server
+from singlemongo.read_concern import ReadConcern
+from singlemongo.engine.backpressure import SYSTEM_OVERLOADED
+from singlemongo.engine.lifecycle import SEND, TRANSACTION
+from singlemongo.engine.retry import RETRYABLE_WRITE_ERROR
+from singlemongo.read_preferences import to_core
+from singlemongo.write_concern import WriteConcern
 
 TRANSIENT = "TransientTransactionError"
 UNKNOWN_COMMIT = "UnknownTransactionCommitResult"

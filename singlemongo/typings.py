@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional, TypeVar
 
-from .base_object import _DocumentType, _DocumentTypeArg
+from singlemongo.base_object import _DocumentType, _DocumentTypeArg
 
 if TYPE_CHECKING:
     from typing import MutableMapping, Sequence, Tuple, Union

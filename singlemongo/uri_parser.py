@@ -14,16 +14,16 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, Iterator, Mapping, MutableMapping, Optional
 
-from .errors import ConfigurationError, InvalidURI
-from .options import uri as _uri
-from .options.client_options import unknown_option_message
-from .options.table import ALIASES as _DEPRECATED
-from .options.table import OPTIONS, canonical_name, keyword_value
+from singlemongo.errors import ConfigurationError, InvalidURI
+from singlemongo.options import uri as _uri
+from singlemongo.options.client_options import unknown_option_message
+from singlemongo.options.table import ALIASES as _DEPRECATED
+from singlemongo.options.table import OPTIONS, canonical_name, keyword_value
 
 # The authentication mechanisms PyMongo's validators accept (auth spec).
 MECHANISMS = frozenset({"DEFAULT", "GSSAPI", "MONGODB-AWS", "MONGODB-OIDC", "MONGODB-X509",
                         "PLAIN", "SCRAM-SHA-1", "SCRAM-SHA-256"})
-from .sdam.address import DEFAULT_PORT
+from singlemongo.sdam.address import DEFAULT_PORT
 
 SCHEME = _uri.SCHEME
 SRV_SCHEME = _uri.SRV_SCHEME
@@ -64,13 +64,13 @@ def _pymongo_value(name: str, value: Any) -> Any:
         try:
             open(value, "rb").close()
         except FileNotFoundError:
-            from .errors import ConfigurationFileNotFoundError
+            from singlemongo.errors import ConfigurationFileNotFoundError
             raise ConfigurationFileNotFoundError(f"{name} {value!r} does not exist",
                                                  value) from None
     if name == "compressors" and isinstance(value, (list, tuple)):
         # PyMongo reports the compressors it can use: unknown names and missing packages out
         # (warned, as a client warns for them).
-        from .options.client_options import _known_compressors
+        from singlemongo.options.client_options import _known_compressors
         dropped: list[str] = []
         value = _known_compressors(list(value), dropped)
         for message in dropped:
@@ -201,7 +201,7 @@ def _split_pairs(raw: Any, validate: bool, warn: bool, normalize: bool,
 def _check_tls_options(pairs: Any) -> None:
     """URI options spec: tls and ssl must agree; tlsInsecure, tlsAllowInvalidCertificates
     and tlsDisableOCSPEndpointCheck conflict by presence, whatever their values."""
-    from .options.client_options import TLS_CONFLICTS
+    from singlemongo.options.client_options import TLS_CONFLICTS
     present = {canonical_name(key) or key: value for key, value in pairs}
     # A repeated key's last value is the one used (with a warning), as in PyMongo: only
     # what tls and ssl end up as must agree.
@@ -294,7 +294,7 @@ def parse_uri(uri: str, default_port: Optional[int] = DEFAULT_PORT, validate: bo
 def _check_combinations(uri: str, default_port: Optional[int]) -> None:
     """ConfigurationError for options that cannot be given together, as a client would
     refuse them (``client_options.check_combinations``), without making a client."""
-    from .options.client_options import check_combinations
+    from singlemongo.options.client_options import check_combinations
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # what is ignored was said by validate_options
         check_combinations(uri, default_port or DEFAULT_PORT)
@@ -318,10 +318,10 @@ def _resolve_srv(uri: str, options: dict[str, Any], connect_timeout: Optional[fl
                  host_validator: Optional[Callable[[str], bool]] = None
                  ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
     """The SRV hosts and the TXT options of a mongodb+srv:// string (DNS seedlist discovery)."""
-    from .clock import DEFAULT_CLOCK
-    from .engine.dns import DnsPythonResolver
-    from .options.client_options import client_options
-    from .options.srv import resolve_seedlist
+    from singlemongo.clock import DEFAULT_CLOCK
+    from singlemongo.engine.dns import DnsPythonResolver
+    from singlemongo.options.client_options import client_options
+    from singlemongo.options.srv import resolve_seedlist
     keywords: dict[str, Any] = {}
     if service_name:
         keywords["srvServiceName"] = service_name

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from bson.errors import InvalidDocument as _BSONInvalidDocument
 
-from .errors import ConfigurationError, ConnectionFailure, OperationFailure, PyMongoError, _serve
+from singlemongo.errors import ConfigurationError, ConnectionFailure, OperationFailure, PyMongoError, _serve
 
 
 class SingleMongoWarning(UserWarning):

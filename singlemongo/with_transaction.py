@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
-from .clock import Budget
-from .errors import ExecutionTimeout, InvalidOperation, NetworkTimeout, PyMongoError
-from .transaction import TRANSIENT, UNKNOWN_COMMIT, TransactionOptions
+from singlemongo.clock import Budget
+from singlemongo.errors import ExecutionTimeout, InvalidOperation, NetworkTimeout, PyMongoError
+from singlemongo.transaction import TRANSIENT, UNKNOWN_COMMIT, TransactionOptions
 
 if TYPE_CHECKING:
-    from .client_session import ClientSession
+    from singlemongo.client_session import ClientSession
 
 TIME_LIMIT_S = 120.0
 # A jittered exponential backoff between attempts (PyMongo 4.20's constants).
@@ -38,7 +38,7 @@ def run(session: ClientSession, callback: Callable[[ClientSession], _T],
     seconds = _timeout_s(session)
     if seconds is None:
         return _run(session, callback, options, Budget(clock, TIME_LIMIT_S), None)
-    from .csot import timeout
+    from singlemongo.csot import timeout
     with timeout(seconds):  # inside a block already: the same deadline
         return _run(session, callback, options, Budget(clock, seconds, io=True), seconds)
 
@@ -46,7 +46,7 @@ def run(session: ClientSession, callback: Callable[[ClientSession], _T],
 def _timeout_s(session: ClientSession) -> Optional[float]:
     """The timeoutMS that bounds the call (seconds; None: none, the 120 s apply): a
     ``timeout()`` block, else the session's ``default_timeout_ms``, else the client's."""
-    from .client_session import _timeout_block_in_force
+    from singlemongo.client_session import _timeout_block_in_force
     ms = session.options.default_timeout_ms
     if ms is not None and not _timeout_block_in_force():
         return ms / 1000.0 or None
@@ -106,7 +106,7 @@ def _abort(session: ClientSession, timeout_s: Optional[float]) -> None:
     if timeout_s is None:
         session.abort_transaction()
         return
-    from .csot import refreshed
+    from singlemongo.csot import refreshed
     with refreshed(timeout_s):
         session.abort_transaction()
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Union
 
-from .arguments import validate_boolean  # noqa: F401  # PyMongo's module offers it too
-from .errors import ConfigurationError
+from singlemongo.arguments import validate_boolean  # noqa: F401  # PyMongo's module offers it too
+from singlemongo.errors import ConfigurationError
 
 
 class WriteConcern:

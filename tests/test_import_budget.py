@@ -196,9 +196,36 @@ def test_deferred_mixins_name_every_method_of_the_real_class(owner, cls, module,
     import importlib
     klass = getattr(importlib.import_module(f"singlemongo.{owner}"), cls)
     real = getattr(importlib.import_module(f"singlemongo.{module}"), mixin)
-    stand_in = next(k for k in klass.__mro__ if k.__name__ == mixin)
-    own = lambda klass: {n for n in vars(klass) if not n.startswith("__")}
-    assert own(stand_in) == own(real)
+    stand_in = next(b for b in klass.__orig_bases__ if getattr(b, "mixin", None) == mixin)
+    own = {n for n in vars(real) if not n.startswith("__")}
+    assert set(stand_in.names) == own
+
+
+def test_a_deferred_mixin_leaves_the_bases_and_keeps_the_resolution_order_of_its_names():
+    """Rule: a deferred mixin is no class of the class using it (no class made at import),
+    and its names resolve as they would through a real base in its place: a name the class
+    or an earlier base defines stays theirs, the first mixin listing a name serves it, and
+    the first use loads the real function into the class."""
+    from singlemongo.base_object import Generic, deferred_mixin
+    from singlemongo.collection_writes import WriteMethods
+
+    class Base(Generic):
+        def insert_one(self):
+            return "base's"
+
+    class Using(Base, deferred_mixin("singlemongo.collection_writes", "WriteMethods",
+                                     ("insert_one", "insert_many", "delete_one")),
+                deferred_mixin("singlemongo.no_such_module", "Other", ("insert_many",))):
+        def delete_one(self):
+            return "own"
+
+    assert Using.__mro__ == (Using, Base, Generic, object)
+    assert "insert_one" not in vars(Using) and Using().insert_one() == "base's"
+    assert Using().delete_one() == "own"
+    assert vars(Using)["insert_many"] == ("singlemongo.collection_writes", "WriteMethods",
+                                          "insert_many")
+    assert Using.insert_many is vars(WriteMethods)["insert_many"]
+    assert vars(Using)["insert_many"] is vars(WriteMethods)["insert_many"]
 
 
 @pytest.mark.parametrize("attribute", ["command", "list_collection_names", "address",

@@ -14,8 +14,8 @@ import base64
 
 from bson.errors import InvalidBSON
 
-from ..errors import ConfigurationError, OperationFailure, PyMongoError
-from ..replies import is_ok
+from singlemongo.errors import ConfigurationError, OperationFailure, PyMongoError
+from singlemongo.replies import is_ok
 
 __all__ = ["AuthenticationFailed", "handshake_fields", "authenticate"]
 X509 = "MONGODB-X509"
@@ -65,7 +65,7 @@ def handshake_fields(credentials, clock, cache=None):
     if credentials is None:
         return {}, None
     if credentials.mechanism == "MONGODB-OIDC":
-        from .oidc import speculative_fields
+        from singlemongo.auth.oidc import speculative_fields
         return speculative_fields(credentials, cache if cache is not None else {})
     fields = {}
     if credentials.mechanism is None:
@@ -76,7 +76,7 @@ def handshake_fields(credentials, clock, cache=None):
         return fields, X509Conversation()
     if mechanism not in HASHES:
         return fields, None
-    from .scram import Conversation
+    from singlemongo.auth.scram import Conversation
     conversation = Conversation(mechanism, credentials.username,
                                 base64.b64encode(clock.random_bytes(24)).decode())
     fields["speculativeAuthenticate"] = {
@@ -141,7 +141,7 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
         _authenticate_x509(conn, credentials, timeout_s)
         return
     if mechanism in OTHER_MECHANISMS:  # each in its module, loaded when it is used
-        from .. import _import_paused  # not importlib: a one-off need not load it
+        from singlemongo import _import_paused  # not importlib: a one-off need not load it
         module = _import_paused(f"auth.{OTHER_MECHANISMS[mechanism]}")
         _readable(module.authenticate, mechanism, conn, credentials, clock, timeout_s, _check,
                   cache)
@@ -158,7 +158,7 @@ def authenticate(conn, credentials, clock, cache, timeout_s=None):
     if speculative and conversation is not None and conversation.mechanism == mechanism:
         first = speculative
     else:
-        from .scram import Conversation
+        from singlemongo.auth.scram import Conversation
         conversation = Conversation(mechanism, credentials.username,
                                     base64.b64encode(clock.random_bytes(24)).decode())
         first = _check(conn.command(source, {
@@ -194,7 +194,7 @@ def _authenticate_x509(conn, credentials, timeout_s):
 def reauthenticate(conn, credentials, clock, cache, timeout_s=None):
     """Auth spec, "Reauthentication" (error 391): the SASL conversation again on ``conn``
     (no hello); only MONGODB-OIDC supports it."""
-    from .oidc import reauthenticate as oidc_reauthenticate
+    from singlemongo.auth.oidc import reauthenticate as oidc_reauthenticate
     conn.authenticated = False
     _readable(oidc_reauthenticate, "MONGODB-OIDC", conn, credentials, clock, timeout_s, _check,
               cache)

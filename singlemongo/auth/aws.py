@@ -18,8 +18,8 @@ import sys
 
 from bson import Binary, decode, encode
 
-from ..options.uri import SecretBytes, SecretText
-from . import aws_sigv4
+from singlemongo.options.uri import SecretBytes, SecretText
+from singlemongo.auth import aws_sigv4
 
 MECHANISM = "MONGODB-AWS"
 GS2_CB_FLAG = ord("n")  # no channel binding: the server does not support it
@@ -65,21 +65,21 @@ def credential(credentials, clock, deadline):
         if found is not None:
             return found
     # Loaded only here: static credentials need no endpoint, its HTTP client nor json.
-    from . import aws_fetch
+    from singlemongo.auth import aws_fetch
     found = aws_fetch.cached(clock)
     if found is not None:
         return found
     fetched = aws_fetch.fetch(clock, deadline, problems)
     if fetched is not None:
         return AwsCredential(*fetched)
-    from . import AuthenticationFailed
+    from singlemongo.auth import AuthenticationFailed
     raise AuthenticationFailed("MONGODB-AWS authentication failed: no credentials found. "
                                "Tried, in the auth spec's order: " + "; ".join(problems), None,
                                {})
 
 
 def _validate_server_first(reply_payload, nonce):
-    from . import AuthenticationFailed
+    from singlemongo.auth import AuthenticationFailed
     if not isinstance(reply_payload, bytes):
         raise TypeError(f"payload is {type(reply_payload).__name__}, not binary")
     first = decode(reply_payload)
@@ -128,7 +128,7 @@ def authenticate(conn, credentials, clock, timeout_s, check, cache=None):
 def _fetch_deadline(clock, timeout):
     """The operation's deadline (``timeout``: a Deadline, seconds or None), and at most the
     10 s the spec gives an endpoint's answer."""
-    from ..clock import Deadline
+    from singlemongo.clock import Deadline
     what = "fetching AWS credentials (at most 10 s)"
     if isinstance(timeout, Deadline):
         return timeout.sooner(10.0, what)
@@ -144,5 +144,5 @@ def _named(credentials, aws):
     """The credentials as an error names them: the access key id is the user."""
     if credentials.username is not None:
         return credentials
-    from ..records import replace
+    from singlemongo.records import replace
     return replace(credentials, username=aws.access_key)

@@ -10,8 +10,8 @@ loopback stand-ins, for tests only. Each request is bounded by the deadline it i
 import json
 import os
 
-from ..options.uri import SecretBytes, SecretText
-from .http import request
+from singlemongo.options.uri import SecretBytes, SecretText
+from singlemongo.auth.http import request
 
 ENDPOINTS = {"sts": "https://sts.amazonaws.com", "ecs": "http://169.254.170.2",
              "ec2": "http://169.254.169.254"}
@@ -22,7 +22,7 @@ _CACHE: dict = {}  # "credential": (access key, SecretText secret, SecretText to
 
 def cached(clock):
     """The cached credential if it is still valid, as an AwsCredential."""
-    from .aws import AwsCredential
+    from singlemongo.auth.aws import AwsCredential
     found = _CACHE.get("credential")
     if found is None or found[3] is None or found[3] - clock.wall() <= EXPIRY_MARGIN_S:
         return None

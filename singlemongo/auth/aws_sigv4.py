@@ -5,7 +5,7 @@ verifies with the same ``signature`` (``singlemongo.testing.aws``)."""
 import hashlib
 import hmac
 
-from ..options.uri import SecretBytes, SecretText
+from singlemongo.options.uri import SecretBytes, SecretText
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 BODY = "Action=GetCallerIdentity&Version=2011-06-15"

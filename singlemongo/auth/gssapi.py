@@ -10,7 +10,7 @@ unwrapped and the username wrapped back.
 """
 import socket
 
-from ..errors import ConfigurationError
+from singlemongo.errors import ConfigurationError
 
 MECHANISM = "GSSAPI"
 MAX_STEPS = 10  # a Kerberos exchange completes in one or two; a server that goes on is refused

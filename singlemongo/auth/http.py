@@ -1,6 +1,6 @@
 """One bounded HTTP request for the credential sources of MONGODB-AWS and MONGODB-OIDC's
 built-in environments (``http.client``, loaded only by them)."""
-from ..options.uri import SecretText
+from singlemongo.options.uri import SecretText
 
 
 def request(method, url, deadline, headers=None, body=None):

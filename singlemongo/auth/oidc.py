@@ -11,9 +11,9 @@ The *Client Cache* lives in the client's authentication cache (``OidcCache``), t
 """
 from bson import decode, encode
 
-from ..errors import ConfigurationError
-from ..options.uri import SecretBytes, SecretText
-from . import oidc_environments
+from singlemongo.errors import ConfigurationError
+from singlemongo.options.uri import SecretBytes, SecretText
+from singlemongo.auth import oidc_environments
 
 MECHANISM = "MONGODB-OIDC"
 MACHINE_TIMEOUT_S = 60.0  # "OIDC Callback": without CSOT, one minute
@@ -88,7 +88,7 @@ def _callback_timeout(timeout_s):
 
 def _call(callback, credentials, clock, oidc, timeout, **context):
     """Run a callback (at least 100 ms after the last one) and keep what it returns."""
-    from ..auth_oidc import OIDCCallbackContext
+    from singlemongo.auth_oidc import OIDCCallbackContext
     if oidc.last_call is not None:
         clock.sleep(BETWEEN_CALLS_S - (clock.monotonic() - oidc.last_call))
     oidc.last_call = clock.monotonic()
@@ -116,7 +116,7 @@ def _secret(result, name):
 def _accepted(conn, credentials, token, timeout_s, check, oidc):
     """A one-step conversation with ``token``: True if the server took it; False if it
     refused it (error 18), which invalidates it; any other error is raised."""
-    from . import AuthenticationFailed
+    from singlemongo.auth import AuthenticationFailed
     try:
         _one_step(conn, credentials, token, timeout_s, check)
         return True
@@ -156,7 +156,7 @@ def _human(conn, credentials, clock, timeout_s, check, oidc):
 
 
 def _two_step(conn, credentials, clock, timeout_s, check, oidc, callback):
-    from ..auth_oidc import OIDCIdPInfo
+    from singlemongo.auth_oidc import OIDCIdPInfo
     principal = {"n": credentials.username} if credentials.username else {}
     first = check(conn.command(credentials.source, {
         "saslStart": 1, "mechanism": MECHANISM, "payload": _payload(principal)}, timeout_s),
@@ -166,7 +166,7 @@ def _two_step(conn, credentials, clock, timeout_s, check, oidc, callback):
         raise TypeError(f"payload is {type(payload).__name__}, not binary")
     info = decode(payload)
     if not isinstance(info.get("issuer"), str):
-        from . import AuthenticationFailed
+        from singlemongo.auth import AuthenticationFailed
         raise AuthenticationFailed("MONGODB-OIDC authentication failed: the server named no "
                                    "identity provider (no issuer string in its reply)", None, {})
     oidc.idp_info = OIDCIdPInfo(info["issuer"], info.get("clientId"), info.get("requestScopes"))

@@ -15,14 +15,14 @@ its loopback stand-ins for tests only.
 import json
 import os
 
-from ..errors import ConfigurationError
+from singlemongo.errors import ConfigurationError
 
 ENDPOINTS = {"azure": "http://169.254.169.254", "gcp": "http://metadata"}
 K8S_DEFAULT_TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 
 def _result(token):
-    from ..auth_oidc import OIDCCallbackResult
+    from singlemongo.auth_oidc import OIDCCallbackResult
     return OIDCCallbackResult(access_token=token)
 
 
@@ -56,8 +56,8 @@ class _Environment:
         return _read(path, "k8s")
 
     def _metadata(self, context, url, headers, parse):
-        from ..clock import DEFAULT_CLOCK, Deadline
-        from .http import request
+        from singlemongo.clock import DEFAULT_CLOCK, Deadline
+        from singlemongo.auth.http import request
         deadline = Deadline(DEFAULT_CLOCK, context.timeout_seconds or 10.0, "the metadata")
         status, text = request("GET", url, deadline, headers)
         if status != 200:
@@ -102,7 +102,7 @@ def _matches(host, pattern):
 def check_allowed_host(host, credentials):
     """"ALLOWED_HOSTS": the human callback is never called for a host outside the list
     (wildcards "*.example.com" match nested subdomains)."""
-    from .oidc import DEFAULT_ALLOWED_HOSTS
+    from singlemongo.auth.oidc import DEFAULT_ALLOWED_HOSTS
     allowed = credentials.mechanism_properties.get("ALLOWED_HOSTS", DEFAULT_ALLOWED_HOSTS)
     if not any(_matches(host.lower(), pattern.lower()) for pattern in allowed):
         raise ConfigurationError(

@@ -1,7 +1,7 @@
 """PLAIN (auth spec, "PLAIN"; RFC 4616): the username and password in one saslStart against
 ``$external``, which the server checks with an LDAP directory (or another proxy). One round
 trip after the handshake; the password travels as it is, so use it over TLS only."""
-from ..options.uri import SecretBytes
+from singlemongo.options.uri import SecretBytes
 
 MECHANISM = "PLAIN"
 

@@ -5,7 +5,7 @@ password among the frame's locals."""
 import stringprep
 import unicodedata
 
-from ..options.uri import SecretText
+from singlemongo.options.uri import SecretText
 
 _PROHIBITED = (stringprep.in_table_c12, stringprep.in_table_c21_c22, stringprep.in_table_c3,
                stringprep.in_table_c4, stringprep.in_table_c5, stringprep.in_table_c6,

@@ -12,11 +12,11 @@ import base64
 import binascii
 import hashlib
 import hmac
-from ..records import dataclass, field
+from singlemongo.records import dataclass, field
 
-from . import HASHES, AuthenticationFailed  # re-exported: scram.AuthenticationFailed
-from ..options.uri import SecretBytes, SecretText
-from .saslprep import saslprep
+from singlemongo.auth import HASHES, AuthenticationFailed  # re-exported: scram.AuthenticationFailed
+from singlemongo.options.uri import SecretBytes, SecretText
+from singlemongo.auth.saslprep import saslprep
 
 MIN_ITERATIONS = 4096
 MAX_ITERATIONS = 10_000_000  # a server cannot make a one-off query spend minutes in PBKDF2

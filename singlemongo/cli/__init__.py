@@ -20,14 +20,14 @@ from types import MappingProxyType
 from bson import json_util
 from bson.json_util import CANONICAL_JSON_OPTIONS, RELAXED_JSON_OPTIONS
 
-from ..auth import AuthenticationFailed
-from ..client import MongoClient
-from ..errors import (ConfigurationError, ConnectionFailure, InvalidDocument, OperationFailure,
+from singlemongo.auth import AuthenticationFailed
+from singlemongo.client import MongoClient
+from singlemongo.errors import (ConfigurationError, ConnectionFailure, InvalidDocument, OperationFailure,
                       ServerSelectionError, SingleMongoError)
-from ..records import replace
-from ..sdam.address import format_address
-from . import arguments, json_input, watch
-from .json_input import UsageError
+from singlemongo.records import replace
+from singlemongo.sdam.address import format_address
+from singlemongo.cli import arguments, json_input, watch
+from singlemongo.cli.json_input import UsageError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_CONFIG, EXIT_CONNECT = 0, 1, 2, 3, 4
 EXIT_SERVER, EXIT_AUTH, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 5, 6, 130, 141
@@ -272,7 +272,7 @@ def main(argv=None, stdout=None, stderr=None, stdin=None):
     stdout, stderr, stdin = stdout or sys.stdout, stderr or sys.stderr, stdin or sys.stdin
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["serve"]:  # a simulated deployment: python -m singlemongo.testing
-        from ..testing.__main__ import main as serve
+        from singlemongo.testing.__main__ import main as serve
         return serve(argv[1:])
     try:
         args = arguments.parser(__doc__).parse_args(argv)

@@ -4,8 +4,8 @@ values given before it alone."""
 import argparse
 import os
 
-from .. import __version__
-from . import watch
+from singlemongo import __version__
+from singlemongo.cli import watch
 
 
 class ShowVersion(Exception):

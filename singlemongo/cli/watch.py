@@ -11,11 +11,11 @@ its exit code, after the token.
 """
 from bson import json_util
 
-from ..clock import Deadline
-from ..csot import timeout
-from ..errors import PyMongoError
-from . import json_input
-from .json_input import UsageError
+from singlemongo.clock import Deadline
+from singlemongo.csot import timeout
+from singlemongo.errors import PyMongoError
+from singlemongo.cli import json_input
+from singlemongo.cli.json_input import UsageError
 
 FULL_DOCUMENT = ("updateLookup", "whenAvailable", "required")
 MAX_AWAIT_MS = 1000  # how long one getMore waits on the server for a change

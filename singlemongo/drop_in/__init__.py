@@ -140,7 +140,7 @@ def install_as_pymongo() -> None:
     it already holds: a SingleMongoWarning names them). Idempotent."""
     if FINDER not in sys.meta_path:
         sys.meta_path.insert(0, FINDER)
-    from ..monitoring import use_pymongo_logger_names
+    from singlemongo.monitoring import use_pymongo_logger_names
     use_pymongo_logger_names()  # the program's logging configuration names pymongo.*
     already = sorted(name for name, module in list(sys.modules.items())
                      if name.partition(".")[0] in ("pymongo", "gridfs")
@@ -148,7 +148,7 @@ def install_as_pymongo() -> None:
     for name in already:
         del sys.modules[name]
     if already:
-        from ..errors import SingleMongoWarning
+        from singlemongo.errors import SingleMongoWarning
         warnings.warn(f"install_as_pymongo(): PyMongo was imported before ({', '.join(already)}"
                       f"); from now on those names import singlemongo, but whatever imported "
                       f"them earlier keeps PyMongo's objects", SingleMongoWarning, stacklevel=2)
@@ -159,7 +159,7 @@ def uninstall() -> None:
     run both drivers in one process)."""
     while FINDER in sys.meta_path:
         sys.meta_path.remove(FINDER)
-    from ..monitoring import use_pymongo_logger_names
+    from singlemongo.monitoring import use_pymongo_logger_names
     use_pymongo_logger_names(False)
     for name in [n for n, m in list(sys.modules.items())
                  if n.partition(".")[0] in ("pymongo", "gridfs") and _is_ours(m)]:

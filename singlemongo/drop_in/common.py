@@ -9,14 +9,14 @@ from typing import Any, Mapping, Optional
 
 from bson.binary import UuidRepresentation
 
-from ..arguments import (validate_collation, validate_is_document_type,  # noqa: F401
+from singlemongo.arguments import (validate_collation, validate_is_document_type,  # noqa: F401
                          validate_is_mapping, validate_ok_for_replace, validate_ok_for_update)
-from ..arguments import gen_index_name as _gen_index_name  # noqa: F401
-from ..arguments import index_document as _index_document  # noqa: F401
-from ..arguments import index_list as _index_list  # noqa: F401
-from ..arguments import validate_database_name as _validate_database_name
-from ..base_object import BaseObject  # noqa: F401
-from ..sdam.topology_description import (MAX_SUPPORTED_WIRE_VERSION,  # noqa: F401
+from singlemongo.arguments import gen_index_name as _gen_index_name  # noqa: F401
+from singlemongo.arguments import index_document as _index_document  # noqa: F401
+from singlemongo.arguments import index_list as _index_list  # noqa: F401
+from singlemongo.arguments import validate_database_name as _validate_database_name
+from singlemongo.base_object import BaseObject  # noqa: F401
+from singlemongo.sdam.topology_description import (MAX_SUPPORTED_WIRE_VERSION,  # noqa: F401
                                          MIN_SUPPORTED_SERVER_VERSION, MIN_SUPPORTED_WIRE_VERSION)
 
 # Defaults and limits (PyMongo's names and values).
@@ -149,7 +149,7 @@ def validate_timeout_or_none(option: str, value: Any) -> Optional[float]:
 
 def validate_read_preference(dummy: Any, value: Any) -> Any:
     """A read preference object (``ReadPreference.PRIMARY``, ``Secondary(...)``)."""
-    from ..read_preferences import _ServerMode
+    from singlemongo.read_preferences import _ServerMode
     if not isinstance(value, _ServerMode):
         raise TypeError(f"{value!r} is not a read preference")
     return value
@@ -206,9 +206,9 @@ def validate(option: str, value: Any) -> tuple[str, Any]:
     """A client option and its validated value (singlemongo's option table) in PyMongo's
     units (timeouts in seconds, uuidRepresentation as its code); an unknown option is a
     ConfigurationError with suggestions."""
-    from ..options.client_options import validate_keyword
-    from ..options.table import canonical_name
-    from ..uri_parser import _pymongo_value
+    from singlemongo.options.client_options import validate_keyword
+    from singlemongo.options.table import canonical_name
+    from singlemongo.uri_parser import _pymongo_value
     return option, _pymongo_value(canonical_name(option) or option,
                                   validate_keyword(option, value))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..sdam.server_description import ServerDescription  # noqa: F401
-from ..sdam.topology_description import TopologyDescription  # noqa: F401
+from singlemongo.sdam.server_description import ServerDescription  # noqa: F401
+from singlemongo.sdam.topology_description import TopologyDescription  # noqa: F401
 
 _SERVER_TYPES = ("Unknown", "Mongos", "RSPrimary", "RSSecondary", "RSArbiter", "RSOther",
                  "RSGhost", "Standalone", "LoadBalancer")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Mapping, Tuple
 
-from ..monitoring.listeners import (CommandListener, ConnectionPoolListener,
+from singlemongo.monitoring.listeners import (CommandListener, ConnectionPoolListener,
                                     ServerHeartbeatListener, ServerListener, TopologyListener)
 
 INFO, WARNING = logging.INFO, logging.WARNING

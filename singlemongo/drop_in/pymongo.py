@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .. import (ASCENDING, DESCENDING, GEO2D, GEOSPHERE, HASHED, MAX_SUPPORTED_WIRE_VERSION,
+from singlemongo import (ASCENDING, DESCENDING, GEO2D, GEOSPHERE, HASHED, MAX_SUPPORTED_WIRE_VERSION,
                 MIN_SUPPORTED_WIRE_VERSION, TEXT)
 
 __path__: list[str] = []  # a package: ``import pymongo.errors`` goes to the finder
@@ -44,7 +44,7 @@ def has_c() -> bool:
 
 def __getattr__(name: str) -> Any:
     if name == "AsyncMongoClient":
-        from . import unsupported
+        from singlemongo.drop_in import unsupported
         globals()[name] = unsupported.AsyncMongoClient
         return unsupported.AsyncMongoClient
     module = _NAMES.get(name)
@@ -52,7 +52,7 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(f"singlemongo.{module}"), name)
         globals()[name] = value
         return value
-    from . import target
+    from singlemongo.drop_in import target
     if target(f"pymongo.{name}") is not None:  # ``pymongo.errors`` without importing it
         return importlib.import_module(f"pymongo.{name}")
     raise AttributeError(f"module 'pymongo' has no attribute {name!r}")

@@ -10,7 +10,7 @@ __path__: list[str] = []
 
 
 def __getattr__(name: str) -> Any:
-    from . import SYNCHRONOUS
+    from singlemongo.drop_in import SYNCHRONOUS
     if name in SYNCHRONOUS:
         return importlib.import_module(f"pymongo.synchronous.{name}")
     raise AttributeError(f"module 'pymongo.synchronous' has no attribute {name!r}")

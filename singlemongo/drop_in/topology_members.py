@@ -19,7 +19,7 @@ def select_server_by_address(topology: Any, address: Any, operation: Optional[st
                              operation_id: Optional[int] = None) -> _SelectedServer:
     """The server at ``address`` if it is selectable now (PyMongo's Topology method, with its
     result's ``description``); ServerSelectionTimeoutError if not."""
-    from ..selection import READ, Criteria, ReadPreference
+    from singlemongo.selection import READ, Criteria, ReadPreference
     address = tuple(address)
     sd = topology.select_server(
         Criteria(READ, ReadPreference("nearest")), operation=str(operation or "command"),

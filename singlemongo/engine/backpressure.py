@@ -8,7 +8,7 @@ backoff of ``jitter * min(10 s, 100 ms * 2**i)`` when the error also carries
 retryable reads and writes get ``ordinary_limit`` free retries: one, or under timeoutMS as
 many as the engine allows before the deadline (client-side operations timeout, "Retryability").
 """
-from ..records import dataclass
+from singlemongo.records import dataclass
 from typing import Optional
 
 RETRYABLE_ERROR = "RetryableError"

@@ -4,10 +4,10 @@ that owns each server's connection and generation, CMAP's pool generation bumped
 idle-socket check, and authentication on the connections actually used for operations."""
 from collections import defaultdict
 
-from . import scanner
-from ..errors import ConfigurationError, ConnectionFailure, OperationFailure, ServerSelectionError
-from ..sdam.server_description import ServerDescription, TopologyType
-from ..sdam.address import format_address
+from singlemongo.engine import scanner
+from singlemongo.errors import ConfigurationError, ConnectionFailure, OperationFailure, ServerSelectionError
+from singlemongo.sdam.server_description import ServerDescription, TopologyType
+from singlemongo.sdam.address import format_address
 
 LB_NO_SERVICE_ID = ("Driver attempted to initialize in load balancing mode, but the server "
                     "does not support this mode.")
@@ -170,7 +170,7 @@ def _ready_connection(topology, sd, connect_timeout_s, ping_idle=True):
 
 
 def authenticate(topology, conn):
-    from ..auth import authenticate as run  # hashlib and friends load only when needed
+    from singlemongo.auth import authenticate as run  # hashlib and friends load only when needed
     try:  # authentication is part of opening a connection: connectTimeoutMS bounds it
         run(conn, topology.options.credentials, topology.clock, topology.auth_cache,
             topology.handshake_deadline())
@@ -246,7 +246,7 @@ def _label_overload(exc):
     is labelled for a backoff retry."""
     if not getattr(exc, "in_handshake", False) or exc.timeout:
         return False
-    from .backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED
+    from singlemongo.engine.backpressure import RETRYABLE_ERROR, SYSTEM_OVERLOADED
     if SYSTEM_OVERLOADED not in exc.error_labels:
         exc.error_labels = tuple(exc.error_labels) + (SYSTEM_OVERLOADED, RETRYABLE_ERROR)
     return True
@@ -256,7 +256,7 @@ def handshake_failed(topology, conn, exc):
     """SDAM "MongoDB Handshake errors": an error while making an application connection
     (the handshake or authentication) marks the server Unknown and clears its connection,
     unless the server says it is overloaded (client backpressure)."""
-    from .backpressure import SYSTEM_OVERLOADED
+    from singlemongo.engine.backpressure import SYSTEM_OVERLOADED
     if SYSTEM_OVERLOADED in getattr(exc, "error_labels", ()):
         return
     if topology.description.topology_type is not TopologyType.LOAD_BALANCED:
@@ -287,7 +287,7 @@ def reauthentication_required(error, topology):
 def reauthenticate(topology, conn):
     """Auth spec, "Reauthentication": the SASL conversation again on ``conn`` (no hello);
     a failure is handled as an authentication failure of a new connection."""
-    from ..auth import reauthenticate as run
+    from singlemongo.auth import reauthenticate as run
     try:
         run(conn, topology.options.credentials, topology.clock, topology.auth_cache,
             topology.handshake_deadline())

@@ -21,10 +21,10 @@ import functools
 import weakref
 from collections.abc import Mapping
 
-from ..monitoring import pool_events as e
-from ..monitoring import CONNECTION, logging_enabled
-from ..monitoring.listeners import wants_pool_events
-from ..sdam.server_description import ServerType, TopologyType
+from singlemongo.monitoring import pool_events as e
+from singlemongo.monitoring import CONNECTION, logging_enabled
+from singlemongo.monitoring.listeners import wants_pool_events
+from singlemongo.sdam.server_description import ServerType, TopologyType
 
 # What PyMongo's PoolOptions.non_default_options reports: (option, CMAP name, its default).
 _POOL_OPTIONS = (("max_pool_size", "maxPoolSize", 100), ("min_pool_size", "minPoolSize", 0),
@@ -65,7 +65,7 @@ class PoolMonitor:
     def _emit(self, event, error=None):
         self.bus.publish(event)
         if logging_enabled(CONNECTION):
-            from ..monitoring.pool_logging import log_pool_event
+            from singlemongo.monitoring.pool_logging import log_pool_event
             log_pool_event(event, self.bus.topology_id, error)
 
     @property

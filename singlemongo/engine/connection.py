@@ -10,13 +10,13 @@ import os
 import socket
 from typing import Any
 
-from . import moved_names
-from ..wire import messages as wire
-from ..clock import DEFAULT_CLOCK, Deadline
-from ..errors import (AutoReconnect, InvalidOperation, NetworkTimeout,
+from singlemongo.engine import moved_names
+from singlemongo.wire import messages as wire
+from singlemongo.clock import DEFAULT_CLOCK, Deadline
+from singlemongo.errors import (AutoReconnect, InvalidOperation, NetworkTimeout,
                       ProtocolError)
-from ..options.uri import SecretBytes
-from ..sdam.address import format_address
+from singlemongo.options.uri import SecretBytes
+from singlemongo.sdam.address import format_address
 
 _connection_ids = itertools.count(1)
 
@@ -68,7 +68,7 @@ def signals_held(fn, *args):
         return fn(*args)
     sig, signals = held
     if _thread._count():  # other threads run: held here is not enough (signal_deferral.py)
-        from .signal_deferral import call_in_main_thread
+        from singlemongo.engine.signal_deferral import call_in_main_thread
         done, result = call_in_main_thread(sig, signals, fn, args)
         if done:
             return result
@@ -312,7 +312,7 @@ class Connection:
         if SecretBytes in map(type, body.values()):  # (it has no subclass)
             message = SecretBytes(message)  # a SCRAM proof: the frames below can raise
         if self.compressor:
-            from ..wire import compression
+            from singlemongo.wire import compression
             if next(iter(cmd), "").lower() not in compression.UNCOMPRESSIBLE:
                 message = compression.compress_message(message, self.compressor,
                                                        self.zlib_level)

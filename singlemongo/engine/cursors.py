@@ -4,8 +4,8 @@ collector dropped since the last operation (queued by ``Topology.defer_kill``: n
 """
 from bson import Int64
 
-from ..errors import PyMongoError
-from .request import Request
+from singlemongo.errors import PyMongoError
+from singlemongo.engine.request import Request
 
 
 def flush_kill_queue(topology):
@@ -25,7 +25,7 @@ def kill_cursor(topology, conn, db, coll, cursor_id, session=None, explicit_sess
     options = topology.options
     fallback_ms = options.socket_timeout_ms or options.connect_timeout_ms
     try:
-        from .operation import execute  # the operation runs this module's flush first
+        from singlemongo.engine.operation import execute  # the operation runs this module's flush first
         execute(topology, Request(
             db, {"killCursors": coll, "cursors": [Int64(cursor_id)]}, None, is_read=False,
             session=session, keep_session=True, pinned=conn, explicit_session=explicit_session,

@@ -4,9 +4,9 @@ of it; whatever interrupts it closes the socket it opened, and every failure is 
 or NetworkTimeout naming the server (and the proxy)."""
 import socket
 
-from ..clock import DEFAULT_CLOCK, Deadline
-from ..errors import AutoReconnect, NetworkTimeout
-from ..sdam.address import format_address
+from singlemongo.clock import DEFAULT_CLOCK, Deadline
+from singlemongo.errors import AutoReconnect, NetworkTimeout
+from singlemongo.sdam.address import format_address
 
 PROXY_PORT = 1080  # proxyPort's default (SOCKS5 support spec)
 
@@ -83,7 +83,7 @@ def open_socket(address, options, timeout=None, context=None, clock=DEFAULT_CLOC
                             f"{getattr(exc, 'strerror', None) or exc}", address) from None
     if options.tls:
         if context is None:
-            from .tls import tls_context
+            from singlemongo.engine.tls import tls_context
             context = tls_context(options)
         try:
             sock = context.wrap_socket(sock, server_hostname=host)
@@ -128,7 +128,7 @@ def through_proxy(host, port, options, deadline):
     spec, "Connection Establishment"): the proxy connected to, the handshake done, the
     destination's name passed as it is. One deadline for all of it. The handshake's
     messages load with the first proxy: a one-off without one never imports them."""
-    from . import socks5
+    from singlemongo.engine import socks5
     sock = connect_tcp(options.proxy_host, options.proxy_port or PROXY_PORT, deadline)
     try:
         with_credentials = bool(options.proxy_username)

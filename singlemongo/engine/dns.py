@@ -3,8 +3,8 @@
 The SRV and the TXT lookups share one deadline (connectTimeoutMS, or what timeoutMS leaves of
 it): each is given what the one before it left, and running out of it is a DNSError whose
 ``timeout`` is True."""
-from ..clock import DEFAULT_CLOCK, Deadline
-from ..errors import DNSError
+from singlemongo.clock import DEFAULT_CLOCK, Deadline
+from singlemongo.errors import DNSError
 
 
 class DnsPythonResolver:

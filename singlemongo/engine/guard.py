@@ -7,9 +7,9 @@ import _thread
 import os
 import sys
 
-from .. import errors
-from ..clock import Deadline
-from ..errors import InvalidOperation
+from singlemongo import errors
+from singlemongo.clock import Deadline
+from singlemongo.errors import InvalidOperation
 
 
 def positive(seconds):

@@ -11,9 +11,9 @@ from typing import Any
 
 import bson
 
-from .. import __version__
-from ..clock import Deadline
-from ..errors import ConnectionFailure
+from singlemongo import __version__
+from singlemongo.clock import Deadline
+from singlemongo.errors import ConnectionFailure
 
 METADATA_LIMIT = 512
 _FAAS_ENV = (
@@ -182,7 +182,7 @@ class Handshake:
         command = handshake_command(self.options, drivers=self.drivers)
         if self.options.credentials is None:
             return command, None
-        from ..auth import handshake_fields  # hashlib and friends only for authenticated clients
+        from singlemongo.auth import handshake_fields  # hashlib and friends only for authenticated clients
         auth_fields, conversation = handshake_fields(self.options.credentials, self.clock,
                                                      self.auth_cache)
         command.update(auth_fields)
@@ -208,7 +208,7 @@ class Handshake:
     def tls_context(self):
         """This client's SSLContext, made at the first TLS connection."""
         if self._tls_context is None:
-            from .tls import tls_context
+            from singlemongo.engine.tls import tls_context
             self._tls_context = tls_context(self.options)
         return self._tls_context
 
@@ -226,8 +226,8 @@ class Handshake:
     def connect(self, address, timeout_s=None):
         """Open a connection; its handshake reply is returned with the hello's duration. The
         whole handshake shares one deadline (``handshake_deadline``)."""
-        from .dial import open_socket
-        from .guard import positive
+        from singlemongo.engine.dial import open_socket
+        from singlemongo.engine.guard import positive
         now = self.clock.monotonic
         deadline = self.handshake_deadline(timeout_s)
         command, conversation = self.handshake_document()
@@ -253,5 +253,5 @@ def _connection_class():
     import statement per connection asks connection.py's ``__getattr__`` for ``__path__``."""
     module = sys.modules.get(f"{__package__}.connection")
     if module is None:
-        from . import connection as module
+        from singlemongo.engine import connection as module
     return module.Connection

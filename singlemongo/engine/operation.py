@@ -5,20 +5,20 @@ backpressure, as retry.py decides them.
 """
 from __future__ import annotations
 
-from . import moved_names
-from ..clock import Deadline
-from ..errors import ConnectionFailure, OperationFailure, PyMongoError, ServerSelectionError
-from ..replies import failed, is_ok, sanitize
-from ..monitoring import next_operation_id
-from ..sdam.server_description import ServerDescription, TopologyType
-from ..selection import PRIMARY, Criteria
-from .checkout import checkout, checkout_pinned, reauthenticate, reauthentication_required
-from .handshake import api_fields
-from .lifecycle import (BACKOFF, BEFORE_RETRY, DEPRIORITIZE, DIRTY_SESSION, LABEL_RETRYABLE,
+from singlemongo.engine import moved_names
+from singlemongo.clock import Deadline
+from singlemongo.errors import ConnectionFailure, OperationFailure, PyMongoError, ServerSelectionError
+from singlemongo.replies import failed, is_ok, sanitize
+from singlemongo.monitoring import next_operation_id
+from singlemongo.sdam.server_description import ServerDescription, TopologyType
+from singlemongo.selection import PRIMARY, Criteria
+from singlemongo.engine.checkout import checkout, checkout_pinned, reauthenticate, reauthentication_required
+from singlemongo.engine.handshake import api_fields
+from singlemongo.engine.lifecycle import (BACKOFF, BEFORE_RETRY, DEPRIORITIZE, DIRTY_SESSION, LABEL_RETRYABLE,
                         LABEL_TRANSACTION, PIN_TRANSACTION, REAUTHENTICATE, RECORD_REPLY,
                         REMEMBER_SERVER, REPORT_EARLIER, RETURN_TOKENS, SDAM_ERROR,
                         SPEND_HANDSHAKE, TAKE_SESSION, LIFECYCLE, advance)
-from .request import (MAX_TIMEOUT_RETRIES, Outcome, RetryState, add_max_time, build_command,
+from singlemongo.engine.request import (MAX_TIMEOUT_RETRIES, Outcome, RetryState, add_max_time, build_command,
                       drop_wtimeout, retry_kind)
 
 # Sharded Transactions, "Mongos Pinning" (and the load balancer's one connection).
@@ -48,8 +48,8 @@ def _send(topology, conn, req, cmd, operation_id, deadline=None):
     bad = failed(reply) if req.parse_write_concern_error else not is_ok(reply)
     if not bad:
         return "ok reply", reply, None
-    from ..monitoring.command_monitoring import is_sensitive, redacted_failure
-    from ..reply_errors import error_from_reply
+    from singlemongo.monitoring.command_monitoring import is_sensitive, redacted_failure
+    from singlemongo.reply_errors import error_from_reply
     # The error carries the reply, redacted as a log of it is (command monitoring spec,
     # "Security"): a sensitive command's reply keeps its code, name and labels only.
     shown = redacted_failure(reply) if is_sensitive(next(iter(cmd)), cmd) else reply
@@ -113,7 +113,7 @@ class _Run:
                 self.step.finish()
         if RETURN_TOKENS in self._advance("end") and self.t._token_bucket is not None:
             # (else the bucket is full: nothing to return to it)
-            from .backpressure import RETRY_COST, RETRY_TOKEN_RETURN_RATE
+            from singlemongo.engine.backpressure import RETRY_COST, RETRY_TOKEN_RETURN_RATE
             bonus = RETRY_COST if self.state.attempts > 1 else 0
             self.t.token_bucket.deposit(RETRY_TOKEN_RETURN_RATE + bonus)
         return outcome
@@ -125,7 +125,7 @@ class _Run:
             outcome, error, retry_kind, max_wire = self._attempt()
             if error is None:
                 return outcome
-            from .retry import after_failure
+            from singlemongo.engine.retry import after_failure
             try:
                 decision = after_failure(self, error, retry_kind, max_wire)
             except PyMongoError:
@@ -191,7 +191,7 @@ class _Run:
             return None, exc, self._checkout_retry_kind(), 0
         if not self.checked_out:
             return self._use(sd, conn)
-        from .cmap_events import attempt_ended
+        from singlemongo.engine.cmap_events import attempt_ended
         result = None
         try:
             result = self._use(sd, conn)
@@ -261,7 +261,7 @@ class _Run:
                     reauthentication_required(error, self.t):
                 event = "reauthentication required"
             elif event == "error reply" and kind == "write":
-                from .retry import no_retryable_writes
+                from singlemongo.engine.retry import no_retryable_writes
                 event = "no retryable writes" if no_retryable_writes(error) else event
             for action in self._advance(event):
                 self._after_reply(action, conn, reply, error, kind)
@@ -269,7 +269,7 @@ class _Run:
                 break
             self._advance("sent")
         if event == "no retryable writes":
-            from .retry import NO_RETRYABLE_WRITES
+            from singlemongo.engine.retry import NO_RETRYABLE_WRITES
             raise OperationFailure(NO_RETRYABLE_WRITES, 20, error.details, address=conn.address)
         return reply, error
 
@@ -289,7 +289,7 @@ class _Run:
         elif action == DIRTY_SESSION and self.session is not None:
             self.session.dirty = True
         elif action == LABEL_RETRYABLE and kind == "write":
-            from .retry import RETRYABLE_WRITE_ERROR, network
+            from singlemongo.engine.retry import RETRYABLE_WRITE_ERROR, network
             if network(error):
                 error.error_labels = tuple(error.error_labels) + (RETRYABLE_WRITE_ERROR,)
         elif action == REAUTHENTICATE:

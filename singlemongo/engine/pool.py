@@ -3,6 +3,6 @@ publishes CMAP's events for the one connection per server). The old import path 
 module object."""
 import sys
 
-from . import cmap_events as _moved
+from singlemongo.engine import cmap_events as _moved
 
 sys.modules[__name__] = _moved

@@ -12,9 +12,9 @@ from typing import Any, Optional
 
 from bson import Int64
 
-from ..errors import NetworkTimeout
-from ..sdam.server_description import ServerDescription, ServerType
-from ..selection import WRITE, effective, read_preference_for_op_msg
+from singlemongo.errors import NetworkTimeout
+from singlemongo.sdam.server_description import ServerDescription, ServerType
+from singlemongo.selection import WRITE, effective, read_preference_for_op_msg
 
 # Client-side operations timeout, "Retryability": under timeoutMS (0 included) a retryable read
 # or write is retried until the deadline. This bounds the count where no deadline comes

@@ -9,11 +9,11 @@ backpressure rules and the error tables it applies: a one-off that succeeds load
 from __future__ import annotations
 
 
-from ..errors import NetworkTimeout, OperationFailure, with_configured_timeouts
-from .backpressure import (NO_WRITES_PERFORMED, RETRY_COST, SYSTEM_OVERLOADED, annotate, decide,
+from singlemongo.errors import NetworkTimeout, OperationFailure, with_configured_timeouts
+from singlemongo.engine.backpressure import (NO_WRITES_PERFORMED, RETRY_COST, SYSTEM_OVERLOADED, annotate, decide,
                            labels_of)
-from ..reply_errors import from_server, is_retryable
-from .request import MAX_TIMEOUT_RETRIES
+from singlemongo.reply_errors import from_server, is_retryable
+from singlemongo.engine.request import MAX_TIMEOUT_RETRIES
 
 RETRYABLE_WRITE_ERROR = "RetryableWriteError"
 
@@ -51,7 +51,7 @@ def after_failure(run, error, retry_kind, max_wire):
 
 def log_retry(run):
     # PyMongo's debug message for a retry (its users' log filters look for it).
-    from ..monitoring import log
+    from singlemongo.monitoring import log
     text = f"Retrying {'read' if run.req.is_read else 'write'} attempt number " \
            f"{run.state.attempts}"
     log.emit(log.COMMAND, log.DEBUG, text, run.t.topology_id, message=text,

@@ -9,8 +9,8 @@ reply announces are pushed when they appear.
 """
 import heapq
 
-from ..sdam.server_description import ServerType as S
-from .scanner import in_cooldown
+from singlemongo.sdam.server_description import ServerType as S
+from singlemongo.engine.scanner import in_cooldown
 
 _UNCHECKED = float("-inf")  # never checked: "infinity ago"
 

@@ -22,13 +22,13 @@ import weakref
 from collections import deque
 from typing import Any, Optional
 
-from . import moved_names
-from ..errors import ConnectionFailure, with_configured_timeouts
-from ..options.table import COOLDOWN_MS
-from ..replies import is_ok
-from ..sdam.address import format_address
-from ..sdam.server_description import ServerDescription, average_rtt, ServerType as S
-from .handshake import handshake_command
+from singlemongo.engine import moved_names
+from singlemongo.errors import ConnectionFailure, with_configured_timeouts
+from singlemongo.options.table import COOLDOWN_MS
+from singlemongo.replies import is_ok
+from singlemongo.sdam.address import format_address
+from singlemongo.sdam.server_description import ServerDescription, average_rtt, ServerType as S
+from singlemongo.engine.handshake import handshake_command
 
 # A scan checks each server at most once; this bound only guards against a bug looping.
 MAX_CHECKS_PER_SCAN = 100_000
@@ -96,7 +96,7 @@ class Scanner:
         for _ in range(MAX_CHECKS_PER_SCAN):
             td = topo.description
             if plan is None and len(td.servers) > SMALL_SCAN:  # large, or grown in this scan
-                from .scan_plan import ScanPlan  # it builds on in_cooldown, defined here
+                from singlemongo.engine.scan_plan import ScanPlan  # it builds on in_cooldown, defined here
                 plan = ScanPlan(td, scan_start, topo.clock.random)
             address = (plan_next_check(td, checked, scan_start, topo.clock.choice)
                        if plan is None else plan.next(td, checked))
@@ -135,7 +135,7 @@ class Scanner:
 
     def _wave(self, skip, scan_start):
         """Check at once up to WAVE_LIMIT servers the planner may ask for next (see wave.py)."""
-        from .wave import run_wave, waveable
+        from singlemongo.engine.wave import run_wave, waveable
         topo = self.topology
         wave = [sd.address for sd in topo.description.servers.values()
                 if sd.address not in skip and not in_cooldown(sd, scan_start)
@@ -268,7 +268,7 @@ def _succeeded(topology, address, outcome, prior):
 def _log_dropped(topology, sd):
     """Announced hosts left out of a reply are said once (not every heartbeat), as a warning:
     the server is kept, but a member the set announces wrongly is never reached."""
-    from ..monitoring import log
+    from singlemongo.monitoring import log
     if log.enabled(log.TOPOLOGY, log.WARNING):
         text = (f"{format_address(sd.address)} announced host entries that are not valid "
                 f"addresses; they are left out and the server is used: "

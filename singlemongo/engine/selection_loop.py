@@ -7,15 +7,15 @@ rescans every minHeartbeatFrequencyMS until serverSelectionTimeoutMS, so it may 
 timeout plus one blocking scan. Every loop here is bounded by a count, so frozen time cannot
 hang it.
 """
-from ..clock import Budget
-from .. import errors
-from ..errors import ServerSelectionError
-from ..monitoring import DEBUG, INFO, SERVER_SELECTION, logging_enabled
-from ..options.table import COOLDOWN_MS, MIN_HEARTBEAT_FREQUENCY_MS
-from ..sdam.address import format_address
-from ..sdam.server_description import ServerType, TopologyType
-from ..selection import READ, WRITE, SelectionSettings, select
-from .scanner import in_cooldown
+from singlemongo.clock import Budget
+from singlemongo import errors
+from singlemongo.errors import ServerSelectionError
+from singlemongo.monitoring import DEBUG, INFO, SERVER_SELECTION, logging_enabled
+from singlemongo.options.table import COOLDOWN_MS, MIN_HEARTBEAT_FREQUENCY_MS
+from singlemongo.sdam.address import format_address
+from singlemongo.sdam.server_description import ServerType, TopologyType
+from singlemongo.selection import READ, WRITE, SelectionSettings, select
+from singlemongo.engine.scanner import in_cooldown
 
 MIN_INTERVAL_S = MIN_HEARTBEAT_FREQUENCY_MS / 1000.0
 
@@ -64,7 +64,7 @@ def selector_text(topo, criteria, selector=None):
 
 def _log(level, text, topo, criteria, operation, operation_id, custom, **fields):
     if logging_enabled(SERVER_SELECTION, level):
-        from ..monitoring import log
+        from singlemongo.monitoring import log
         td = topo.description.summary().replace("\n", "; ")
         selector = selector_text(topo, criteria, custom)
         log.emit(SERVER_SELECTION, level, f"{text} Selector: {selector}, topology "

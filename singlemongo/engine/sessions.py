@@ -14,7 +14,7 @@ from typing import Any
 from bson import Binary
 from bson.timestamp import Timestamp
 
-from ..sdam.server_description import TopologyType
+from singlemongo.sdam.server_description import TopologyType
 
 END_SESSIONS_BATCH = 10_000
 
@@ -108,8 +108,8 @@ def end_sessions(topo):
     """Send endSessions for the client's pooled server sessions on a connection already
     open (never scan or connect to do it); moreToCome, so closing a one-off client costs no
     round trip. Monitored as every command; a network error is ignored."""
-    from ..errors import ConnectionFailure
-    from .handshake import api_fields
+    from singlemongo.errors import ConnectionFailure
+    from singlemongo.engine.handshake import api_fields
     ids = topo.sessions.drain_ids()
     if not ids or topo._description is None:
         return

@@ -9,7 +9,7 @@ credential.
 import ipaddress
 import struct
 
-from ..options.uri import SecretBytes
+from singlemongo.options.uri import SecretBytes
 
 VERSION = 5
 NO_AUTHENTICATION, USERNAME_PASSWORD, NO_ACCEPTABLE = 0x00, 0x02, 0xFF

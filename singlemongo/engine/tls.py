@@ -4,7 +4,7 @@ never reads this module (nor ``ssl``).
 """
 import os
 
-from ..errors import ConfigurationError
+from singlemongo.errors import ConfigurationError
 
 
 # SSLContexts already built in this process, by what they were built from: a second client
@@ -47,7 +47,7 @@ def _new_tls_context(options):
     key's password (a program without a terminal would wait for ever)."""
     # Only TLS users pay for importing ssl (its enums are thousands of objects: imported as
     # the driver's own modules are, with the collector paused).
-    from .. import _import_paused
+    from singlemongo import _import_paused
     ssl = _import_paused("ssl", absolute=True)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # hostname checked, certificate required
     insecure = options.tls_insecure
@@ -70,7 +70,7 @@ def _new_tls_context(options):
 
 
 def _missing_file(name, path):
-    from ..errors import ConfigurationFileNotFoundError
+    from singlemongo.errors import ConfigurationFileNotFoundError
     return ConfigurationFileNotFoundError(f"{name} {path!r} does not exist", path)
 
 

@@ -14,20 +14,20 @@ fails when it touches a private engine name.
 import itertools
 import os
 
-from . import moved_names
-from ..clock import DEFAULT_CLOCK
-from ..errors import ConfigurationError
-from ..monitoring import CONNECTION, EventBus, logging_enabled
-from . import scanner
-from .checkout import ConnectionTable
-from .guard import Deadlines, OperationGuard
-from .handshake import Handshake
-from .scanner import Scanner
-from .selection_loop import MIN_INTERVAL_S, scan_due, select_server
-from .sessions import SessionPool
-from ..sdam.server_description import ServerDescription, ServerType, TopologyType
-from ..sdam.topology_description import TopologyDescription
-from ..replies import is_ok
+from singlemongo.engine import moved_names
+from singlemongo.clock import DEFAULT_CLOCK
+from singlemongo.errors import ConfigurationError
+from singlemongo.monitoring import CONNECTION, EventBus, logging_enabled
+from singlemongo.engine import scanner
+from singlemongo.engine.checkout import ConnectionTable
+from singlemongo.engine.guard import Deadlines, OperationGuard
+from singlemongo.engine.handshake import Handshake
+from singlemongo.engine.scanner import Scanner
+from singlemongo.engine.selection_loop import MIN_INTERVAL_S, scan_due, select_server
+from singlemongo.engine.sessions import SessionPool
+from singlemongo.sdam.server_description import ServerDescription, ServerType, TopologyType
+from singlemongo.sdam.topology_description import TopologyDescription
+from singlemongo.replies import is_ok
 
 _topology_ids = itertools.count(1)
 
@@ -80,7 +80,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         made with a listener that takes them; None (nothing loaded) otherwise."""
         if not self.events.listeners and not logging_enabled(CONNECTION):
             return None
-        from .cmap_events import wanted
+        from singlemongo.engine.cmap_events import wanted
         return wanted(self.events)
 
     # ----- the narrow waist (what the face may call besides the read-only state) -----------
@@ -102,7 +102,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
     def flush_deferred_kills(self):
         """Send the killCursors ``defer_kill`` queued (within the operation in flight)."""
         if self._kill_queue:
-            from .cursors import flush_kill_queue
+            from singlemongo.engine.cursors import flush_kill_queue
             flush_kill_queue(self)
 
     @property
@@ -121,12 +121,12 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
     # does not specialize it), and the engine reads the topology's some 50 times an operation.
     def select_server_by_address(self, address, operation=None, operation_id=None):
         """PyMongo's Topology method (drop_in/topology_members.py)."""
-        from ..drop_in.topology_members import select_server_by_address
+        from singlemongo.drop_in.topology_members import select_server_by_address
         return select_server_by_address(self, address, operation, operation_id)
 
     def max_cluster_time(self):
         """PyMongo's Topology method (drop_in/topology_members.py)."""
-        from ..drop_in.topology_members import max_cluster_time
+        from singlemongo.drop_in.topology_members import max_cluster_time
         return max_cluster_time(self)
 
     # ----- state ---------------------------------------------------------------------------
@@ -137,7 +137,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         loads only then."""
         if not self.events.active:
             return
-        from ..monitoring import sdam_events as m
+        from singlemongo.monitoring import sdam_events as m
         made = getattr(m, name)(*args)
         for event in (made if name.endswith("_events") else (made,)):
             self.events.publish(event)
@@ -156,8 +156,8 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         if self._description is not None:
             return
         if self.options.is_srv:
-            from ..options.srv import resolve_seedlist
-            from .dns import DnsPythonResolver
+            from singlemongo.options.srv import resolve_seedlist
+            from singlemongo.engine.dns import DnsPythonResolver
             resolver = self.resolver or DnsPythonResolver(self.handshake_deadline())
             self.options = resolve_seedlist(self.options, resolver, self.clock.shuffle)
         td = TopologyDescription.from_options(self.options)
@@ -183,7 +183,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
     def _load_cache(self):
         if not self.options.topology_cache_file or self.options.load_balanced:
             return None
-        from .topology_cache import load
+        from singlemongo.engine.topology_cache import load
         return load(self.options.topology_cache_file, self.options, self.clock)
 
     def apply(self, sd):
@@ -226,7 +226,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
             self.stale_reason = "a check was cut short"
         self.unfinished.clear()
         if self.options.topology_cache_file and not self.options.load_balanced:
-            from .topology_cache import save
+            from singlemongo.engine.topology_cache import save
             self.cache_holds = save(self.options.topology_cache_file, self.options,
                                     self._description, self.clock, self.cache_holds)
 
@@ -250,7 +250,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         """The client's retry token bucket (client backpressure), made at the first retry:
         until then it is full and a success has nothing to return to it."""
         if self._token_bucket is None:
-            from .backpressure import TokenBucket
+            from singlemongo.engine.backpressure import TokenBucket
             self._token_bucket = TokenBucket()
         return self._token_bucket
 
@@ -290,7 +290,7 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
 
     def handle_operation_error(self, conn, exc=None, reply=None):
         """Apply the SDAM decision for a failed operation on ``conn``."""
-        from ..sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
+        from singlemongo.sdam.error_handling import (ApplicationError, ErrorKind, classify_reply,
                                            handle_application_error)  # on errors only
         if exc is not None:
             kind = ErrorKind.NETWORK_TIMEOUT if getattr(exc, "timeout", False) else ErrorKind.NETWORK

@@ -19,13 +19,13 @@ import warnings
 import bson
 from bson import ObjectId
 
-from ..errors import SingleMongoWarning
-from ..records import replace
-from ..sdam.address import format_address, parse_announced
-from ..sdam.server_description import MAX_MEMBERS, ServerDescription, ServerType, TopologyType
-from ..sdam.topology_description import TopologyDescription
-from .connection import signals_held
-from .private_files import UntrustedFile, read_private, resolve, write_private
+from singlemongo.errors import SingleMongoWarning
+from singlemongo.records import replace
+from singlemongo.sdam.address import format_address, parse_announced
+from singlemongo.sdam.server_description import MAX_MEMBERS, ServerDescription, ServerType, TopologyType
+from singlemongo.sdam.topology_description import TopologyDescription
+from singlemongo.engine.connection import signals_held
+from singlemongo.engine.private_files import UntrustedFile, read_private, resolve, write_private
 
 VERSION = 2  # 1 was JSON
 _warned: set = set()  # (path, "read" or "write"): what this process has warned about

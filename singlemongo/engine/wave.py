@@ -13,13 +13,13 @@ import select
 import selectors
 import socket
 
-from ..errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolError
-from ..sdam.address import format_address
-from ..wire import messages as wire
-from .connection import next_request_id, signals_held
-from .dial import addresses_of
-from .scanner import Outcome
-from .handshake import handshake_command
+from singlemongo.errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolError
+from singlemongo.sdam.address import format_address
+from singlemongo.wire import messages as wire
+from singlemongo.engine.connection import next_request_id, signals_held
+from singlemongo.engine.dial import addresses_of
+from singlemongo.engine.scanner import Outcome
+from singlemongo.engine.handshake import handshake_command
 
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE

@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING, Any, List, Optional
 
 from bson import ObjectId
 
-from ..errors import ConfigurationError
-from .deadline import open_with_lifetime, whole_operation
-from .errors import NoFile
-from .grid_in import DEFAULT_CHUNK_SIZE, GridIn, clear_type_registry, disallow_transactions
-from .grid_out import GridOut, GridOutCursor, id_filter
+from singlemongo.errors import ConfigurationError
+from singlemongo.gridfs.deadline import open_with_lifetime, whole_operation
+from singlemongo.gridfs.errors import NoFile
+from singlemongo.gridfs.grid_in import DEFAULT_CHUNK_SIZE, GridIn, clear_type_registry, disallow_transactions
+from singlemongo.gridfs.grid_out import GridOut, GridOutCursor, id_filter
 
 if TYPE_CHECKING:
-    from ..collection import Collection
-    from ..database import Database
-    from ..write_concern import WriteConcern
+    from singlemongo.collection import Collection
+    from singlemongo.database import Database
+    from singlemongo.write_concern import WriteConcern
 
 
 def _check_database(database: Any) -> Database[Any]:
-    from ..database import Database
+    from singlemongo.database import Database
     if not isinstance(database, Database):
         raise TypeError(f"database must be an instance of Database, not {type(database)}")
     return clear_type_registry(database)  # type: ignore[no-any-return]

@@ -26,7 +26,7 @@ def clock_of(collection: Any) -> Any:
     """The clock of a collection's client (the default one for a client of another kind)."""
     topology = topology_of(collection)
     if topology is None:
-        from ..clock import DEFAULT_CLOCK
+        from singlemongo.clock import DEFAULT_CLOCK
         return DEFAULT_CLOCK
     return topology.clock
 

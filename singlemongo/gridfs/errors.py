@@ -2,7 +2,7 @@
 catches them too."""
 from __future__ import annotations
 
-from ..errors import PyMongoError
+from singlemongo.errors import PyMongoError
 
 
 class GridFSError(PyMongoError):

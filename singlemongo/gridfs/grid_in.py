@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Iterable, NoReturn, Optional
 
 from bson import Int64, ObjectId
 
-from ..errors import (BulkWriteError, ConfigurationError, DuplicateKeyError, InvalidOperation,
+from singlemongo.errors import (BulkWriteError, ConfigurationError, DuplicateKeyError, InvalidOperation,
                       OperationFailure)
-from ..collection_writes import _raise_write_error
-from .deadline import clock_of, within_lifetime
-from .errors import FileExists
+from singlemongo.collection_writes import _raise_write_error
+from singlemongo.gridfs.deadline import clock_of, within_lifetime
+from singlemongo.gridfs.errors import FileExists
 
 if TYPE_CHECKING:
-    from ..collection import Collection
+    from singlemongo.collection import Collection
 
 DEFAULT_CHUNK_SIZE = 255 * 1024
 UPLOAD_BUFFER_SIZE = 2 * 16 * 1024 * 1024  # MAX_MESSAGE_SIZE
@@ -68,7 +68,7 @@ class GridIn:
 
     def __init__(self, root_collection: Collection[Any], session: Any = None,
                  **kwargs: Any) -> None:
-        from ..collection import Collection
+        from singlemongo.collection import Collection
         if not isinstance(root_collection, Collection):
             raise TypeError(f"root_collection must be an instance of Collection, not "
                             f"{type(root_collection)}")

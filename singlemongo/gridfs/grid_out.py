@@ -12,14 +12,14 @@ import warnings
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Optional
 
-from ..cursor import Cursor
-from ..errors import CursorNotFound
-from .deadline import within_lifetime
-from .errors import CorruptGridFile, NoFile
-from .grid_in import clear_type_registry, disallow_transactions
+from singlemongo.cursor import Cursor
+from singlemongo.errors import CursorNotFound
+from singlemongo.gridfs.deadline import within_lifetime
+from singlemongo.gridfs.errors import CorruptGridFile, NoFile
+from singlemongo.gridfs.grid_in import clear_type_registry, disallow_transactions
 
 if TYPE_CHECKING:
-    from ..collection import Collection
+    from singlemongo.collection import Collection
 
 EMPTY = b""
 NEWLINE = b"\n"
@@ -54,7 +54,7 @@ class GridOut(io.IOBase):
     def __init__(self, root_collection: Collection[Any], file_id: Any = None,
                  file_document: Optional[Mapping[str, Any]] = None,
                  session: Any = None) -> None:
-        from ..collection import Collection
+        from singlemongo.collection import Collection
         if not isinstance(root_collection, Collection):
             raise TypeError(f"root_collection must be an instance of Collection, not "
                             f"{type(root_collection)}")

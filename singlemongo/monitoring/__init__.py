@@ -51,7 +51,7 @@ _GLOBAL_LISTENERS: list = []
 def register(listener):
     """Register a listener (an instance of one of the listener classes) for every client
     created from now on, as ``pymongo.monitoring.register``."""
-    from .listeners import _EventListener, _kinds
+    from singlemongo.monitoring.listeners import _EventListener, _kinds
     if not (isinstance(listener, _EventListener) or _kinds(listener)):
         raise TypeError(f"listeners must be an instance of CommandListener, ServerListener, "
                         f"ServerHeartbeatListener, TopologyListener or ConnectionPoolListener, "
@@ -62,7 +62,7 @@ def register(listener):
 
 
 def _by_kind(lists, listener):
-    from .listeners import _kinds
+    from singlemongo.monitoring.listeners import _kinds
     for kind, field in _KIND_FIELDS:
         if kind in _kinds(listener):
             getattr(lists, field).append(listener)
@@ -126,7 +126,7 @@ class EventBus:
 
     def publish(self, event):
         if self.listeners:  # listener classes are loaded only by programs that register some
-            from .listeners import deliver
+            from singlemongo.monitoring.listeners import deliver
         for listener in self.listeners:
             try:
                 deliver(listener, event)
@@ -136,7 +136,7 @@ class EventBus:
                     "event listener %r raised on %s", listener, type(event).__name__)
         if logging_enabled(TOPOLOGY) and \
                 type(event).__module__ == "singlemongo.monitoring.sdam_events":
-            from .events import log_sdam_event
+            from singlemongo.monitoring.events import log_sdam_event
             log_sdam_event(event, self.topology_id)
 
     def __bool__(self):
@@ -154,7 +154,7 @@ class EventBus:
         if not self.listeners and not logging_enabled(COMMAND):
             return conn.dispatch(db, cmd, timeout_s, sequences, codec, user_fields,
                                  unacknowledged, exhaust)
-        from .command_monitoring import run
+        from singlemongo.monitoring.command_monitoring import run
         return run(self, clock, conn, db, cmd, timeout_s, sequences, operation_id, codec,
                    user_fields, unacknowledged, exhaust)
 
@@ -162,7 +162,7 @@ class EventBus:
 def __getattr__(name):
     import importlib
     if name == "_LISTENERS":
-        from .listeners import _Listeners
+        from singlemongo.monitoring.listeners import _Listeners
         value = _Listeners([], [], [], [], [])
         for listener in _GLOBAL_LISTENERS:
             _by_kind(value, listener)

@@ -3,8 +3,8 @@ events and log messages around every application command, each attempt of a retr
 operation included. Sensitive commands and their replies are replaced by empty documents."""
 from typing import Any
 
-from ..replies import is_ok
-from . import log, next_operation_id
+from singlemongo.replies import is_ok
+from singlemongo.monitoring import log, next_operation_id
 
 SENSITIVE = frozenset({"authenticate", "saslstart", "saslcontinue", "getnonce", "createuser",
                        "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"})

@@ -3,9 +3,9 @@
 (``EventBus.publish``).
 """
 
-from . import log
-from . import sdam_events as m
-from ..sdam.address import format_address
+from singlemongo.monitoring import log
+from singlemongo.monitoring import sdam_events as m
+from singlemongo.sdam.address import format_address
 
 
 

@@ -9,7 +9,7 @@ receive these messages, so a one-off script does not pay for loading it.
 import os
 import sys
 
-from . import (COMMAND, CONNECTION, DEBUG, INFO, LOGGER_NAMES, SERVER_SELECTION,  # noqa: F401
+from singlemongo.monitoring import (COMMAND, CONNECTION, DEBUG, INFO, LOGGER_NAMES, SERVER_SELECTION,  # noqa: F401
                TOPOLOGY, WARNING, logging_enabled as enabled)
 
 DEFAULT_MAX_DOCUMENT_LENGTH = 1000

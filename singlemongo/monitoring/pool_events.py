@@ -6,7 +6,7 @@ is published). They are published only to clients made with a listener that take
 """
 from typing import Any, Optional
 
-from ..records import dataclass
+from singlemongo.records import dataclass
 
 
 class ConnectionClosedReason:

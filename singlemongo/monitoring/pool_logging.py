@@ -1,9 +1,9 @@
 """The connection component's log messages (logging spec, CMAP's messages): each pool event
 of ``engine/cmap_events.py`` logged under ``singlemongo.connection`` at debug, with the spec's
 fields, loaded only when that logger is enabled."""
-from . import log
-from . import pool_events as e
-from ..sdam.address import format_address
+from singlemongo.monitoring import log
+from singlemongo.monitoring import pool_events as e
+from singlemongo.sdam.address import format_address
 
 # ConnectionClosedReason and ConnectionCheckOutFailedReason -> the spec's texts.
 CLOSED_REASONS = {

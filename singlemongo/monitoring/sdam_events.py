@@ -4,11 +4,11 @@ SDAM monitoring spec order: a server's description change, then servers opened o
 the change, then the topology description change. Nothing is published when a check leaves
 the server description equal ("Server Description Equality") and the server set unchanged.
 """
-from ..records import dataclass
+from singlemongo.records import dataclass
 from typing import Any
 
-from ..sdam.server_description import ServerDescription, TopologyType
-from ..sdam.topology_description import TopologyDescription
+from singlemongo.sdam.server_description import ServerDescription, TopologyType
+from singlemongo.sdam.topology_description import TopologyDescription
 
 
 class TopologyEvent:

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import warnings
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
-from ..records import dataclass, replace
+from singlemongo.records import dataclass, replace
 from types import MappingProxyType
 
-from .. import errors
-from ..errors import ConfigurationError
-from .table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS, canonical_name, defaults,
+from singlemongo import errors
+from singlemongo.errors import ConfigurationError
+from singlemongo.options.table import (ALIASES, COMPRESSORS, OPTIONS, PROXY_OPTIONS, canonical_name, defaults,
                     keyword_value)
-from ..sdam.address import DEFAULT_PORT
-from .uri import REDACTED, SecretText, mention, redact_value, parse_uri
-from ..selection import ReadPreference
+from singlemongo.sdam.address import DEFAULT_PORT
+from singlemongo.options.uri import REDACTED, SecretText, mention, redact_value, parse_uri
+from singlemongo.selection import ReadPreference
 
 if TYPE_CHECKING:
-    from .credentials import Credentials
+    from singlemongo.options.credentials import Credentials
 
 # uri-options spec, "Conflicting TLS options".
 TLS_CONFLICTS = (
@@ -193,7 +193,7 @@ def unknown_option_message(key, uri=False):
     """"Unknown option: retryWrite. Did you mean one of (retryWrites, ...)", as PyMongo
     says it (difflib is only imported for a mistake); ``uri``: connection string names only."""
     from difflib import get_close_matches
-    from .table import OPTIONS as table
+    from singlemongo.options.table import OPTIONS as table
     names = sorted(set(table) | (set() if uri else {opt.attr for opt in table.values()}))
     by_lower = {n.lower(): n for n in names}
     close = get_close_matches(key.lower(), list(by_lower), n=3, cutoff=0.6)
@@ -372,7 +372,7 @@ def _credentials(values, database, username, password, properties_dropped):
             values[name] is None for name in ("authMechanism", "authSource",
                                               "authMechanismProperties")):
         return None
-    from .credentials import credentials
+    from singlemongo.options.credentials import credentials
     return credentials(values, database, username, password, properties_dropped)
 
 

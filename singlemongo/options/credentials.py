@@ -6,10 +6,10 @@ it forbids, and which mechanism properties it takes. The password lives only in 
 """
 from typing import Any, Mapping, Optional
 
-from ..errors import ConfigurationError
-from ..records import dataclass, field
-from .uri import REDACTED
-from .table import AUTH_MECHANISMS
+from singlemongo.errors import ConfigurationError
+from singlemongo.records import dataclass, field
+from singlemongo.options.uri import REDACTED
+from singlemongo.options.table import AUTH_MECHANISMS
 
 EXTERNAL_MECHANISMS = ("MONGODB-X509", "GSSAPI", "MONGODB-AWS", "MONGODB-OIDC")
 MECHANISM_PROPERTIES = {

@@ -4,10 +4,10 @@ Pure rules on records a resolver returned: target domains, TXT options, srvMaxHo
 lookups themselves happen at the client's first operation through an injectable resolver
 (``engine/dns.py`` on dnspython by default), bounded by connectTimeoutMS.
 """
-from .uri import unquote
+from singlemongo.options.uri import unquote
 
-from .client_options import with_srv_results
-from ..errors import DNSError
+from singlemongo.options.client_options import with_srv_results
+from singlemongo.errors import DNSError
 
 
 def _domain_labels(host):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Callable
 
-from .uri import SecretText
+from singlemongo.options.uri import SecretText
 
 # Single-threaded monitoring defaults, all in milliseconds (DESIGN.md, "Default timings").
 HEARTBEAT_FREQUENCY_MS = 60_000

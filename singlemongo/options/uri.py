@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence, Tuple, Union
 
-from .. import errors
-from ..records import dataclass, field
-from ..sdam.address import DEFAULT_PORT, host_name_problem, is_ipv4, is_ipv6
+from singlemongo import errors
+from singlemongo.records import dataclass, field
+from singlemongo.sdam.address import DEFAULT_PORT, host_name_problem, is_ipv4, is_ipv6
 
 # ----- redaction ------------------------------------------------------------------------------
 

@@ -5,11 +5,11 @@ The engine turns each failed operation into an ``ApplicationError`` and applies 
 connection (bump its generation), and whether the single-threaded scanner must rescan.
 """
 import enum
-from ..records import dataclass
+from singlemongo.records import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
-from .server_description import ServerDescription, compare_topology_version, TopologyType
-from ..replies import is_ok
+from singlemongo.sdam.server_description import ServerDescription, compare_topology_version, TopologyType
+from singlemongo.replies import is_ok
 
 
 class ErrorKind(enum.Enum):

@@ -2,6 +2,6 @@
 the pool and command events). The old import path is the same module object."""
 import sys
 
-from ..monitoring import sdam_events as _moved
+from singlemongo.monitoring import sdam_events as _moved
 
 sys.modules[__name__] = _moved

@@ -9,17 +9,17 @@ indexes with it, so code written against PyMongo's integers reads these as it re
 from __future__ import annotations
 
 import datetime
-from ..records import dataclass, field, replace
+from singlemongo.records import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
-from .address import Address, format_address, parse_announced
-from ..replies import is_ok
+from singlemongo.sdam.address import Address, format_address, parse_announced
+from singlemongo.replies import is_ok
 
 
 if TYPE_CHECKING:  # type checkers know the members as Enum members
     from enum import Enum as _Constants
 else:
-    from ..records import Constants as _Constants
+    from singlemongo.records import Constants as _Constants
 
 
 class _PyMongoNumbered(_Constants):
@@ -335,7 +335,7 @@ class ServerDescription:
 
     @property
     def is_data_bearing(self):
-        from .server_description import DATA_BEARING
+        from singlemongo.sdam.server_description import DATA_BEARING
         return self.server_type in DATA_BEARING
 
     @property

@@ -7,14 +7,14 @@ ServerDescription, and ``update`` runs the actions the table lists in order.
 """
 from __future__ import annotations
 
-from ..records import dataclass, field, replace
+from singlemongo.records import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Tuple
 
-from .server_description import (Address, ServerDescription, compare_topology_version,
+from singlemongo.sdam.server_description import (Address, ServerDescription, compare_topology_version,
                                  DATA_BEARING, ServerType, TopologyType, ServerType as S,
                                  TopologyType as T)
-from .address import format_address
+from singlemongo.sdam.address import format_address
 
 # clientMinWireVersion / clientMaxWireVersion: MongoDB 4.2 and newer.
 MIN_SUPPORTED_WIRE_VERSION = 8
@@ -146,15 +146,15 @@ class TopologyDescription:
 
     def has_readable_server(self, read_preference=None):
         """Whether a read with ``read_preference`` (primary by default) could be served now."""
-        from ..selection import READ, Criteria, select
-        from ..read_preferences import to_core
+        from singlemongo.selection import READ, Criteria, select
+        from singlemongo.read_preferences import to_core
         core = to_core(read_preference)
         criteria = Criteria(READ, core) if core is not None else Criteria(READ)
         return bool(select(self, criteria).in_window)
 
     def has_writable_server(self):
         """Whether a write could be served now."""
-        from ..selection import WRITE, Criteria, select
+        from singlemongo.selection import WRITE, Criteria, select
         return bool(select(self, Criteria(WRITE)).in_window)
 
     def summary(self):

@@ -2,6 +2,6 @@
 ``testing/auth/``). The old import path is the same module object."""
 import sys
 
-from .auth import authenticated as _moved
+from singlemongo.testing.auth import authenticated as _moved
 
 sys.modules[__name__] = _moved

@@ -11,14 +11,14 @@ import itertools
 
 from bson import ObjectId
 
-from . import gaps, stable_api, tools
-from .auth.scram_server import Users
-from .failpoints import (WTIMEOUT, add_write_concern_error, server_labels,
+from singlemongo.testing import gaps, stable_api, tools
+from singlemongo.testing.auth.scram_server import Users
+from singlemongo.testing.failpoints import (WTIMEOUT, add_write_concern_error, server_labels,
                          waits_for_replication)
-from .auth.x509 import authenticate_x509
-from .server import SimServer
-from .query import Store
-from .query.users import lookup as user_catalog
+from singlemongo.testing.auth.x509 import authenticate_x509
+from singlemongo.testing.server import SimServer
+from singlemongo.testing.query import Store
+from singlemongo.testing.query.users import lookup as user_catalog
 
 MAX_WIRE_VERSION = 25
 SERVER_VERSION = (8, 0, 0)  # what wire version 25 is (buildInfo says so)
@@ -41,7 +41,7 @@ def installed_compressors():
     """The compressors a simulated server offers by default: zlib, and snappy and zstd when
     their packages are installed (the server compresses its replies with them too)."""
     from importlib.util import find_spec
-    from ..wire.compression import zstd_module
+    from singlemongo.wire.compression import zstd_module
     return tuple(name for name, found in (("snappy", find_spec("snappy")), ("zlib", True),
                                           ("zstd", zstd_module())) if found)
 

@@ -8,8 +8,8 @@ server's own error labels (``RetryableWriteError``) are added as a 4.4+ server a
 """
 from typing import Any, Optional, Tuple
 
-from ..records import dataclass, field
-from .query.codes import CommandError, code_name
+from singlemongo.records import dataclass, field
+from singlemongo.testing.query.codes import CommandError, code_name
 
 # Retryable writes spec, "Determining Retryable Errors": a 4.4+ server labels these.
 RETRYABLE_WRITE_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435,
@@ -48,17 +48,17 @@ def served():
     """The names of every command a simulated server answers (empty without the testing
     extra, which the store needs)."""
     try:
-        from .query.store import COMMANDS
+        from singlemongo.testing.query.store import COMMANDS
     except ImportError:
         return frozenset()
-    from .tools import COMMANDS as TOOLS
+    from singlemongo.testing.tools import COMMANDS as TOOLS
     return PROTOCOL_COMMANDS | set(COMMANDS) | set(TOOLS)
 
 
 def check_command_name(name: str) -> None:
     """ValueError for a name MongoDB does not have and the simulator does not serve
     (``command_names``): a typo (``fnd``) or an invention, whose fault would never fire."""
-    from .command_names import check_command_name as check
+    from singlemongo.testing.command_names import check_command_name as check
     check(name, served())
 
 
@@ -159,7 +159,7 @@ def _resumable_change_stream_code(code):
     # The driver's list (Change Streams, "Resumable Error"), which a 4.4+ server labels;
     # but not CursorNotFound: a cursor the server cannot find is not known to be a change
     # stream's (the driver resumes on 43 itself).
-    from ..change_stream import RESUMABLE_CODES
+    from singlemongo.change_stream import RESUMABLE_CODES
     return code in RESUMABLE_CODES and code != 43
 
 

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from ..clock import FakeClock
+from singlemongo.clock import FakeClock
 
 # Nothing here imports the simulated deployments at load time: the plugin is registered for
 # every install of singlemongo, and pytest must start without the testing extra too.
@@ -26,7 +26,7 @@ from ..clock import FakeClock
 def _session(kind):
     """Start a deployment of ``kind`` (a class name of singlemongo.testing) for the session;
     without the testing extra, a UsageError saying what to install."""
-    from .. import testing
+    from singlemongo import testing
     try:
         factory = getattr(testing, kind)
     except ImportError as exc:
@@ -53,7 +53,7 @@ def pytest_testnodedown(node, error):
     called only when it is installed)."""
     seen = getattr(node, "workeroutput", {}).get("singlemongo_gaps")
     if seen:
-        from . import gaps
+        from singlemongo.testing import gaps
         gaps.merge(seen)
 
 
@@ -151,7 +151,7 @@ def fake_clock():
 def make_client(fake_clock):
     """``make_client(uri_or_deployment, **options)``: a client on the fake clock, closed after
     the test."""
-    from ..client import MongoClient
+    from singlemongo.client import MongoClient
     clients = []
 
     def make(target, **options):

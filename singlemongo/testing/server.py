@@ -20,15 +20,15 @@ from typing import Any
 from bson import Int64
 from bson.codec_options import CodecOptions, DatetimeConversion
 
-from ..wire import compression, messages as wire
-from .failpoints import (DRIP, FAULT_ACTIONS, FAULT_REPLY, HALF_THEN_RESET, HANG, NO_FAULT,
+from singlemongo.wire import compression, messages as wire
+from singlemongo.testing.failpoints import (DRIP, FAULT_ACTIONS, FAULT_REPLY, HALF_THEN_RESET, HANG, NO_FAULT,
                          NO_REPLY, RAW, RUN_ADD_WCE, RUN_NO_REPLY, SEND, Fault,
                          add_write_concern_error, canonical, check_command_name, from_command,
                          is_retryable_write)
-from .query import waits
-from .query.codes import error_reply
-from . import streaming
-from .streaming import cursor_open
+from singlemongo.testing.query import waits
+from singlemongo.testing.query.codes import error_reply
+from singlemongo.testing import streaming
+from singlemongo.testing.streaming import cursor_open
 
 _LINGER_RST = struct.pack("ii", 1, 0)
 # mongod's maxMessageSizeBytes: a header claiming more is refused before the body is read.

@@ -1,7 +1,7 @@
 """The Stable API as a MongoDB 8.0 server enforces it: a command declaring ``apiVersion``
 must name version 1, and with ``apiStrict: true`` only the commands and aggregation stages of
 API Version 1 run (the rest fail with APIStrictError, code 323)."""
-from .query.codes import error_reply
+from singlemongo.testing.query.codes import error_reply
 
 # MongoDB's "Stable API Commands" (API Version 1), lower-cased.
 API_V1_COMMANDS = frozenset({

@@ -10,8 +10,8 @@ every ``POLL_S`` and holds its connection (``conn.paused``) until it is answered
 import selectors
 import time
 
-from ..wire import compression
-from .query.codes import error_reply
+from singlemongo.wire import compression
+from singlemongo.testing.query.codes import error_reply
 
 POLL_S = 0.05
 HELLOS = frozenset({"hello", "ismaster", "isMaster"})

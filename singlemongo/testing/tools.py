@@ -94,7 +94,7 @@ def host_info(deployment, server, cmd, state):
 
 def list_commands(deployment, server, cmd, state):
     """listCommands: every command the simulated server answers."""
-    from .failpoints import served
+    from singlemongo.testing.failpoints import served
     names = sorted(served() | set(deployment.commands))
     return {"commands": {name: {"help": f"the simulated server's {name}",
                                 "requiresAuth": deployment.requires_auth,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import ProtocolError
-from .messages import DEFAULT_MAX_MESSAGE_SIZE, HEADER, OP_COMPRESSED, Header
+from singlemongo.errors import ProtocolError
+from singlemongo.wire.messages import DEFAULT_MAX_MESSAGE_SIZE, HEADER, OP_COMPRESSED, Header
 
 COMPRESSOR_IDS = {"noop": 0, "snappy": 1, "zlib": 2, "zstd": 3}
 # Commands never compressed (compression spec): the handshake and authentication.

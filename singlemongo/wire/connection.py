@@ -2,6 +2,6 @@
 which keeps the codec). The old import path is the same module object."""
 import sys
 
-from ..engine import connection as _moved
+from singlemongo.engine import connection as _moved
 
 sys.modules[__name__] = _moved

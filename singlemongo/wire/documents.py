@@ -3,7 +3,7 @@ from collections.abc import Mapping
 
 import bson
 
-from .. import errors
+from singlemongo import errors
 
 MAX_BSON_SIZE = 16 * 1024 * 1024
 

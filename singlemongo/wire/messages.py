@@ -12,7 +12,7 @@ from typing import Any, Optional
 import bson
 from bson.codec_options import CodecOptions
 
-from ..errors import ProtocolError
+from singlemongo.errors import ProtocolError
 
 OP_REPLY = 1
 OP_QUERY = 2004
@@ -79,7 +79,7 @@ def encoding(encode, *args, **kwargs):
     try:
         return encode(*args, **kwargs)
     except bson.errors.InvalidDocument as exc:
-        from .. import errors
+        from singlemongo import errors
         if isinstance(exc, errors.InvalidDocument):
             raise
         raise errors.InvalidDocument(str(exc)) from None
@@ -262,7 +262,7 @@ def decode_reply_flags(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE,
         if not compressed:
             raise ProtocolError("the server sent a compressed reply, but compression was not "
                                 "negotiated on this connection")
-        from .compression import decompress_body  # loaded where compression was negotiated
+        from singlemongo.wire.compression import decompress_body  # loaded where compression was negotiated
         op_code, body = decompress_body(body, max_message_size)
         header = Header(HEADER.size + len(body), header.request_id, header.response_to, op_code)
     if header.op_code == OP_MSG:

@@ -2,6 +2,6 @@
 which keeps the codec). The old import path is the same module object."""
 import sys
 
-from ..engine import socks5 as _moved
+from singlemongo.engine import socks5 as _moved
 
 sys.modules[__name__] = _moved

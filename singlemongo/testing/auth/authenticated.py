@@ -15,11 +15,11 @@ MONGODB-X509 needs a TLS deployment with client certificates, which this one is 
 """
 from urllib.parse import quote_plus
 
-from .aws import Aws, AwsKeys
-from ..deployments import ReplicaSet
-from .gssapi import KerberosStandIn
-from .oidc import Oidc, OidcIssuer
-from .sasl import Plain
+from singlemongo.testing.auth.aws import Aws, AwsKeys
+from singlemongo.testing.deployments import ReplicaSet
+from singlemongo.testing.auth.gssapi import KerberosStandIn
+from singlemongo.testing.auth.oidc import Oidc, OidcIssuer
+from singlemongo.testing.auth.sasl import Plain
 
 USERS = {"SCRAM-SHA-256": ("scram-user", "scram-Pw-1"), "SCRAM-SHA-1": ("scram-user", "scram-Pw-1"),
          "PLAIN": ("plain-user", "plain-Pw-1"),
@@ -50,7 +50,7 @@ class AuthenticatedReplicaSet(ReplicaSet):
         callback that gives this deployment's issuer's tokens)."""
         if mechanism != "MONGODB-OIDC":
             return {}
-        from ...auth_oidc import OIDCCallback, OIDCCallbackResult
+        from singlemongo.auth_oidc import OIDCCallback, OIDCCallbackResult
         issuer = self.oidc_issuer
 
         class Callback(OIDCCallback):

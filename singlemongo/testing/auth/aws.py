@@ -22,8 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from bson import decode, encode
 
-from ...auth import aws_fetch, aws_sigv4
-from .sasl import done, failed
+from singlemongo.auth import aws_fetch, aws_sigv4
+from singlemongo.testing.auth.sasl import done, failed
 
 ACCOUNT = "123456789012"
 _AUTHORIZATION = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/sts/"

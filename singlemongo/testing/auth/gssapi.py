@@ -104,7 +104,7 @@ class _Mechanism:
         self.completed = 0
 
     def start(self, state, mechanism, payload, db):
-        from .sasl import failed
+        from singlemongo.testing.auth.sasl import failed
         first = _decode(str(payload))
         principal, spn = first.get("principal"), first.get("spn")
         known = principal in self.kdc.principals
@@ -116,7 +116,7 @@ class _Mechanism:
                 "payload": _encode({"nonce": "n-" + principal})}
 
     def proceed(self, state, payload):
-        from .sasl import done, failed
+        from singlemongo.testing.auth.sasl import done, failed
         found = state.get("gssapi")
         message = _decode(str(payload))
         if found is None:

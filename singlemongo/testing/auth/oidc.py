@@ -22,8 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from bson import decode, encode
 
-from ...auth import oidc_environments
-from .sasl import done, failed
+from singlemongo.auth import oidc_environments
+from singlemongo.testing.auth.sasl import done, failed
 
 REAUTHENTICATION_REQUIRED = {"ok": 0, "code": 391, "codeName": "ReauthenticationRequired",
                              "errmsg": "Access token is expired"}

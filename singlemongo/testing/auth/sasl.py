@@ -5,7 +5,7 @@
 - ``Plain({"ldapuser": "pw"})``: PLAIN users of ``$external`` (as an LDAP proxy checks them);
 - ``aws.Aws``, ``oidc.Oidc`` and ``gssapi.KerberosStandIn.mechanism()``, in their modules.
 """
-from .scram_server import FAILED
+from singlemongo.testing.auth.scram_server import FAILED
 
 
 def failed():

@@ -9,7 +9,7 @@ import hashlib
 import hmac
 import os
 
-from ...auth.scram import HASHES, keys, parse_fields, salted_password, xor
+from singlemongo.auth.scram import HASHES, keys, parse_fields, salted_password, xor
 
 ITERATIONS = {"SCRAM-SHA-1": 4096, "SCRAM-SHA-256": 15000}
 FAILED = {"ok": 0, "code": 18, "codeName": "AuthenticationFailed",

@@ -1,4 +1,4 @@
 """The simulated server's data and query engine (mongomock-ng behind MongoDB's commands)."""
-from .store import Store
+from singlemongo.testing.query.store import Store
 
 __all__ = ["Store"]

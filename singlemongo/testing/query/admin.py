@@ -8,9 +8,9 @@ import os
 
 import bson
 
-from .catalog import index_documents
-from .codes import CommandError
-from .reads import collection_names, exists, namespace
+from singlemongo.testing.query.catalog import index_documents
+from singlemongo.testing.query.codes import CommandError
+from singlemongo.testing.query.reads import collection_names, exists, namespace
 
 VERSION = "7.0.0"
 # getParameter's answers for the parameters programs ask about; "*" returns them all.

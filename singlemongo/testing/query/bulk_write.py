@@ -2,8 +2,8 @@
 as the insert, update or delete statement it stands for, with one result per op in a cursor
 and the summary counts beside it (bulk write spec, "Handling the bulkWrite Server Response").
 """
-from . import writes
-from .codes import CommandError, code_name
+from singlemongo.testing.query import writes
+from singlemongo.testing.query.codes import CommandError, code_name
 
 # The fields each kind of op may carry (an unknown one is the server's IDL error, 40415).
 OP_FIELDS = {"insert": frozenset({"insert", "document"}),

@@ -1,9 +1,9 @@
 """Databases, collections and indexes, answered as a MongoDB 7.0 server does."""
 from mongomock_ng import filtering
 
-from . import collection_options, partial, text
-from .codes import ATLAS_ONLY, CommandError
-from .reads import DEFAULT_BATCH, collection_names, exists, namespace
+from singlemongo.testing.query import collection_options, partial, text
+from singlemongo.testing.query.codes import ATLAS_ONLY, CommandError
+from singlemongo.testing.query.reads import DEFAULT_BATCH, collection_names, exists, namespace
 
 ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
 # Fields of any command, not options of the collection ``create`` makes.

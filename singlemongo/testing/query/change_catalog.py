@@ -6,7 +6,7 @@ drop, rename and dropDatabase for every stream; create, createIndexes, dropIndex
 ``record(log, name, cmd, prior)`` runs once its command succeeded; ``prior`` is what the
 log noted before the command ran (``ChangeLog._catalog_before``).
 """
-from . import catalog
+from singlemongo.testing.query import catalog
 
 
 def indexes(store, ns):

@@ -4,7 +4,7 @@ holding the event's top-level fields in order. Resuming from a fragment's token 
 the whole event (a server resumes at the next fragment)."""
 import bson
 
-from .codes import CommandError
+from singlemongo.testing.query.codes import CommandError
 
 STAGE = "$changeStreamSplitLargeEvent"
 LIMIT = 16 * 1024 * 1024

@@ -15,8 +15,8 @@ import uuid
 import bson
 from mongomock_ng.helpers import hashdict
 
-from . import change_catalog as catalog, change_split, update_description
-from .codes import CommandError
+from singlemongo.testing.query import change_catalog as catalog, change_split, update_description
+from singlemongo.testing.query.codes import CommandError
 
 WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
 CATALOG = frozenset({"create", "createIndexes", "dropIndexes", "collMod", "drop",

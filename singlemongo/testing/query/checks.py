@@ -6,7 +6,7 @@ are refused here, before anything runs, with MongoDB's codes and messages.
 """
 from collections.abc import Mapping
 
-from .codes import CommandError
+from singlemongo.testing.query.codes import CommandError
 
 QUERY_OPERATORS = frozenset({
     "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$not", "$exists", "$type",

@@ -24,7 +24,7 @@ import dataclasses
 import threading
 import unicodedata
 
-from .codes import CommandError
+from singlemongo.testing.query.codes import CommandError
 
 # Collation Document: the fields a server accepts, each checked by type.
 FIELDS = {"locale": str, "caseLevel": bool, "caseFirst": str, "strength": int,

@@ -9,9 +9,9 @@ import itertools
 
 import bson
 
-from . import views
-from .codes import CommandError
-from .reads import exists, namespace
+from singlemongo.testing.query import views
+from singlemongo.testing.query.codes import CommandError
+from singlemongo.testing.query.reads import exists, namespace
 
 # Options the engine itself applies (document validation).
 ENGINE_OPTIONS = frozenset({"validator", "validationLevel", "validationAction"})
@@ -160,7 +160,7 @@ def _modify_index(coll, spec):
 def _convert_to_unique(coll, index):
     """collMod {index: {unique: true}}: only an index already prepareUnique, and only when no
     two documents share an entry (each group is a violation, as MongoDB 6.0 reports them)."""
-    from .uniques import duplicate_groups
+    from singlemongo.testing.query.uniques import duplicate_groups
     if not index.get("prepareUnique"):
         raise CommandError(72, "Cannot make index unique with 'prepareUnique=false'. Run "
                                "collMod to set it first.")

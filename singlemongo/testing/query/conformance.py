@@ -20,8 +20,8 @@ from mongomock_ng import filtering
 from mongomock_ng import store as mm_store
 from mongomock_ng.helpers import NOTHING
 
-from . import arrays, collation, expressions, geo, id_lookup, numeric, uniques
-from .codes import WriteFailure
+from singlemongo.testing.query import arrays, collation, expressions, geo, id_lookup, numeric, uniques
+from singlemongo.testing.query.codes import WriteFailure
 
 # $type: "Available Types" (aliases and numbers; "number" matches every numeric type).
 _TYPES = {

@@ -9,9 +9,9 @@ and ``$sort``.
 """
 import time
 
-from . import partial, reads
-from .codes import CommandError
-from .reads import namespace
+from singlemongo.testing.query import partial, reads
+from singlemongo.testing.query.codes import CommandError
+from singlemongo.testing.query.reads import namespace
 
 VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 # Explained command -> (the key naming its collection, its filter, the stage above the scan).

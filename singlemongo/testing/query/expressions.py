@@ -11,7 +11,7 @@ from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 from mongomock_ng.helpers import NOTHING
 
-from .codes import CommandError
+from singlemongo.testing.query.codes import CommandError
 
 ADDED = ("$setField", "$unsetField", "$rand")
 _ENGINE_FIELD_OPERATOR = mm_aggregate._Parser._handle_field_operator

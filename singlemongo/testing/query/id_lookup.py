@@ -11,7 +11,7 @@ from bson import Int64, ObjectId
 from mongomock_ng import collection as mm_collection
 from mongomock_ng import filtering
 
-from . import collation
+from singlemongo.testing.query import collation
 
 # _id types whose miss in the table is a miss in the collection. A string or an ObjectId
 # equals only its own type (a string, when no collation applies). Numbers that MongoDB finds

@@ -13,8 +13,8 @@ against its time limit.
 from bson import json_util
 from bson.code import Code
 
-from . import waits
-from .codes import CommandError
+from singlemongo.testing.query import waits
+from singlemongo.testing.query.codes import CommandError
 
 TIME_LIMIT_S = 5
 MEMORY_LIMIT = 64 << 20

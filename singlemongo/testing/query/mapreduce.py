@@ -4,9 +4,9 @@ still send it): ``query``, ``sort`` and ``limit`` choose the input, the JavaScri
 (``replace``, ``merge``, ``reduce``) as MongoDB 7.0 does, ordered by ``_id``."""
 import functools
 
-from . import javascript
-from .codes import CommandError
-from .reads import _bson_cmp, namespace, select, sort_documents
+from singlemongo.testing.query import javascript
+from singlemongo.testing.query.codes import CommandError
+from singlemongo.testing.query.reads import _bson_cmp, namespace, select, sort_documents
 
 MODES = ("replace", "merge", "reduce")
 

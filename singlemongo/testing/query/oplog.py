@@ -8,7 +8,7 @@ import datetime
 
 from bson import Int64
 
-from . import collection_options
+from singlemongo.testing.query import collection_options
 
 OPLOG = ("local", "oplog.rs")
 ENTRIES = 1000

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 
 from mongomock_ng import filtering
 
-from .checks import check_filter
-from .codes import CommandError
+from singlemongo.testing.query.checks import check_filter
+from singlemongo.testing.query.codes import CommandError
 
 UPPER, LOWER = ("$lt", "$lte"), ("$gt", "$gte")
 

@@ -10,7 +10,7 @@ collection scan would.
 """
 import datetime
 
-from .codes import CommandError
+from singlemongo.testing.query.codes import CommandError
 
 PROFILE = "system.profile"
 DEFAULTS = {"level": 0, "slowms": 100, "sampleRate": 1.0}

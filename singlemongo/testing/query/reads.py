@@ -7,8 +7,8 @@ import bson
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering
 
-from . import changes, checks, expressions, javascript, text, views
-from .codes import ATLAS_ONLY, CommandError, duplicate_message
+from singlemongo.testing.query import changes, checks, expressions, javascript, text, views
+from singlemongo.testing.query.codes import ATLAS_ONLY, CommandError, duplicate_message
 
 DEFAULT_BATCH = 101
 _EMPTY_ARRAY = object()  # sorts before null ("Comparison/Sort Order")
@@ -241,7 +241,7 @@ def find(store, server, cmd):
     check_hint(store, ns, cmd.get("hint"))
     tail = None
     if cmd.get("tailable") or cmd.get("awaitData"):
-        from . import tailable as tail  # it builds on this module
+        from singlemongo.testing.query import tailable as tail  # it builds on this module
         tail.check(store, ns, cmd)
     query = cmd.get("filter") or {}
     docs = select(store, ns, query, cmd.get("let"), scores=True)
@@ -336,7 +336,7 @@ def _source(store, server, cmd, pipeline):
         if cmd["$db"] != "admin":
             raise CommandError(73, "$currentOp must be run against the 'admin' database with "
                                    "{aggregate: 1}")
-        from ..tools import in_progress
+        from singlemongo.testing.tools import in_progress
         return ns, in_progress(server, cmd), pipeline[1:]
     if first == "$listLocalSessions":  # the sessions this server has seen, newest last
         return ns, [{"_id": dict(lsid)} for lsid in store.local_sessions(cmd)], pipeline[1:]

@@ -18,11 +18,11 @@ from bson import Int64
 from mongomock_ng import DuplicateKeyError, OperationFailure, WriteError
 from mongomock_ng.helpers import NOTHING
 
-from . import (admin, bulk_write, catalog, changes, collation, collection_options, conformance, explain,
+from singlemongo.testing.query import (admin, bulk_write, catalog, changes, collation, collection_options, conformance, explain,
                expressions, mapreduce, oplog, profiler, reads, tailable, uniques, users, views,
                waits, writes)
-from .codes import CommandError, WriteFailure, duplicate_message, error_reply
-from .transactions import Transactions
+from singlemongo.testing.query.codes import CommandError, WriteFailure, duplicate_message, error_reply
+from singlemongo.testing.query.transactions import Transactions
 
 # What an engine exception means, as MongoDB's code and message: (type, pattern, code, text).
 ERROR_TABLE = (

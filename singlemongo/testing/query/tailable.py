@@ -15,9 +15,9 @@ collection stays open (a server may return a dead cursor), and the position is a
 """
 from mongomock_ng import filtering
 
-from .codes import CommandError
-from .collection_options import options_of
-from .reads import exists, project
+from singlemongo.testing.query.codes import CommandError
+from singlemongo.testing.query.collection_options import options_of
+from singlemongo.testing.query.reads import exists, project
 
 _START = object()  # the position before the first document
 

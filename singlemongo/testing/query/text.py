@@ -16,7 +16,7 @@ indexes), approximated where the server's linguistics go further.
 import re
 import unicodedata
 
-from .codes import CommandError
+from singlemongo.testing.query.codes import CommandError
 
 SCORE = "\x00textScore"  # where a matched document carries its score until projected
 STOP_WORDS = frozenset("a an and are as at be but by for from has have i in is it its of on "

@@ -22,7 +22,7 @@ from bson.timestamp import Timestamp
 from mongomock_ng import MongoClient
 from mongomock_ng.store import ServerStore
 
-from .codes import CommandError
+from singlemongo.testing.query.codes import CommandError
 
 # Commands a transaction may run (the server's list, as far as the simulator has them).
 ALLOWED = frozenset({"find", "aggregate", "distinct", "getMore", "killCursors", "insert",
@@ -290,7 +290,7 @@ class Transactions:
             if name == "create" and ns[1] not in self.store.client[ns[0]].list_collection_names():
                 self.store.client[ns[0]].create_collection(ns[1])
             elif name == "createIndexes":
-                from .catalog import create_indexes
+                from singlemongo.testing.query.catalog import create_indexes
                 create_indexes(self.store, None, cmd)
         for ns, keys in txn.written.items():
             source = _documents(txn.view.client, ns)

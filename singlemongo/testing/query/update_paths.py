@@ -11,7 +11,7 @@ answered as InternalError). Found by running the simulator beside FerretDB (test
 """
 from mongomock_ng.helpers import NOTHING
 
-from .codes import WriteFailure
+from singlemongo.testing.query.codes import WriteFailure
 
 REMOVING = frozenset({"$unset", "$pop", "$pull", "$pullAll"})
 UNCHECKED = frozenset({"$setOnInsert"})  # applied to a new document only, where all is free

@@ -8,8 +8,8 @@ import uuid
 
 import bson
 
-from ..auth.scram_server import ITERATIONS, credentials
-from .codes import CommandError
+from singlemongo.testing.auth.scram_server import ITERATIONS, credentials
+from singlemongo.testing.query.codes import CommandError
 
 USERS = ("admin", "system.users")
 DEFAULT_MECHANISMS = ("SCRAM-SHA-1", "SCRAM-SHA-256")

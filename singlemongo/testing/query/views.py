@@ -5,8 +5,8 @@ aggregate) runs the pipeline over its source, itself maybe a view, then the read
 filter. Writes and index builds on a view fail with 166 CommandNotSupportedOnView. A view or
 collection created with a ``collation`` compares strings by it unless a command names its own.
 """
-from . import collation
-from .codes import CommandError
+from singlemongo.testing.query import collation
+from singlemongo.testing.query.codes import CommandError
 
 # Commands that change a collection's documents or indexes: refused on a view.
 WRITES = frozenset({"insert", "update", "delete", "findAndModify", "createIndexes",

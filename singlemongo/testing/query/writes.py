@@ -12,10 +12,10 @@ from bson import encode as bson_encode  # bound once: a test may patch bson.enco
 from mongomock_ng import aggregate as mm_aggregate
 from mongomock_ng import filtering, helpers
 
-from . import checks, collation, collection_options, uniques, update_paths
-from .update_paths import value_at
-from .codes import CommandError, WriteFailure
-from .reads import (check_hint, namespace, positional_index, project, select, sort_documents)
+from singlemongo.testing.query import checks, collation, collection_options, uniques, update_paths
+from singlemongo.testing.query.update_paths import value_at
+from singlemongo.testing.query.codes import CommandError, WriteFailure
+from singlemongo.testing.query.reads import (check_hint, namespace, positional_index, project, select, sort_documents)
 
 ARRAY_OPERATORS = ("$push", "$addToSet", "$pull", "$pullAll", "$pop")
 NUMERIC_OPERATORS = ("$inc", "$mul")
@@ -28,7 +28,7 @@ def _statement_errors(statements, run, ordered):
         try:
             run(statement)
         except Exception as exc:
-            from .store import engine_error  # the error table lives with the store
+            from singlemongo.testing.query.store import engine_error  # the error table lives with the store
             failure = engine_error(exc)
             if not isinstance(failure, WriteFailure):
                 failure = WriteFailure(failure.code, failure.message, **failure.extra)
