@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import struct
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import bson
@@ -90,30 +89,35 @@ class _Bulk:
             validate_is_document_type("let", let)
         self.collection, self.ordered = collection, ordered
         self.bypass, self.comment, self.let = bypass_document_validation, comment, let
-        self.ops: list[tuple[int, Mapping[str, Any]]] = []
+        # Each statement and, at the same index, its kind (two lists: no tuple per statement).
+        self.ops: list[Mapping[str, Any]] = []
+        self.kinds: list[int] = []
         self.multi = 0  # statements that may write many documents (not retryable)
 
     def add_insert(self, document: Any) -> None:
         if type(document) is not dict:  # a plain dict skips the ABC checks (insert_many speed)
             validate_is_document_type("document", document)
             if isinstance(document, RawBSONDocument):
-                self.ops.append((INSERT, document))
+                self.ops.append(document)
+                self.kinds.append(INSERT)
                 return
         if "_id" not in document:
             document["_id"] = ObjectId()
-        self.ops.append((INSERT, document))
+        self.ops.append(document)
+        self.kinds.append(INSERT)
 
     def add_inserts(self, documents: Iterable[Any]) -> list[Any]:
         """``add_insert`` for each document; their ``_id``s, raw documents left out (as
         PyMongo's ``inserted_ids``). Plain dicts take a path of their own (insert_many speed)."""
         ids: list[Any] = []
-        append, add_id, add = self.ops.append, ids.append, self.add_insert
+        append, kind, add_id, add = self.ops.append, self.kinds.append, ids.append, self.add_insert
         new_id = object_ids().__next__
         for document in documents:
             if type(document) is dict:
                 if "_id" not in document:
                     document["_id"] = new_id()
-                append((INSERT, document))
+                append(document)
+                kind(INSERT)
             else:
                 add(document)
                 if isinstance(document, RawBSONDocument):
@@ -135,7 +139,8 @@ class _Bulk:
                 sort is not None:  # most statements have none: no call
             self._options(op, collation, array_filters, hint, sort)
         self.multi += multi
-        self.ops.append((UPDATE, op))
+        self.ops.append(op)
+        self.kinds.append(UPDATE)
 
     def add_replace(self, selector: Mapping[str, Any], replacement: Any,
                     upsert: Optional[bool], collation: Any = None, hint: Any = None,
@@ -148,7 +153,8 @@ class _Bulk:
             op["upsert"] = upsert
         if collation is not None or hint is not None or sort is not None:
             self._options(op, collation, None, hint, sort)
-        self.ops.append((UPDATE, op))
+        self.ops.append(op)
+        self.kinds.append(UPDATE)
 
     def add_delete(self, selector: Mapping[str, Any], limit: int, collation: Any = None,
                    hint: Any = None) -> None:
@@ -157,7 +163,8 @@ class _Bulk:
         if collation is not None or hint is not None:
             self._options(op, collation, None, hint, None)
         self.multi += limit == 0
-        self.ops.append((DELETE, op))
+        self.ops.append(op)
+        self.kinds.append(DELETE)
 
     @staticmethod
     def _options(op: dict[str, Any], collation: Any, array_filters: Any, hint: Any,
@@ -170,20 +177,22 @@ class _Bulk:
                 op[key] = value
 
     def runs(self) -> Iterator[_Run]:
+        ops = self.ops
         if self.ordered:  # runs of consecutive kinds; their indexes are ranges
             start = 0
-            for kind, group in itertools.groupby(self.ops, key=itemgetter(0)):
-                ops = [op for _, op in group]
-                yield _Run(kind, ops, range(start, start + len(ops)))
-                start += len(ops)
+            for kind, group in itertools.groupby(self.kinds):
+                end = start + len(list(group))
+                yield _Run(kind, ops if end - start == len(ops) else ops[start:end],
+                           range(start, end))
+                start = end
             return
         indexes: tuple[list[int], ...] = ([], [], [])
-        for index, (kind, _) in enumerate(self.ops):
+        for index, kind in enumerate(self.kinds):
             indexes[kind].append(index)
-        entries = self.ops
         for kind, where in enumerate(indexes):
             if where:
-                yield _Run(kind, [entries[i][1] for i in where], where)
+                yield _Run(kind, ops if len(where) == len(ops) else [ops[i] for i in where],
+                           where)
 
     def command(self, kind: int) -> dict[str, Any]:
         name = COMMANDS[kind][0]
@@ -368,7 +377,7 @@ def execute(bulk: _Bulk, session: Any = None) -> BulkWriteResult:
 
 def _check_unacknowledged(bulk: _Bulk) -> None:
     """What PyMongo refuses in a w: 0 bulk write (nothing would say it was understood)."""
-    ops = [op for _, op in bulk.ops if isinstance(op, Mapping)]
+    ops = [op for op in bulk.ops if isinstance(op, Mapping)]
     if any("collation" in op for op in ops):
         raise ConfigurationError("Collation is unsupported for unacknowledged writes.")
     if any("arrayFilters" in op for op in ops):
