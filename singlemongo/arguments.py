@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import ItemsView, Mapping, MutableMapping
-from typing import Any, NoReturn, Optional, Sequence
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, Optional, Sequence
 
 from singlemongo import errors
 

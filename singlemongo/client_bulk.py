@@ -40,7 +40,8 @@ _CRITERIA = Criteria(WRITE)
 
 
 class _ClientBulk:
-    """The ops of one client bulk write: (kind, op document) and each op's namespace."""
+    """The ops of one client bulk write: each op document with, at the same index, its kind
+    and namespace (parallel lists: no tuple per op for the collector to traverse)."""
 
     upsert_as_given = True  # an op says upsert only when its model was given it
 
@@ -51,13 +52,15 @@ class _ClientBulk:
         self.ordered, self.bypass, self.comment, self.let = ordered, bypass, comment, let
         self.verbose = verbose
         self.namespace = ""  # the namespace of the model adding itself
-        self.ops: list[tuple[str, dict[str, Any]]] = []
+        self.ops: list[dict[str, Any]] = []
+        self.kinds: list[str] = []
         self.namespaces: list[str] = []
         self.multi: list[bool] = []  # per op: may write many documents (not retryable)
         self.uses_collation = self.uses_array_filters = False
 
     def _add(self, kind: str, op: dict[str, Any], multi: bool = False) -> None:
-        self.ops.append((kind, op))
+        self.ops.append(op)
+        self.kinds.append(kind)
         self.namespaces.append(self.namespace)
         self.multi.append(multi)
 
@@ -135,8 +138,7 @@ class _ClientBulk:
         local: dict[str, int] = {}
         ops, ns_info, encoded, size = EncodedBatch(), [], [], 0
         for index in range(start, min(len(self.ops), start + max_count)):
-            kind, op = self.ops[index]
-            namespace = self.namespaces[index]
+            kind, op, namespace = self.kinds[index], self.ops[index], self.namespaces[index]
             if not acknowledged and kind != "delete":
                 _check_size(op["document" if kind == "insert" else "updateMods"], max_bson,
                             codec)
@@ -201,7 +203,7 @@ def _merge_entry(bulk: _ClientBulk, result: dict[str, Any], start: int, count: i
         raise MalformedReply(f"bulkWrite reply's results cursor: idx {idx!r} is not an index "
                              f"of the {count} operations sent", 0, dict(doc))
     index = start + idx
-    kind, op = bulk.ops[index]
+    kind, op = bulk.kinds[index], bulk.ops[index]
     if not doc.get("ok"):
         error = dict(doc)
         error["idx"], error["op"] = index, op

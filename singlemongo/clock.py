@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Optional
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Optional
 
 _MONOTONIC = getattr(time, "CLOCK_MONOTONIC", None)
 

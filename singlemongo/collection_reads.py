@@ -5,7 +5,9 @@ selection spec)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Optional
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 from singlemongo.base_object import Generic, _DocumentType
 from singlemongo.cursor import Cursor

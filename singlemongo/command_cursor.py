@@ -13,7 +13,9 @@ import os
 import weakref
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping, Optional
 
 from bson import Int64
 
@@ -66,7 +68,7 @@ class _ServerCursor(Generic[_DocumentType]):
         self._session: Any = None
         self._explicit_session: Any = None  # the user's ClientSession: theirs to end
         self._ns: Optional[tuple[str, str]] = None
-        self._returned = 0
+        self._returned = 0  # documents returned, counted only under a limit (its one reader)
         self._retrieved = 0
         self._comment: Any = None
         self._max_await_time_ms: Optional[int] = None
@@ -156,7 +158,8 @@ class _ServerCursor(Generic[_DocumentType]):
     def __next__(self) -> _DocumentType:
         buffer = self._buffer
         if buffer and not self._limit:  # a document waiting, no limit to count it against
-            self._returned += 1
+            # Not counted in _returned: only a limit reads it (and a limit is set before the
+            # first batch, so a limited cursor never takes this path).
             return buffer.popleft()  # type: ignore[no-any-return]
         return self._next_after_checks()
 

@@ -5,7 +5,9 @@ fetches the rest from the same server and connection."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Optional, Union
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Optional, Union
 
 from singlemongo.command_cursor import BATCH_FIELDS, _ServerCursor
 from singlemongo.base_object import _DocumentType, deferred_mixin, lazy_attributes

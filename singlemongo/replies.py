@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Callable, Optional
+from operator import countOf
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
 
 
 
@@ -108,8 +111,9 @@ def _cursor_id(value: Any, _size: Optional[int]) -> bool:
 
 def _documents(value: Any, _size: Optional[int]) -> bool:
     # By the types present, not document by document: a batch of 100,000 has one or two.
-    return isinstance(value, list) and all(
-        kind is dict or issubclass(kind, Mapping) for kind in set(map(type, value)))
+    # Counting dicts first is one pass in C without a set (the usual document class).
+    return isinstance(value, list) and (countOf(map(type, value), dict) == len(value) or all(
+        kind is dict or issubclass(kind, Mapping) for kind in set(map(type, value))))
 
 
 def _document(value: Any, _size: Optional[int]) -> bool:
@@ -140,7 +144,7 @@ def _upserted(value: Any, size: Optional[int]) -> bool:
     for u in value:
         if type(u) is not dict and not isinstance(u, Mapping):
             return False
-        index = u.get("index")
+        index: Any = u.get("index")
         if not (type(index) is int or _integer(index)) or index < 0 or (
                 size is not None and index >= size) or "_id" not in u:
             return False

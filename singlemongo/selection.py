@@ -8,7 +8,9 @@ deprioritized servers. The engine's loop (scan, sleep, retry) lives in ``engine/
 from __future__ import annotations
 
 from singlemongo.records import dataclass, field
-from typing import Callable, Optional, Tuple
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Callable, Optional, Tuple
 
 from singlemongo.options.table import HEARTBEAT_FREQUENCY_MS, LOCAL_THRESHOLD_MS, READ_PREFERENCE_MODES
 from singlemongo import errors

@@ -81,6 +81,8 @@ MALFORMED = [
      lambda c: list(c.find()), "cursor.id"),
     ("find", {"ok": 1, "cursor": {"id": 0, "ns": "db.c", "firstBatch": [1, 2]}},
      lambda c: list(c.find()), "cursor.firstBatch"),
+    ("find", {"ok": 1, "cursor": {"id": 0, "ns": "db.c", "firstBatch": [{"a": 1}, 2]}},
+     lambda c: list(c.find()), "cursor.firstBatch"),
     ("aggregate", {"ok": 1, "cursor": {"id": 0, "ns": "db.c", "firstBatch": None}},
      lambda c: list(c.aggregate([])), "cursor.firstBatch"),
     ("insert", {"ok": 1, "n": 1, "writeErrors": [{"index": 5, "code": 11000, "errmsg": "x"}]},

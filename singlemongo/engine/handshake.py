@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 import bson
 

@@ -8,7 +8,9 @@ operations timeout).
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 from bson import Int64
 

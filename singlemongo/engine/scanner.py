@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from typing import Any, Optional
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 from singlemongo.engine import moved_names
 from singlemongo.errors import ConnectionFailure, with_configured_timeouts

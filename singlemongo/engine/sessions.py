@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import atexit
 import weakref
-from typing import Any
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 from bson import Binary
 from bson.timestamp import Timestamp

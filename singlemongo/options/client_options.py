@@ -9,7 +9,9 @@ arguments and conflicting options raise ConfigurationError.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Optional, Tuple
 from singlemongo.records import dataclass, replace
 from types import MappingProxyType
 

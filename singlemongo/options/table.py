@@ -8,7 +8,9 @@ expected (TypeError for a keyword value of the wrong Python type, as PyMongo's v
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from singlemongo.options.uri import SecretText
 

@@ -9,7 +9,9 @@ sockets.
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence, Tuple, Union
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Optional, Sequence, Tuple, Union
 
 from singlemongo import errors
 from singlemongo.records import dataclass, field

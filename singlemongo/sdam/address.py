@@ -1,6 +1,6 @@
 """Server addresses: parsing, formatting, and the host-name rules that URI hosts and hosts a
 server announces both obey (RFC 1035 lengths, ports 1-65535)."""
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing's, without importing it at run time
 
 DEFAULT_PORT = 27017
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime
 from singlemongo.records import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Optional, Tuple
 
 from singlemongo.sdam.address import Address, format_address, parse_announced
 from singlemongo.replies import is_ok

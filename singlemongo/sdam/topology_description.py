@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from singlemongo.records import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping, Optional, Tuple
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Optional, Tuple
 
 from singlemongo.sdam.server_description import (Address, ServerDescription, compare_topology_version,
                                  DATA_BEARING, ServerType, TopologyType, ServerType as S,

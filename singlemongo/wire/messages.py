@@ -7,7 +7,9 @@ after ``check_header`` has bounded it by maxMessageSizeBytes.
 from __future__ import annotations
 
 import struct
-from typing import Any, Optional
+TYPE_CHECKING = False  # typing's, without importing it at run time
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 import bson
 from bson.codec_options import CodecOptions
