@@ -159,26 +159,29 @@ def _install_finder() -> None:
         def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
             if not fullname.startswith(prefix):
                 return None
-            relative = fullname[len(prefix):].replace(".", "/")
+            base = f"{root}/{fullname[len(prefix):].replace('.', '/')}"
             # The module file first (most names are modules): Python's finder prefers a
             # package directory, and this tree never has both (a test checks).
-            for source, search in ((f"{root}/{relative}.py", None),
-                                   (f"{root}/{relative}/__init__.py", f"{root}/{relative}")):
+            source = base + ".py"
+            try:
+                stat = posix.stat(source)
+                directory, _, name = base.rpartition("/")
+                search = None
+            except OSError:
+                source = base + "/__init__.py"
                 try:
                     stat = posix.stat(source)
                 except OSError:
-                    continue
-                loader = Loader(fullname, source)
-                loader.stat = stat
-                found = module_spec(fullname, loader, origin=source,
-                                    is_package=search is not None)
-                if search is not None:
-                    found.submodule_search_locations = [search]
-                directory, _, name = source.rpartition("/")
-                found.cached = loader.cached = f"{directory}/__pycache__/{name[:-3]}{pyc}"
-                found.has_location = True
-                return found
-            return None
+                    return None
+                directory, name, search = base, "__init__", [base]
+            loader = Loader(fullname, source)
+            loader.stat = stat
+            found = module_spec(fullname, loader, origin=source, is_package=search is not None)
+            if search is not None:
+                found.submodule_search_locations = search
+            found.cached = loader.cached = f"{directory}/__pycache__/{name}{pyc}"
+            found.has_location = True
+            return found
 
         @staticmethod
         def invalidate_caches() -> None:

@@ -70,3 +70,15 @@ def test_record_classes_share_their_methods():
     the one-off makes 16 of them at import."""
     assert Point.__init__ is Labelled.__init__
     assert Point.__repr__ is Labelled.__repr__ and Point.__eq__ is Labelled.__eq__
+
+
+def test_fields_agree_with_dataclasses_and_no_field_object_stays_on_the_class():
+    """Rule: ``fields()`` gives each field's name, default, factory and repr flag as
+    dataclasses' does (built when asked: the class keeps plain tuples), and a ``field()``
+    default is not left on the class for an instance to find."""
+    ours = [(f.name, f.default_factory, f.repr) for f in fields(Point(1))]
+    std = [(f.name, None if f.default_factory is dataclasses.MISSING else f.default_factory,
+            f.repr) for f in dataclasses.fields(StdPoint(1))]
+    assert ours == std
+    assert [f.default for f in fields(Point(1))][1] == 0
+    assert "tags" not in vars(Point) and vars(Point)["y"] == 0

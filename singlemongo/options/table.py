@@ -369,7 +369,10 @@ _TABLE = (
     Option("driver", "driver", driver_info, keyword_only=True),
 )
 
-OPTIONS = {opt.name: opt for opt in _TABLE}
+# Built by zip and map, not comprehensions: in C, not sixty Python iterations each.
+_NAMES = tuple(map(itemgetter(0), _TABLE))
+OPTIONS = dict(zip(_NAMES, _TABLE))
+_DEFAULTS = tuple(map(itemgetter(3), _TABLE))
 # A keyword given as None where the default is not None: what PyMongo's MongoClient makes of
 # it. The two timeouts: "0 or None means no timeout" (0 is no timeout here too); the codec
 # keywords: their default (MongoClient's signature); maxPoolSize: no maximum, as 0. Any other
@@ -404,8 +407,8 @@ def keyword_value(name, value):
 # Old names still accepted (connection-string spec, "Deprecated Key Value Pairs").
 ALIASES = {"ssl": "tls", "j": "journal", "wtimeout": "wTimeoutMS"}
 
-_BY_LOWER = {opt.name.lower(): opt.name for opt in _TABLE}
-_BY_LOWER.update({opt.attr: opt.name for opt in _TABLE})
+_BY_LOWER = dict(zip(map(str.lower, _NAMES), _NAMES))
+_BY_LOWER.update(zip(map(itemgetter(1), _TABLE), _NAMES))
 _BY_LOWER.update(ALIASES)
 
 
@@ -415,4 +418,4 @@ def canonical_name(key):
 
 
 def defaults():
-    return {opt.name: opt.default for opt in _TABLE}
+    return dict(zip(_NAMES, _DEFAULTS))
