@@ -13,10 +13,8 @@ $(STAMP): setup.cfg pyproject.toml
 		|| (cat $(VENV)/install.log; exit 1)
 	touch $(STAMP)
 
-# Two workers, a test file's tests on one worker (their module fixtures stay shared). First,
-# every module imported once with no other thread (tests/rewrite_warmup.py says why).
+# Two workers, a test file's tests on one worker (their module fixtures stay shared).
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider tests/rewrite_warmup.py
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 # 5,000 examples per property (1,000 per differential one, PyMongo against singlemongo), new

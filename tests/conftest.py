@@ -48,10 +48,28 @@ SHORT_REASONS = {"needs a streaming or threaded monitor": "monitor",
                  "written for another specifications revision": "other revision"}
 
 
+def _import_every_module():
+    """Every module of singlemongo, imported once here, before any test runs. pytest rewrites
+    the assertions of each module of singlemongo's distribution (it provides a pytest
+    plugin) when the module is first imported. Left to a test, a first import can happen
+    inside a finalizer that the collector runs while another module's source is being turned
+    into an AST (a cursor dropped without close checks its pinned connection in, and the
+    check-in's events load their module at first use), and CPython 3.11's AST converter,
+    whose depth counter is one per interpreter, then fails the outer import with "SystemError:
+    AST constructor recursion depth mismatch". Seen in a fresh clone's make test."""
+    import importlib
+    import pkgutil
+    import singlemongo
+    for info in pkgutil.walk_packages(singlemongo.__path__, "singlemongo."):
+        if info.name != "singlemongo.__main__":  # runs the command line
+            importlib.import_module(info.name)
+
+
 def pytest_collection_finish(session):
     """The parsed spec files and test items live for the whole run: keep them out of the
     garbage collector's full passes, which otherwise take 50-130 ms here, longer than the
     100 ms socketTimeoutMS some unified tests run with (a pause mid-reply failed one)."""
+    _import_every_module()
     gc.collect()
     gc.freeze()
     # Under pytest-xdist every worker collects everything: the worker that runs the site's
