@@ -96,8 +96,9 @@ class _DeferredMixin:
 
 
 def _install_deferred(cls: type) -> None:
-    """Each deferred mixin's names, where the class statement of ``cls`` listed it: as
-    before, a name the class itself or a base listed earlier defines stays theirs."""
+    """Each deferred mixin's names, where the class statement of ``cls`` listed it, resolved
+    as a real base in its place would give them: a name the class itself or a base listed
+    earlier defines stays theirs."""
     listed = cls.__dict__.get("__orig_bases__")
     if listed is None:  # no stand-in among its bases (Python sets it only then)
         return

@@ -51,12 +51,12 @@ SHORT_REASONS = {"needs a streaming or threaded monitor": "monitor",
 def _import_every_module():
     """Every module of singlemongo, imported once here, before any test runs. pytest rewrites
     the assertions of each module of singlemongo's distribution (it provides a pytest
-    plugin) when the module is first imported. Left to a test, a first import can happen
-    inside a finalizer that the collector runs while another module's source is being turned
-    into an AST (a cursor dropped without close checks its pinned connection in, and the
-    check-in's events load their module at first use), and CPython 3.11's AST converter,
-    whose depth counter is one per interpreter, then fails the outer import with "SystemError:
-    AST constructor recursion depth mismatch". Seen in a fresh clone's make test."""
+    plugin) when the module is first imported. Left to a test, a first import inside a
+    test failed that way in a fresh clone's make test: "SystemError: AST constructor recursion
+    depth mismatch" (after=225, 75 frames deep: the depth of a second, nested conversion).
+    CPython 3.11's AST converter keeps one depth counter per interpreter, so a nested
+    import (most likely one a finalizer makes while the collector runs during the outer
+    conversion; not pinned down) breaks the outer one."""
     import importlib
     import pkgutil
     import singlemongo
