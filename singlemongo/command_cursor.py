@@ -394,19 +394,28 @@ class _ServerCursor(Generic[_DocumentType]):
             kill_cursor(topology, conn, *self._ns, self._id, self._session,
                         self._explicit_session)
 
-    def _defer_kill(self) -> None:
+    def _defer_kill(self, finalizing: bool = False) -> None:
         """Closed without a round trip: killCursors waits in the kill queue for the client's
         next operation (the garbage collector's way; an interrupt's too)."""
         if self._forked():
             return  # the parent's cursor: not the child's to kill
-        if self._id and self._ns is not None and self._abandoned is None:
-            self._topology.defer_kill(self._address, *self._ns, self._id)
+        ns = self._ns if self._id and self._abandoned is None else None
+        check_in = None
+        if finalizing:
+            # A finalizer runs inside whatever the program is doing, on any thread: a pinned
+            # connection's check-in (CMAP's event: a listener's code, a logger's import)
+            # waits with the kill for the next operation, as PyMongo's close-soon queue does.
+            check_in, self._check_in = self._check_in, None
+        if ns is not None or check_in is not None:
+            db, collection = ns if ns is not None else (None, None)
+            self._topology.defer_kill(self._address, db, collection,
+                                      self._id if ns is not None else 0, check_in)
         self._id = 0
         self._release_session()
 
     def __del__(self) -> None:
         try:
-            self._defer_kill()
+            self._defer_kill(finalizing=True)
         except Exception:
             pass
 

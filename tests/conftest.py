@@ -55,8 +55,11 @@ def _import_every_module():
     test failed that way in a fresh clone's make test: "SystemError: AST constructor recursion
     depth mismatch" (after=225, 75 frames deep: the depth of a second, nested conversion).
     CPython 3.11's AST converter keeps one depth counter per interpreter, so a nested
-    import (most likely one a finalizer makes while the collector runs during the outer
-    conversion; not pinned down) breaks the outer one."""
+    import breaks the outer one. The likely nested import: a driver finalizer run by the
+    collector during the outer conversion (a dropped cursor's check-in, or a dropped
+    client's socket closing, published a CMAP event, and the event's log module loads at
+    first use). Neither publishes from a finalizer any more (tests/test_pool_events.py);
+    this stays because the cause was never pinned down."""
     import importlib
     import pkgutil
     import singlemongo

@@ -6,6 +6,8 @@ events in the same order. Pool-level events (created, ready, closed) are compare
 only, as PyMongo's monitor threads publish them whenever their checks finish. Behind a load
 balancer, a cursor or a transaction keeps its connection checked out (load balancer spec,
 "Connection Pinning"). Before this, only PoolClearedEvent was published."""
+import gc
+
 import pymongo
 import pytest
 
@@ -141,6 +143,71 @@ def test_load_balanced_cursor_keeps_its_connection_until_it_ends():
         client.close()
 
 
+def _dropped_pinned_cursor(lb):
+    """A load-balanced client whose cursor, pinned to its connection, was dropped without
+    close(), and the events recorded since just before the drop."""
+    listeners, seen = recorder(singlemongo)
+    client = _lb_client(lb, listeners)
+    coll = client.test.c
+    coll.insert_many([{"i": i} for i in range(5)])
+    cur = coll.find({}, batch_size=2)
+    next(cur)
+    seen.clear()
+    del cur
+    gc.collect()
+    return client, seen
+
+
+def test_a_dropped_pinned_cursor_checks_its_connection_in_at_the_next_operation():
+    """Rule (standards: a finalizer runs inside whatever the program is doing, on whatever
+    thread; it runs no listener and imports nothing): a load-balanced cursor dropped without
+    close() queues its killCursors and its connection's check-in, and both happen before the
+    next operation's own check-out, as PyMongo's close-soon queue does. Before, the
+    cursor's ``__del__`` published ConnectionCheckedInEvent from inside the garbage
+    collector."""
+    with LoadBalancer() as lb:
+        client, seen = _dropped_pinned_cursor(lb)
+        assert seen == []
+        pool = client._topology.pool
+        assert pool.total_checked_out == 1  # held until the next operation
+        client.test.c.find_one({})
+        assert shape(seen)[0] == [
+            "killCursors", ("ConnectionCheckedIn", ""),
+            ("ConnectionCheckOutStarted", ""), ("ConnectionCheckedOut", ""), "find",
+            ("ConnectionCheckedIn", "")]
+        assert pool.total_checked_out == 0
+        client.close()
+
+
+def test_a_pinned_cursor_dropped_before_close_is_checked_in_before_its_connection_closes():
+    """Rule (CMAP: a checked-out connection's ConnectionClosedEvent comes after its check-in;
+    PyMongo's close() sends pending kills first): close() sends the dropped cursor's
+    killCursors, checks its connection in, then closes the connection and the pool."""
+    with LoadBalancer() as lb:
+        client, seen = _dropped_pinned_cursor(lb)
+        seen.clear()
+        client.close()
+        sequence, per_server = shape(seen)
+        assert sequence[:2] == ["killCursors", ("ConnectionCheckedIn", "")]
+        assert ("ConnectionClosed", "poolClosed") in sequence
+        closed = ("ConnectionClosed", "poolClosed")
+        assert sequence.index(("ConnectionCheckedIn", "")) < sequence.index(closed)
+        assert list(per_server.values()) == [["PoolClosed"]]
+
+
+def test_a_dropped_pinned_cursor_left_queued_is_checked_in_when_the_topology_closes():
+    """Rule (CMAP, as above): when the client's close could not send the queued kills (its
+    wait for another thread's operation timed out), the topology's close still checks the
+    connection in before closing it, and sends nothing."""
+    with LoadBalancer() as lb:
+        client, seen = _dropped_pinned_cursor(lb)
+        seen.clear()
+        client._topology.close()
+        sequence = shape(seen)[0]
+        assert "killCursors" not in sequence
+        assert sequence[:2] == [("ConnectionCheckedIn", ""), ("ConnectionClosed", "poolClosed")]
+
+
 def test_load_balanced_transaction_keeps_its_connection_until_unpinned():
     """Load balancer spec, "Connection Pinning": a transaction's first command pins the
     connection until the transaction is unpinned (the next transaction, a command outside
@@ -244,3 +311,19 @@ def test_connection_log_messages_match_pymongo():
             seen[driver.__name__] = ([m for m in messages.names if m not in ready], len(ready))
     assert seen["singlemongo"] == seen["pymongo"]
     assert ("Connection closed", "Connection pool was closed") in seen["pymongo"][0]
+
+
+def test_a_client_dropped_without_close_publishes_nothing_from_its_finalizer():
+    """Rule (Topology.release: a client dropped without close() frees its sockets with no
+    events; no listener runs in a finalizer): before, closing the socket published
+    ConnectionClosedEvent from inside the garbage collector."""
+    with Standalone() as deployment:
+        listeners, seen = recorder(singlemongo)
+        client = singlemongo.MongoClient(deployment.uri, event_listeners=listeners)
+        client.test.c.insert_one({})
+        connection = next(iter(client._topology._connections.values()))
+        seen.clear()
+        del client
+        gc.collect()
+        assert connection.closed
+        assert seen == []

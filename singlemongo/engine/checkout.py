@@ -66,8 +66,10 @@ class ConnectionTable:
         self.generations = defaultdict(int)
 
     def _close_all_quietly(self):
-        """Close every socket: no events, nothing sent."""
+        """Close every socket: no events, nothing sent (a dropped client's finalizer runs
+        this, and no listener runs in a finalizer)."""
         for conn in self._connections.values():
+            conn.on_close = None
             conn.close()
         self._connections = {}
 

@@ -11,10 +11,12 @@ from singlemongo.engine.request import Request
 def flush_kill_queue(topology):
     """killCursors for cursors garbage-collected since the last operation (no I/O in __del__)."""
     while topology._kill_queue:
-        address, db, coll, cursor_id = topology._kill_queue.pop()
+        address, db, coll, cursor_id, check_in = topology._kill_queue.pop(0)
         conn = topology._connections.get(address)
-        if conn is not None and not conn.closed:
+        if cursor_id and conn is not None and not conn.closed:
             kill_cursor(topology, conn, db, coll, cursor_id)
+        if check_in is not None:  # the connection the cursor was pinned to, after its kill
+            check_in()
 
 
 def kill_cursor(topology, conn, db, coll, cursor_id, session=None, explicit_session=None):

@@ -94,10 +94,12 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         """The description may be out of date: the next selection scans first."""
         self._stale, self.stale_reason = True, reason
 
-    def defer_kill(self, address, db, collection, cursor_id):
+    def defer_kill(self, address, db, collection, cursor_id, check_in=None):
         """killCursors for a cursor dropped without close (no I/O in ``__del__``): sent
-        inline before the client's next operation."""
-        self._kill_queue.append((address, db, collection, cursor_id))
+        inline before the client's next operation; then ``check_in``, the check-in of the
+        connection it was pinned to (cursor id 0: only that), so that no listener runs in a
+        finalizer."""
+        self._kill_queue.append((address, db, collection, cursor_id, check_in))
 
     def flush_deferred_kills(self):
         """Send the killCursors ``defer_kill`` queued (within the operation in flight)."""
@@ -331,6 +333,10 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
                 and not self.options.is_srv and not self.closed:
             self.open()  # load balancer spec: the opening series, then the closing one
         self.closed = True
+        while self._kill_queue:  # killed by the client's close if it could; checked in now
+            check_in = self._kill_queue.pop(0)[4]
+            if check_in is not None:  # CMAP: a connection's check-in before its closing
+                check_in()
         for address in list(self._connections):
             self.close_connection(address, reason="poolClosed")
         if self._description is not None:
