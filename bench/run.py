@@ -193,8 +193,8 @@ PLAIN_GOALS = {"standalone": 1.17, "3-member replica set": 1.18, "50-member repl
 # members); a row that misses its goal one day gets its guard here, at its figure.
 PLAIN_GUARDS: dict = {}
 # Members: one more member's cost in a scan, at most 2x the raw scan floor's (issue 59). Not
-# met: measured from 3 to 50 members on 2026-12-07, 660,000 instructions against the floor's
-# 161,000 (4.10x; docs/performance.md, "Members": where they go).
+# met: measured from 3 to 50 members on 2026-12-07, 653,000 instructions against the floor's
+# 161,000 (4.04x; docs/performance.md, "Members": where they go).
 MEMBER_GOAL, MEMBER_GUARD = 2.00, 4.20
 PATH_GOAL = 1.10
 # Where the 1.10x goal is not met today (README, "Performance": why, and the options), the
