@@ -399,17 +399,17 @@ class _ServerCursor(Generic[_DocumentType]):
         next operation (the garbage collector's way; an interrupt's too)."""
         if self._forked():
             return  # the parent's cursor: not the child's to kill
-        ns = self._ns if self._id and self._abandoned is None else None
+        kill = bool(self._id and self._ns is not None and self._abandoned is None)
         check_in = None
         if finalizing:
             # A finalizer runs inside whatever the program is doing, on any thread: a pinned
             # connection's check-in (CMAP's event: a listener's code, a logger's import)
             # waits with the kill for the next operation, as PyMongo's close-soon queue does.
             check_in, self._check_in = self._check_in, None
-        if ns is not None or check_in is not None:
-            db, collection = ns if ns is not None else (None, None)
+        if kill or check_in is not None:
+            db, collection = self._ns or (None, None)
             self._topology.defer_kill(self._address, db, collection,
-                                      self._id if ns is not None else 0, check_in)
+                                      self._id if kill else 0, check_in)
         self._id = 0
         self._release_session()
 
