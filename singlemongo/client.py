@@ -66,9 +66,11 @@ def _detect_external_db(options: ClientOptions) -> None:
     """Say once, as PyMongo does, that the deployment looks like CosmosDB or DocumentDB: an
     INFO message under ``singlemongo.client`` if logging is set up for it, else a
     SingleMongoWarning (a UserWarning)."""
-    hosts = [h for h, _ in options.seeds] + ([options.srv_host] if options.srv_host else [])
+    # One string searched in C, not a loop over the hosts: a seed list may hold 50. NUL ends
+    # each host (no host name or socket path holds one), so a match is a suffix.
+    hosts = "\0".join([h for h, _ in options.seeds] + [options.srv_host or ""]).lower() + "\0"
     for suffixes, name, page in _EXTERNAL_DBS:
-        if any(h.lower().endswith(tuple("." + s for s in suffixes)) for h in hosts):
+        if any(f".{suffix}\0" in hosts for suffix in suffixes):
             message = (f"You appear to be connected to a {name} cluster. For more information "
                        f"regarding feature compatibility and support please visit "
                        f"https://www.mongodb.com/supportability/{page}")

@@ -88,6 +88,26 @@ def test_a_child_never_ends_its_parents_sessions(mongo_replica_set):
     assert eventually(lambda: parent_lsid in mongo_replica_set.sessions_ended)
 
 
+def test_two_clients_alike_each_end_their_sessions_at_exit(mongo_replica_set):
+    """Every open client is closed at exit, whatever other client equals it (same seeds):
+    the exit registry holds clients by identity. Before, it was a WeakSet, which holds by
+    equality: a second client alike was never registered, and closing the first removed
+    the entry, so the second's sessions were never ended at exit."""
+    import subprocess
+    import sys
+    code = ("import sys; from singlemongo.client import MongoClient\n"
+            "a, b = MongoClient(sys.argv[1]), MongoClient(sys.argv[1])\n"
+            "a.admin.command('ping'); b.admin.command('ping')\n"
+            "print(b._topology.sessions._pool[0].lsid['id'].hex())\n"
+            "a.close()\n")
+    out = subprocess.run([sys.executable, "-c", code, mongo_replica_set.uri],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    b_session = out.stdout.strip()
+    assert eventually(lambda: b_session in [s["id"].hex()
+                                            for s in mongo_replica_set.sessions_ended])
+
+
 def test_a_second_thread_waits_for_the_operation_in_flight(mongo_replica_set):
     """One operation at a time per client (issue 18): a second thread using the client while
     an operation is in flight waits for it to finish, as PyMongo's pool makes a thread wait

@@ -3,6 +3,7 @@ and a server cannot announce more hosts than a replica set can have."""
 import random
 
 import pytest
+from bson import ObjectId
 
 from singlemongo import errors
 from singlemongo.client import MongoClient
@@ -10,7 +11,7 @@ from singlemongo.clock import FakeClock
 from singlemongo.engine import wave
 from singlemongo.engine.scan_plan import ScanPlan
 from singlemongo.engine.scanner import WAVE_LIMIT, plan_next_check
-from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription
+from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription, TopologyType
 
 
 def test_a_hello_announcing_ten_thousand_hosts_marks_the_server_unknown(mongo_replica_set):
@@ -98,6 +99,88 @@ def test_the_heap_plan_checks_in_the_pure_planners_order(seed):
         if expected is None:
             break
         checked.add(expected)
+
+
+def _random_hello(rng, names, i):
+    """A reply a member of a set in flux may give: a primary, a secondary or a ghost, each
+    announcing some of ``names`` (a few new), or a failure ({})."""
+    kind = rng.choice(["primary", "secondary", "secondary", "ghost", "failure"])
+    if kind == "failure":
+        return {}
+    hosts = sorted(rng.sample(names, rng.randint(1, len(names))))
+    if kind == "ghost":
+        return {"ok": 1, "isreplicaset": True, "minWireVersion": 0, "maxWireVersion": 21}
+    hello = {"ok": 1, "setName": "rs", "hosts": hosts, "minWireVersion": 0,
+             "maxWireVersion": 21, "isWritablePrimary": kind == "primary",
+             "secondary": kind == "secondary", "me": names[i] if i < len(names) else None}
+    if kind == "secondary" and rng.random() < 0.7:
+        hello["primary"] = rng.choice(names)
+    if kind == "primary":
+        hello["setVersion"], hello["electionId"] = 1, ObjectId(f"{i + 1:024x}")
+    return {k: v for k, v in hello.items() if v is not None}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_heap_plan_follows_the_pure_planner_through_replies(seed):
+    """Rule: ScanPlan picks what the spec's pseudocode picks while replies change the set:
+    announced hosts appear, a server announced as primary becomes a PossiblePrimary (checked
+    next), servers are removed and announced again (checked in this scan, even one that was
+    in its cooldown: before, ScanPlan never checked such a server again). Its shortcuts (issue 59: an announced list already covered is
+    known by identity; a primary is pushed again only when its key changed) must not change
+    a pick. Ties are any of the servers the pseudocode finds equally good."""
+    from singlemongo.sdam.address import parse_announced
+    rng = random.Random(seed)
+    names = [f"h{i}.example.com:27017" for i in range(rng.randint(4, 30))]
+    seeds = [parse_announced(n) for n in rng.sample(names, rng.randint(1, 4))]
+    # Some seeds failed on the network 3 s before the scan: in their cooldown until a reply
+    # removes them and another announces them again, as new Unknowns.
+    td = TopologyDescription.from_servers(TopologyType.REPLICA_SET_NO_PRIMARY, [
+        ServerDescription(a, error="refused", error_is_network=True, last_update_time=22.0)
+        if rng.random() < 0.4 else ServerDescription(a) for a in seeds], "rs", seeds)
+    plan, checked = ScanPlan(td, 25.0, random_key=lambda: 0.5), set()
+    for _ in range(3 * len(names)):
+        ties = plan_next_check(td, checked, 25.0, choose=tuple)
+        if ties is not None and isinstance(ties[0], str):  # a primary: no tie to break
+            ties = (ties,)
+        pick = plan.next(td, checked)
+        assert pick == ties if ties is None else pick in ties
+        if pick is None:
+            break
+        checked.add(pick)
+        index = names.index(f"{pick[0]}:{pick[1]}")
+        sd = ServerDescription.from_hello(pick, _random_hello(rng, names, index), 0.01,
+                                          float(len(checked)))
+        td = td.update(sd)
+        plan.announced(td, td.servers.get(pick, sd))  # as check_server returns it
+
+
+def test_a_server_dropped_in_its_cooldown_then_announced_anew_is_checked_in_the_scan():
+    """Rule (scanning order, as the spec's pseudocode picks): a server in its cooldown is
+    skipped, but once a reply removes it and another announces it again it is a new Unknown,
+    checked before the scan ends. Before, ScanPlan kept it as already planned and never
+    checked it."""
+    from singlemongo.sdam.address import parse_announced
+    a, b, c = (parse_announced(f"{n}:27017") for n in "abc")
+    td = TopologyDescription.from_servers(TopologyType.REPLICA_SET_NO_PRIMARY, [
+        ServerDescription(a, error="command failed", last_update_time=23.0),
+        ServerDescription(b, error="refused", error_is_network=True, last_update_time=22.0)],
+        "rs", (a, b))
+    plan, checked, picks = ScanPlan(td, 25.0, random_key=lambda: 0.5), set(), []
+
+    def primary(me, hosts, election):
+        return {"ok": 1, "isWritablePrimary": True, "setName": "rs", "me": me,
+                "hosts": hosts, "setVersion": 1, "electionId": ObjectId(f"{election:024x}"),
+                "minWireVersion": 0, "maxWireVersion": 21}
+    replies = {a: primary("a:27017", ["a:27017", "c:27017"], 1),  # b removed
+               c: primary("c:27017", ["a:27017", "b:27017", "c:27017"], 2)}  # b anew
+    while (pick := plan.next(td, checked)) is not None:
+        assert pick == plan_next_check(td, checked, 25.0)
+        picks.append(pick)
+        checked.add(pick)
+        sd = ServerDescription.from_hello(pick, replies.get(pick, {}), 0.01, 30.0)
+        td = td.update(sd)
+        plan.announced(td, td.servers.get(pick, sd))
+    assert picks == [a, c, b]
 
 
 def test_a_scan_that_grows_past_a_few_servers_goes_on_with_the_heap_plan(monkeypatch):

@@ -289,3 +289,60 @@ def test_a_hostile_hello_value_is_shown_shortened():
     sd = ServerDescription.from_hello(A, {"ok": 1, "setName": "rs", "primary": ["x" * 10_000]})
     assert sd.server_type is ServerType.UNKNOWN
     assert "primary must be a string" in sd.error and len(sd.error) < 200
+
+
+HOST_TEXT = st.one_of(st.text(alphabet="0123456789.", max_size=16),
+                      st.text(alphabet="aZ09-_.:%é²", max_size=24))
+
+
+def _octets_rule(host):
+    """The dotted-quad rule octet by octet: is_ipv4's reference."""
+    octets = host.split(".")
+    return len(octets) == 4 and all(
+        0 < len(o) <= 3 and o.isascii() and o.isdigit() and int(o) <= 255 for o in octets)
+
+
+@given(HOST_TEXT)
+@example("255.255.255.255")
+@example("256.1.1.1")
+@example("01.2.3.004")
+@example("1.2.3.²")
+def test_is_ipv4_says_what_the_octet_by_octet_rule_says(text):
+    """is_ipv4 tests whole strings in C (issue 59: each host of a 50-member scan is tested);
+    it must accept exactly the dotted quads the octet-by-octet rule accepts."""
+    from singlemongo.sdam.address import is_ipv4
+    assert is_ipv4(text) == _octets_rule(text)
+
+
+@given(HOST_TEXT)
+@example("a." * 126 + "b")
+@example("a" * 64)
+@example("a..b")
+@example("-a_.b.")
+def test_a_plain_name_is_what_the_label_rule_says(text):
+    """_is_plain_name tests whole strings in C (issue 59); it must accept exactly the names
+    of ASCII labels of 1 to 63 letters, digits, '-' or '_', with an optional final dot."""
+    import re
+
+    from singlemongo.sdam.address import _is_plain_name
+    expected = len(text) <= 253 and re.fullmatch(
+        r"(?:[A-Za-z0-9_-]{1,63}\.)*[A-Za-z0-9_-]{1,63}\.?", text, re.ASCII) is not None
+    assert _is_plain_name(text) == expected
+
+
+@given(HOST_TEXT)
+@example("Host.Example:27018")
+@example("host:")
+@example("a.sock")
+@example("1.2.3.4:0")
+def test_a_seed_read_by_the_announced_host_rules_is_what_the_uri_rules_read(text):
+    """A connection string's host is read by the rules for a host a server announces, whose
+    parse a scan's replies then reuse (issue 59); where those rules give an answer, the
+    connection string's own rules give the same host, port and kind."""
+    from singlemongo.options import uri
+    host, colon, port = text.partition(":")
+    if not host or ":" in port or "%" in text:
+        return  # refused, or percent-decoded, before either rule is asked
+    fast = uri._announced_host(text, colon, port)
+    if fast is not None:
+        assert uri._named_host(text, text, colon, port) == fast

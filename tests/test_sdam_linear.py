@@ -5,7 +5,7 @@ from bson import ObjectId
 from singlemongo.sdam import address, topology_description
 from singlemongo.sdam.address import parse_announced
 from singlemongo.sdam.server_description import ServerDescription
-from singlemongo.sdam.server_description import TopologyType
+from singlemongo.sdam.server_description import ServerType, TopologyType
 from singlemongo.sdam.topology_description import TopologyDescription
 
 N = 50
@@ -51,6 +51,7 @@ def test_each_announced_list_is_read_once_per_scan(monkeypatch):
     Before: 50 replies x 50 hosts = 2,500 lookups."""
     from singlemongo.sdam import server_description
     monkeypatch.setattr(server_description, "_LISTS", {})
+    monkeypatch.setattr(server_description, "_LAST_LIST", [None, None])
     lookups = _counting(monkeypatch, server_description, "_announced")
     td = _scan()
     assert td.topology_type is TopologyType.REPLICA_SET_WITH_PRIMARY and len(td.servers) == N
@@ -77,3 +78,16 @@ def test_derived_facts_are_computed_when_read_not_at_every_update(monkeypatch):
     assert walks == []
     assert td.compatible and td.logical_session_timeout_minutes == 30
     assert td.compatible and len(walks) == 1
+
+
+def test_a_list_like_the_last_one_read_but_for_a_non_string_is_refused():
+    """Rule: a hosts list equal to the last one read skips the per-entry type test (issue
+    59), so only an equal list may skip it: one that differs by a value of another type
+    (5, b"h:1", a document) still makes the server Unknown, naming the field."""
+    good = _hello(1)
+    ServerDescription.from_hello(parse_announced(HOSTS[1]), good, 0.001)
+    for odd in (5, HOSTS[0].encode(), {"h": HOSTS[0]}):
+        hostile = dict(good, hosts=[odd] + good["hosts"][1:])
+        sd = ServerDescription.from_hello(parse_announced(HOSTS[1]), hostile, 0.001)
+        assert sd.server_type is ServerType.UNKNOWN
+        assert "hosts must be a list of host strings" in sd.error

@@ -148,3 +148,34 @@ def test_single_with_wrong_set_name_is_unknown():
     assert td.topology_type is TopologyType.SINGLE
     assert td.servers[A].server_type is ServerType.UNKNOWN
     assert "'other'" in td.servers[A].error
+
+
+def test_a_hello_reply_fills_each_field_of_its_description():
+    """from_hello makes the description by position, in the class's field order (issue 59:
+    half the instructions of keywords, once per member of a scan): each field must get its
+    own reply field, which distinct values here show; a field added or moved breaks this."""
+    import datetime
+
+    from bson import ObjectId
+    process, election = ObjectId(), ObjectId()
+    hello = {"ok": 1, "isWritablePrimary": True, "setName": "rs", "setVersion": 7,
+             "minWireVersion": 3, "maxWireVersion": 21, "me": "a:27017", "primary": "a:27017",
+             "hosts": ["a:27017", "b:1"], "passives": ["p:2"], "arbiters": ["r:3", "bad host"],
+             "tags": {"dc": "east"}, "electionId": election,
+             "lastWrite": {"lastWriteDate": datetime.datetime(2026, 1, 1,
+                                                             tzinfo=datetime.timezone.utc)},
+             "logicalSessionTimeoutMinutes": 30, "iscryptd": False,
+             "topologyVersion": {"processId": process, "counter": 4}, "serviceId": "svc"}
+    sd = ServerDescription.from_hello(A, hello, 0.25, 99.5)
+    expected = {
+        "address": A, "server_type": ServerType.RS_PRIMARY, "error": None,
+        "round_trip_time": 0.25, "last_write_date": 1767225600000.0, "last_update_time": 99.5,
+        "min_wire_version": 3, "max_wire_version": 21, "me": A, "hosts": (A, ("b", 1)),
+        "passives": (("p", 2),), "arbiters": (("r", 3),), "tags": {"dc": "east"},
+        "set_name": "rs", "election_id": election, "set_version": 7, "primary": A,
+        "logical_session_timeout_minutes": 30,
+        "topology_version": {"processId": process, "counter": 4}, "iscryptd": False,
+        "service_id": "svc", "error_is_network": False, "hello": hello}
+    assert set(expected) | {"dropped_hosts"} == set(ServerDescription._record_spec_[0])
+    assert {name: getattr(sd, name) for name in expected} == expected
+    assert len(sd.dropped_hosts) == 1 and "bad host" in sd.dropped_hosts[0]

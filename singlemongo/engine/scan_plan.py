@@ -7,7 +7,12 @@ tie-break), and a popped entry is checked against the current description; one w
 changed is pushed again with its new key, one removed or already checked is dropped. Servers a
 reply announces are pushed when they appear.
 """
-import heapq
+import operator
+
+try:  # heapq's C functions, without heapq.py's Python (half the import's cost)
+    from _heapq import heappop, heappush, heapreplace
+except ImportError:  # an interpreter without the accelerator
+    from heapq import heappop, heappush, heapreplace
 
 from singlemongo.sdam.server_description import ServerType as S
 from singlemongo.engine.scanner import in_cooldown
@@ -40,6 +45,9 @@ class ScanPlan:
         self.random_key = random_key  # ties of equal age are broken at random
         self.heap = []
         self.position = {}  # first appearance: ties go in description order, as in the spec
+        self.pushed = {}  # address -> the key of its entry in the heap
+        self.covered = None  # announced lists whose every address is in pushed
+        self.cooling = {}  # address -> its description when dropped in its cooldown
         self.add(td.servers.values())
 
     @property
@@ -48,27 +56,46 @@ class ScanPlan:
 
     def _entry(self, sd):
         position = self.position.setdefault(sd.address, len(self.position))
-        return (_key(sd), self.random_key(), position, sd.address)
+        key = self.pushed[sd.address] = _key(sd)
+        return (key, self.random_key(), position, sd.address)
 
     def add(self, servers):
         for sd in servers:
-            heapq.heappush(self.heap, self._entry(sd))
+            heappush(self.heap, self._entry(sd))
+
+    def _removed(self, address):
+        """A server dropped from the plan because it was removed: if a reply announces it
+        again, it is pushed again (a new Unknown, checked in this scan)."""
+        self.pushed.pop(address, None)
+        self.cooling.pop(address, None)
+        self.covered = None
 
     def announced(self, td, sd):
         """After a check: push the servers its reply made appear (new hosts, a possible primary)."""
         if sd is None:
             return
-        seen = self.position
-        if td.servers.keys() <= seen.keys():  # nothing new (one set test, not one per host)
-            fresh = []
-        else:
-            fresh = [td.servers[a] for a in (*sd.all_hosts, sd.primary)
-                     if a is not None and a not in seen and a in td.servers]
-            if not fresh:
-                fresh = [s for a, s in td.servers.items() if a not in seen]
-        self.add(fresh)
-        if sd.primary is not None and sd.primary in td.servers:
-            self.add([td.servers[sd.primary]])  # it may just have become a PossiblePrimary
+        seen, servers = self.pushed, td.servers
+        for address, cooled in list(self.cooling.items()):
+            now = servers.get(address)
+            if now is not cooled:  # removed, or removed and announced again (not cooling)
+                self._removed(address)
+                if now is not None:
+                    self.add([now])
+        # A server appears only as one the reply announces. The replies of a set announce
+        # the same lists (the very same tuples: server_description reads each list once),
+        # so a list already covered is known by identity, not looked up host by host.
+        lists = (sd.hosts, sd.passives, sd.arbiters)
+        covered = self.covered is not None and all(map(operator.is_, lists, self.covered))
+        if not (covered and (sd.primary is None or sd.primary in seen)) and \
+                not servers.keys() <= seen.keys():
+            fresh = [servers[a] for a in (*sd.all_hosts, sd.primary)
+                     if a is not None and a not in seen and a in servers]
+            self.add(fresh or [s for a, s in servers.items() if a not in seen])
+        if not covered and all(a in seen for a in sd.all_hosts):
+            self.covered = lists
+        primary = servers.get(sd.primary) if sd.primary is not None else None
+        if primary is not None and self.pushed.get(sd.primary) != _key(primary):
+            self.add([primary])  # it has just become a PossiblePrimary
 
     def next(self, td, checked):
         """The next server to check, or None when the scan is complete."""
@@ -76,10 +103,14 @@ class ScanPlan:
             key, _, _, address = self.heap[0]
             sd = td.servers.get(address)
             if sd is None or address in checked or in_cooldown(sd, self.scan_start):
-                heapq.heappop(self.heap)
+                heappop(self.heap)
+                if sd is None:
+                    self._removed(address)
+                elif address not in checked:
+                    self.cooling[address] = sd
                 continue
             if _key(sd) != key:  # changed since it was pushed: again, with its key now
-                heapq.heapreplace(self.heap, self._entry(sd))
+                heapreplace(self.heap, self._entry(sd))
                 continue
             return address
         return None

@@ -37,7 +37,7 @@ MAX_CHECKS_PER_SCAN = 100_000
 # At most this many sockets are open at once in a wave (the rest wait for the next wave).
 WAVE_LIMIT = 64
 # Up to this many servers the spec's pseudocode (O(n) a pick) plans a scan: cheaper than a
-# heap, and a small replica set's one-off does not load heapq and scan_plan.py (0.4 ms).
+# heap, and a small replica set's one-off does not load scan_plan.py and _heapq (0.4 ms).
 SMALL_SCAN = 16
 
 

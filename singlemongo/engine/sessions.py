@@ -84,22 +84,25 @@ class SessionPool:
             self.cluster_time, self._cluster_key = new, key
 
 
-_open_clients: weakref.WeakSet[Any] = weakref.WeakSet()
+# By identity: a WeakSet holds by equality, and two clients with the same seeds are equal
+# (PyMongo's __eq__), so the second would never be registered. An entry leaves when its
+# client is collected, before its id can be reused.
+_open_clients: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
 def register_for_exit(client):
-    _open_clients.add(client)
+    _open_clients[id(client)] = client
 
 
 def unregister(client):
-    _open_clients.discard(client)
+    _open_clients.pop(id(client), None)
 
 
 @atexit.register
 def _close_open_clients():
     # Bounded: close sends endSessions only on connections already open, each with
     # connectTimeoutMS as its socket timeout, and never scans or connects.
-    for client in list(_open_clients):
+    for client in list(_open_clients.values()):
         try:
             client.close()
         except Exception:

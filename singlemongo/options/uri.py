@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 from singlemongo import errors
 from singlemongo.records import dataclass, field
-from singlemongo.sdam.address import DEFAULT_PORT, host_name_problem, is_ipv4, is_ipv6
+from singlemongo.sdam.address import (DEFAULT_PORT, host_name_problem, is_ipv4, is_ipv6,
+                                      parse_announced)
 
 # ----- redaction ------------------------------------------------------------------------------
 
@@ -160,12 +161,21 @@ class Host:
     """A host of the connection string (a plain class: a record class costs a one-off more
     to make)."""
 
-    __slots__ = ("host", "port", "kind")
+    __slots__ = ("host", "port", "_kind")
 
-    def __init__(self, host: str, port: Optional[int], kind: str) -> None:
+    def __init__(self, host: str, port: Optional[int], kind: Optional[str]) -> None:
         self.host = host
         self.port = port  # None: the connection string gives none (or a UNIX socket)
-        self.kind = kind  # "hostname", "ipv4", "ip_literal" or "unix"
+        # None: a name or an IPv4 address, told apart when first read (only the SRV rules
+        # ask, and a 50-host seed list would otherwise test each host)
+        self._kind = kind
+
+    @property
+    def kind(self) -> str:
+        """"hostname", "ipv4", "ip_literal" or "unix"."""
+        if self._kind is None:
+            self._kind = "ipv4" if is_ipv4(self.host) else "hostname"
+        return self._kind
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Host) and (self.host, self.port, self.kind) == (
@@ -331,6 +341,25 @@ def _parse_host(text, uri):
         raise errors.InvalidURI(
             f"invalid host {_shown_host(text)}: expected host or host:port (if "
             f"that is a username and password, end them with '@')")
+    return _announced_host(text, colon, port) or _named_host(text, decoded, colon, port)
+
+
+def _announced_host(text, colon, port):
+    """The host as the rules for a host a server announces read it, or None where they do
+    not apply (no port after the colon; a name ending in .sock): the same rules as a
+    connection string's, and that parse is kept, so a scan's replies find each seed already
+    parsed."""
+    if colon and not port:
+        return None
+    try:
+        host, number = parse_announced(text)
+    except ValueError:
+        return None
+    return Host(host, number if colon else None, None)
+
+
+def _named_host(text, decoded, colon, port):
+    """The host by the connection string's own rules, in its own words when it is invalid."""
     host = decoded.partition(":")[0].lower()
     kind = "ipv4" if is_ipv4(host) else "hostname"
     problem = host_name_problem(host) if kind == "hostname" else None

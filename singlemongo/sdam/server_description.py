@@ -180,7 +180,8 @@ def _check_types(hello):
     for name in _LIST_FIELDS:
         value = get(name)
         if value is not None:
-            if not isinstance(value, list) or not _all_strings(value):
+            if not isinstance(value, list) or not (value == _LAST_LIST[0] or
+                                                   _all_strings(value)):
                 raise TypeError(f"{name} must be a list of host strings")
             announced += len(value)
     if announced > MAX_MEMBERS:
@@ -204,6 +205,10 @@ def _check_types(hello):
 
 _LISTS: dict = {}  # a hosts list -> (addresses, dropped): every member announces the same one
 _LISTS_LIMIT = 256
+# The latest list read and its (addresses, dropped). Compared as a list, before the table:
+# equal strings compare in C without the hashing a table key needs, and a list equal to
+# one already read holds only strings (a value of another type never equals a string).
+_LAST_LIST: list = [None, None]
 
 
 def _all_strings(values):
@@ -217,6 +222,10 @@ def _addresses(values, dropped):
     replies of an n-member scan hold n copies of one list."""
     if not values:
         return ()
+    if values == _LAST_LIST[0]:
+        known = _LAST_LIST[1]
+        dropped.extend(known[1])
+        return known[0]
     key = tuple(values)
     known = _LISTS.get(key)
     if known is None:
@@ -228,6 +237,7 @@ def _addresses(values, dropped):
         if len(_LISTS) >= _LISTS_LIMIT:
             _LISTS.clear()
         known = _LISTS[key] = (tuple(addresses), tuple(bad))
+    _LAST_LIST[:] = list(values), known
     dropped.extend(known[1])
     return known[0]
 
@@ -307,21 +317,21 @@ class ServerDescription:
                        topology_version=hello.get("topologyVersion"), last_update_time=now)
         last_write = hello.get("lastWrite") or {}
         me, primary, dropped = hello.get("me"), hello.get("primary"), []
+        get = hello.get
+        # Every field, in the class's order: by position, a record is made in half the
+        # instructions it takes by name (each member of a scan makes one).
         return cls(
-            address=address, server_type=server_type, round_trip_time=round_trip_time,
-            last_write_date=_millis(last_write.get("lastWriteDate")), last_update_time=now,
-            min_wire_version=hello.get("minWireVersion", 0),
-            max_wire_version=hello.get("maxWireVersion", 0),
-            me=_announced(me, dropped) if me else None,
-            hosts=_addresses(hello.get("hosts"), dropped),
-            passives=_addresses(hello.get("passives"), dropped),
-            arbiters=_addresses(hello.get("arbiters"), dropped),
-            tags=dict(hello.get("tags") or {}), set_name=hello.get("setName"),
-            election_id=hello.get("electionId"), set_version=hello.get("setVersion"),
-            primary=_announced(primary, dropped) if primary else None,
-            logical_session_timeout_minutes=hello.get("logicalSessionTimeoutMinutes"),
-            topology_version=hello.get("topologyVersion"), iscryptd=hello.get("iscryptd"),
-            service_id=hello.get("serviceId"), hello=hello, dropped_hosts=tuple(dropped))
+            address, server_type, None, round_trip_time,  # address .. round_trip_time
+            _millis(last_write.get("lastWriteDate")), now,  # last_write_date, last_update_time
+            get("minWireVersion", 0), get("maxWireVersion", 0),
+            _announced(me, dropped) if me else None,  # me
+            _addresses(get("hosts"), dropped), _addresses(get("passives"), dropped),
+            _addresses(get("arbiters"), dropped),
+            dict(get("tags") or {}), get("setName"), get("electionId"),  # tags .. election_id
+            get("setVersion"), _announced(primary, dropped) if primary else None,
+            get("logicalSessionTimeoutMinutes"), get("topologyVersion"),
+            get("iscryptd"), get("serviceId"), False, hello,  # .. error_is_network, hello
+            tuple(dropped))
 
     @classmethod
     def unknown(cls, address, error=None, topology_version=None, network=False):

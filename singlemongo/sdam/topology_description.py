@@ -7,7 +7,7 @@ ServerDescription, and ``update`` runs the actions the table lists in order.
 """
 from __future__ import annotations
 
-from singlemongo.records import dataclass, field, replace
+from singlemongo.records import dataclass, field
 from types import MappingProxyType
 TYPE_CHECKING = False  # typing's, without importing it at run time
 if TYPE_CHECKING:
@@ -114,10 +114,10 @@ class TopologyDescription:
         return self._finish(work)
 
     def _finish(self, work):
-        return replace(self, topology_type=work.topology_type,
-                       servers=MappingProxyType(work.servers), set_name=work.set_name,
-                       max_set_version=work.max_set_version,
-                       max_election_id=work.max_election_id)
+        # Every field by position (each member of a scan makes one description): by name, a
+        # record takes twice the instructions to make.
+        return type(self)(work.topology_type, MappingProxyType(work.servers), work.set_name,
+                          work.max_set_version, work.max_election_id, self.seeds)
 
     def server(self, address):
         return self.servers.get(address)
