@@ -11,6 +11,8 @@ import pymongo.monitoring as pm_monitoring
 
 from singlemongo import monitoring
 
+from .util import eventually
+
 
 def _event_arguments():
     address, tid = ("localhost", 27017), ObjectId("000000000000000000000001")
@@ -699,3 +701,38 @@ def test_batch_size_true_is_sent_as_pymongo_sends_it(mongo_replica_set):
             for cls in (MongoClient, pymongo.MongoClient)]
     assert sent[0] == sent[1]
     assert sent[0][0] is True
+
+
+def test_a_checks_hello_holds_naive_utc_datetimes_as_pymongos(mongo_replica_set):
+    """A check's hello is decoded as PyMongo decodes it (issue 59): localTime and
+    lastWrite.lastWriteDate are naive UTC datetimes in the heartbeat event's reply and in
+    the description's hello (bson makes naive ones in a fifth fewer instructions; a scan
+    decodes one a member). Before, they were aware, unlike PyMongo's."""
+    import pymongo
+
+    from singlemongo import MongoClient
+
+    def times(make, listener_base):
+        replies = []
+
+        class Heartbeats(listener_base):
+            def started(self, event):
+                pass
+
+            def succeeded(self, event):
+                replies.append(event.reply)
+
+            def failed(self, event):
+                pass
+        client = make(mongo_replica_set.uri, event_listeners=[Heartbeats()])
+        try:
+            client.admin.command("ping")
+            assert eventually(lambda: len(replies) >= 3)
+            hello = getattr(replies[0], "document", replies[0])  # PyMongo's is a Hello
+            return [type(hello["localTime"]), hello["localTime"].tzinfo,
+                    hello["lastWrite"]["lastWriteDate"].tzinfo]
+        finally:
+            client.close()
+    assert times(MongoClient, monitoring.ServerHeartbeatListener) == times(
+        pymongo.MongoClient, pm_monitoring.ServerHeartbeatListener) == [
+            datetime.datetime, None, None]

@@ -51,7 +51,7 @@ def test_each_announced_list_is_read_once_per_scan(monkeypatch):
     Before: 50 replies x 50 hosts = 2,500 lookups."""
     from singlemongo.sdam import server_description
     monkeypatch.setattr(server_description, "_LISTS", {})
-    monkeypatch.setattr(server_description, "_LAST_LIST", [None, None])
+    monkeypatch.setattr(server_description, "_last_list", (None, None))
     lookups = _counting(monkeypatch, server_description, "_announced")
     td = _scan()
     assert td.topology_type is TopologyType.REPLICA_SET_WITH_PRIMARY and len(td.servers) == N

@@ -179,3 +179,38 @@ def test_a_hello_reply_fills_each_field_of_its_description():
     assert set(expected) | {"dropped_hosts"} == set(ServerDescription._record_spec_[0])
     assert {name: getattr(sd, name) for name in expected} == expected
     assert len(sd.dropped_hosts) == 1 and "bad host" in sd.dropped_hosts[0]
+
+
+class _Int(int):
+    pass
+
+
+class _Str(str):
+    pass
+
+
+@pytest.mark.parametrize("field,value,problem", [
+    ("maxWireVersion", "21", "maxWireVersion must be an integer"),
+    ("minWireVersion", True, "minWireVersion must be an integer"),
+    ("setVersion", 1.5, "setVersion must be an integer"),
+    ("logicalSessionTimeoutMinutes", [30], "logicalSessionTimeoutMinutes must be an integer"),
+    ("maxBsonObjectSize", 0, "maxBsonObjectSize must be a positive integer"),
+    ("maxMessageSizeBytes", -1, "maxMessageSizeBytes must be a positive integer"),
+    ("maxWriteBatchSize", False, "maxWriteBatchSize must be a positive integer"),
+    ("maxWriteBatchSize", "1000", "maxWriteBatchSize must be a positive integer"),
+    ("setName", 5, "setName must be a string"),
+    ("me", b"a:1", "me must be a string"),
+    ("msg", None, None), ("maxWireVersion", _Int(21), None),
+    ("maxBsonObjectSize", _Int(16), None), ("setName", _Str("rs"), None)])
+def test_each_typed_hello_field_row(field, value, problem):
+    """Each row of the hello's field types: the wrong type (or a size limit of 0 or less)
+    makes the server Unknown naming the field; a subclass of the right type is accepted.
+    The whole-reply test in C (issue 59) must refuse exactly what the field-by-field rules
+    refuse."""
+    hello = {"ok": 1, "isWritablePrimary": True, "setName": "rs", "hosts": ["a:27017"],
+             "minWireVersion": 0, "maxWireVersion": 21, field: value}
+    sd = ServerDescription.from_hello(A, hello, 0.01)
+    if problem is None:
+        assert sd.server_type is ServerType.RS_PRIMARY, sd.error
+    else:
+        assert sd.server_type is ServerType.UNKNOWN and problem in sd.error

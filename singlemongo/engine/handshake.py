@@ -230,6 +230,7 @@ class Handshake:
         whole handshake shares one deadline (``handshake_deadline``)."""
         from singlemongo.engine.dial import open_socket
         from singlemongo.engine.guard import positive
+        from singlemongo.wire import messages as wire  # the face imports this module
         now = self.clock.monotonic
         deadline = self.handshake_deadline(timeout_s)
         command, conversation = self.handshake_document()
@@ -239,7 +240,8 @@ class Handshake:
         conn = self.new_connection(address, sock, conversation)
         start = now()
         try:
-            reply = conn.command("admin", command, deadline)  # OP_MSG for every handshake
+            # OP_MSG for every handshake
+            reply = conn.command("admin", command, deadline, codec=wire.HELLO_CODEC)
             conn = self.handshaken(conn, reply)
         except BaseException as exc:  # a signal included: the half-open connection goes
             conn.close()

@@ -167,6 +167,7 @@ class Outcome:
 def hello(topology, address, conn=None, timeout_s=None):
     """A hello on ``conn``, or on a new connection when there is none (``timeout_s`` caps its
     connectTimeoutMS); never raises."""
+    from singlemongo.wire import messages as wire  # the face imports this module
     clock = topology.clock
     start = clock.monotonic()
     if conn is None or conn.closed:
@@ -179,7 +180,7 @@ def hello(topology, address, conn=None, timeout_s=None):
     try:
         reply = conn.command("admin", handshake_command(topology.options, initial=False,
                                                         hello_ok=conn.hello_ok),
-                             topology.handshake_deadline(timeout_s))
+                             topology.handshake_deadline(timeout_s), codec=wire.HELLO_CODEC)
     except ConnectionFailure as exc:
         return Outcome(error=exc, duration=clock.monotonic() - start)
     conn.last_used = clock.monotonic()

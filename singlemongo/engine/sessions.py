@@ -39,6 +39,7 @@ class SessionPool:
         self._pool = []
         self.cluster_time = None
         self._cluster_key = None  # (time, inc) of cluster_time's Timestamp
+        self._last_read = None  # the $clusterTime last read (the same reply is read twice)
 
     def supported(self, td):
         if td.topology_type is TopologyType.LOAD_BALANCED:
@@ -72,8 +73,9 @@ class SessionPool:
         """Gossip the newest $clusterTime (sessions spec, "Gossipping the cluster time"); one
         that is not {clusterTime: Timestamp, ...} is ignored, never sent back to a server."""
         new = reply.get("$clusterTime")
-        if new is self.cluster_time:  # the same reply again (a handshake is also a check)
+        if new is self._last_read:  # the same reply again (a handshake is also a check)
             return
+        self._last_read = new
         stamp = new.get("clusterTime") if isinstance(new, dict) else None
         if not isinstance(stamp, Timestamp):
             return

@@ -188,7 +188,7 @@ def _tls_step(check, sel):
 
 
 def _io(check, clock):
-    """Send what is left, or read what came; the reply once complete."""
+    """Send what is left, or read what came; the reply's (header, body) once complete."""
     sock = check.sock
     if check.phase == "send":
         if check.sent_at is None:
@@ -209,16 +209,26 @@ def _io(check, clock):
         header = wire.check_header(bytes(check.inbox[:wire.HEADER.size]),
                                    expect_response_to=check.request_id)
         if len(check.inbox) >= header.length:
-            return signals_held(wire.decode_reply, header,  # as a connection decodes
-                                bytes(check.inbox[wire.HEADER.size:header.length]))
+            return header, bytes(check.inbox[wire.HEADER.size:header.length])
     return None
+
+
+def _decode_all(complete):
+    """[(check, reply or ProtocolError)] for the [(check, (header, body))] of one round."""
+    decoded = []
+    for check, (header, body) in complete:
+        try:
+            decoded.append((check, wire.decode_reply(header, body, codec=wire.HELLO_CODEC)))
+        except ProtocolError as exc:
+            decoded.append((check, exc))
+    return decoded
 
 
 _TLS_WANTS = ("SSLWantReadError", "SSLWantWriteError")  # by name: ssl loads only for TLS
 
 
 def _advance(topology, check, mask, sel, clock):
-    """Move one check on; the reply once it is complete, else None."""
+    """Move one check on; the reply's (header, body) once complete, else None."""
     if check.phase == "connect" and mask & WRITE:
         _connected(topology, check, sel)
         if check.phase == "tls":
@@ -308,17 +318,33 @@ def _drive(topology, sel, pending, results, deadline):
         ready = sel.select(remaining)
         if not ready:
             return
+        complete = []
         for check, mask in ready:
             try:
-                reply = _advance(topology, check, mask, sel, clock)
+                raw = _advance(topology, check, mask, sel, clock)
             except (OSError, ConnectionFailure, ProtocolError) as exc:
                 sel.unregister(check.sock)
-                del pending[check.address]
-                failure = _fail(topology, check, exc, clock.monotonic())
-                if not (check.phase == "connect" and check.other_addresses):
-                    results[check.address] = failure
+                _failed(topology, check, exc, pending, results)
                 continue
-            if reply is not None:
+            if raw is not None:
                 sel.unregister(check.sock)
+                complete.append((check, raw))
+        if not complete:
+            continue
+        # Signals held once for the replies a round completed, as a connection holds them
+        # for one (signals_held), and only around the decoding: listeners run after.
+        for check, reply in signals_held(_decode_all, complete):
+            if isinstance(reply, ProtocolError):
+                _failed(topology, check, reply, pending, results)
+            else:
                 results[check.address] = _finish(topology, check, reply, clock.monotonic())
                 del pending[check.address]
+
+
+def _failed(topology, check, exc, pending, results):
+    """A check that failed (its socket no longer polled): its outcome, unless the name has
+    other addresses to try (the sequential check then tries them all)."""
+    del pending[check.address]
+    failure = _fail(topology, check, exc, topology.clock.monotonic())
+    if not (check.phase == "connect" and check.other_addresses):
+        results[check.address] = failure

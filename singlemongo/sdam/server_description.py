@@ -180,7 +180,7 @@ def _check_types(hello):
     for name in _LIST_FIELDS:
         value = get(name)
         if value is not None:
-            if not isinstance(value, list) or not (value == _LAST_LIST[0] or
+            if not isinstance(value, list) or not (value == _last_list[0] or
                                                    _all_strings(value)):
                 raise TypeError(f"{name} must be a list of host strings")
             announced += len(value)
@@ -205,10 +205,11 @@ def _check_types(hello):
 
 _LISTS: dict = {}  # a hosts list -> (addresses, dropped): every member announces the same one
 _LISTS_LIMIT = 256
-# The latest list read and its (addresses, dropped). Compared as a list, before the table:
-# equal strings compare in C without the hashing a table key needs, and a list equal to
-# one already read holds only strings (a value of another type never equals a string).
-_LAST_LIST: list = [None, None]
+# The latest list read and its (addresses, dropped), one tuple (rebound whole: a thread
+# reads both halves of the same). Compared as a list, before the table: equal strings
+# compare in C without the hashing a table key needs, and a list equal to one already read
+# holds only strings (a value of another type never equals a string).
+_last_list: tuple = (None, None)
 
 
 def _all_strings(values):
@@ -220,12 +221,13 @@ def _addresses(values, dropped):
     """The valid announced addresses; each invalid one is left out, and said in ``dropped``
     (one bad entry must not make the server unusable). Each distinct list is read once: the
     replies of an n-member scan hold n copies of one list."""
+    global _last_list
     if not values:
         return ()
-    if values == _LAST_LIST[0]:
-        known = _LAST_LIST[1]
-        dropped.extend(known[1])
-        return known[0]
+    last = _last_list
+    if values == last[0]:
+        dropped.extend(last[1][1])
+        return last[1][0]
     key = tuple(values)
     known = _LISTS.get(key)
     if known is None:
@@ -237,7 +239,7 @@ def _addresses(values, dropped):
         if len(_LISTS) >= _LISTS_LIMIT:
             _LISTS.clear()
         known = _LISTS[key] = (tuple(addresses), tuple(bad))
-    _LAST_LIST[:] = list(values), known
+    _last_list = (list(values), known)
     dropped.extend(known[1])
     return known[0]
 
@@ -250,10 +252,13 @@ def _announced(value, dropped):
         return None
 
 
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
 def _millis(value):
     if isinstance(value, datetime.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=datetime.timezone.utc)
+        if value.tzinfo is None:  # a hello's (wire.HELLO_CODEC): naive UTC
+            return (value - _EPOCH).total_seconds() * 1000.0
         return value.timestamp() * 1000.0
     if isinstance(value, dict) and "$numberLong" in value:
         return float(value["$numberLong"])

@@ -37,6 +37,9 @@ REPLY_CURSOR_NOT_FOUND = 1 << 0
 REPLY_QUERY_FAILURE = 1 << 1
 
 CODEC: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True)
+# A check's hello, as PyMongo decodes one: naive UTC datetimes (localTime, lastWriteDate),
+# which bson makes in a fifth fewer instructions than aware ones (a scan decodes one a member).
+HELLO_CODEC: CodecOptions[dict[str, Any]] = CodecOptions()
 # Reads any date: what tells a codec's refusal of a date out of range from malformed bytes.
 # Invalid UTF-8 stays the protocol's error.
 _ANY_DATE: CodecOptions[dict[str, Any]] = CodecOptions(
