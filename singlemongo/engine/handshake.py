@@ -230,7 +230,7 @@ class Handshake:
         whole handshake shares one deadline (``handshake_deadline``)."""
         from singlemongo.engine.dial import open_socket
         from singlemongo.engine.guard import positive
-        from singlemongo.wire import messages as wire  # the face imports this module
+        from singlemongo.wire import messages as wire  # here: the face imports this module
         now = self.clock.monotonic
         deadline = self.handshake_deadline(timeout_s)
         command, conversation = self.handshake_document()

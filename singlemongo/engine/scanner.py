@@ -167,7 +167,7 @@ class Outcome:
 def hello(topology, address, conn=None, timeout_s=None):
     """A hello on ``conn``, or on a new connection when there is none (``timeout_s`` caps its
     connectTimeoutMS); never raises."""
-    from singlemongo.wire import messages as wire  # the face imports this module
+    from singlemongo.wire import messages as wire  # here: the face imports this module
     clock = topology.clock
     start = clock.monotonic()
     if conn is None or conn.closed:

@@ -36,9 +36,8 @@ def format_address(address):
 
 def is_ipv4(host):
     """A dotted quad of ASCII decimal octets (0-255): an address, not a name to resolve.
-    Whole-string tests in C, not a loop over the octets: each host of a 50-member seed list
-    and of its replies is tested. An octet of at most three digits is at most 255 when its
-    three-digit form sorts at most "255"."""
+    Whole-string tests, not a loop over the octets (fewer calls). An octet of at most three
+    digits is at most 255 when its three-digit form sorts at most "255"."""
     octets = host.split(".")
     return (len(octets) == 4 and host.isascii() and host.replace(".", "").isdigit()
             and "" not in octets and max(map(len, octets)) <= 3
