@@ -337,12 +337,18 @@ def test_a_plain_name_is_what_the_label_rule_says(text):
 @example("1.2.3.4:0")
 def test_a_seed_read_by_the_announced_host_rules_is_what_the_uri_rules_read(text):
     """A connection string's host is read by the rules for a host a server announces, whose
-    parse a scan's replies then reuse (issue 59); where those rules give an answer, the
-    connection string's own rules give the same host, port and kind."""
+    parse a scan's replies then reuse (issue 59); the connection string's own rules must
+    give the same host, port and kind, or refuse it as well."""
+    from singlemongo import errors
     from singlemongo.options import uri
     host, colon, port = text.partition(":")
     if not host or ":" in port or "%" in text:
         return  # refused, or percent-decoded, before either rule is asked
-    fast = uri._announced_host(text, colon, port)
-    if fast is not None:
-        assert uri._named_host(text, text, colon, port) == fast
+    results = []
+    for read in (lambda: uri._parse_host(text, "mongodb://h"),
+                 lambda: uri._named_host(text, text, colon, port)):
+        try:
+            results.append(read())
+        except errors.InvalidURI:
+            results.append("refused")
+    assert results[0] == results[1]

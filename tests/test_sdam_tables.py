@@ -179,6 +179,13 @@ def test_a_hello_reply_fills_each_field_of_its_description():
     assert set(expected) | {"dropped_hosts"} == set(ServerDescription._record_spec_[0])
     assert {name: getattr(sd, name) for name in expected} == expected
     assert len(sd.dropped_hosts) == 1 and "bad host" in sd.dropped_hosts[0]
+    # A hello decoded as PyMongo decodes one holds naive UTC datetimes: the same instant.
+    for when in (datetime.datetime(2026, 1, 1), datetime.datetime(1969, 7, 20, 20, 17, 40),
+                 datetime.datetime(2026, 12, 7, 3, 20, 20, 123456)):
+        naive = ServerDescription.from_hello(A, dict(hello, lastWrite={"lastWriteDate": when}))
+        aware = ServerDescription.from_hello(A, dict(hello, lastWrite={
+            "lastWriteDate": when.replace(tzinfo=datetime.timezone.utc)}))
+        assert naive.last_write_date == aware.last_write_date
 
 
 class _Int(int):

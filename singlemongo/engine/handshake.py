@@ -241,7 +241,7 @@ class Handshake:
         start = now()
         try:
             # OP_MSG for every handshake
-            reply = conn.command("admin", command, deadline, codec=wire.HELLO_CODEC)
+            reply = conn.command("admin", command, deadline, codec=wire.DEFAULT_CODEC_OPTIONS)
             conn = self.handshaken(conn, reply)
         except BaseException as exc:  # a signal included: the half-open connection goes
             conn.close()

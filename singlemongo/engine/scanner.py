@@ -180,7 +180,7 @@ def hello(topology, address, conn=None, timeout_s=None):
     try:
         reply = conn.command("admin", handshake_command(topology.options, initial=False,
                                                         hello_ok=conn.hello_ok),
-                             topology.handshake_deadline(timeout_s), codec=wire.HELLO_CODEC)
+                             topology.handshake_deadline(timeout_s), codec=wire.DEFAULT_CODEC_OPTIONS)
     except ConnectionFailure as exc:
         return Outcome(error=exc, duration=clock.monotonic() - start)
     conn.last_used = clock.monotonic()

@@ -218,7 +218,7 @@ def _decode_all(complete):
     decoded = []
     for check, (header, body) in complete:
         try:
-            decoded.append((check, wire.decode_reply(header, body, codec=wire.HELLO_CODEC)))
+            decoded.append((check, wire.decode_reply(header, body, codec=wire.DEFAULT_CODEC_OPTIONS)))
         except ProtocolError as exc:
             decoded.append((check, exc))
     return decoded

@@ -341,21 +341,17 @@ def _parse_host(text, uri):
         raise errors.InvalidURI(
             f"invalid host {_shown_host(text)}: expected host or host:port (if "
             f"that is a username and password, end them with '@')")
-    return _announced_host(text, colon, port) or _named_host(text, decoded, colon, port)
-
-
-def _announced_host(text, colon, port):
-    """The host as the rules for a host a server announces read it, or None where they do
-    not apply (no port after the colon; a name ending in .sock): the same rules as a
-    connection string's, and that parse is kept, so a scan's replies find each seed already
-    parsed."""
-    if colon and not port:
-        return None
-    try:
-        host, number = parse_announced(text)
-    except ValueError:
-        return None
-    return Host(host, number if colon else None, None)
+    if port or not colon:
+        # The rules for a host a server announces are the connection string's, and their
+        # parse is kept: a scan's replies find each seed already parsed. Where they refuse
+        # (a name ending in .sock), the connection string's own below decide.
+        try:
+            host, number = parse_announced(text)
+        except ValueError:
+            pass
+        else:
+            return Host(host, number if colon else None, None)
+    return _named_host(text, decoded, colon, port)
 
 
 def _named_host(text, decoded, colon, port):

@@ -35,16 +35,10 @@ def format_address(address):
 
 
 def is_ipv4(host):
-    """A dotted quad of ASCII decimal octets (0-255): an address, not a name to resolve.
-    Whole-string tests, not a loop over the octets (fewer calls). An octet of at most three
-    digits is at most 255 when its three-digit form sorts at most "255"."""
+    """A dotted quad of ASCII decimal octets (0-255): an address, not a name to resolve."""
     octets = host.split(".")
-    return (len(octets) == 4 and host.isascii() and host.replace(".", "").isdigit()
-            and "" not in octets and max(map(len, octets)) <= 3
-            and max(map(str.zfill, octets, _THREE_WIDE)) <= "255")
-
-
-_THREE_WIDE = (3, 3, 3, 3)
+    return len(octets) == 4 and all(
+        0 < len(o) <= 3 and o.isascii() and o.isdigit() and int(o) <= 255 for o in octets)
 
 
 def _is_plain_name(host):

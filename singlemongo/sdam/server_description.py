@@ -9,6 +9,8 @@ indexes with it, so code written against PyMongo's integers reads these as it re
 from __future__ import annotations
 
 import datetime
+
+from bson.datetime_ms import EPOCH_NAIVE
 from singlemongo.records import dataclass, field, replace
 TYPE_CHECKING = False  # typing's, without importing it at run time
 if TYPE_CHECKING:
@@ -252,13 +254,12 @@ def _announced(value, dropped):
         return None
 
 
-_EPOCH = datetime.datetime(1970, 1, 1)
-
-
 def _millis(value):
     if isinstance(value, datetime.datetime):
-        if value.tzinfo is None:  # a hello's (wire.HELLO_CODEC): naive UTC
-            return (value - _EPOCH).total_seconds() * 1000.0
+        if value.tzinfo is None:  # a hello's, decoded as PyMongo decodes one: naive UTC
+            # By the difference's fields, not replace(tzinfo=...): a fifth of the calls
+            delta = value - EPOCH_NAIVE
+            return (delta.days * 86400 + delta.seconds) * 1000.0 + delta.microseconds / 1000.0
         return value.timestamp() * 1000.0
     if isinstance(value, dict) and "$numberLong" in value:
         return float(value["$numberLong"])

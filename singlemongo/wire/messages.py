@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from typing import Any, Optional
 
 import bson
-from bson.codec_options import CodecOptions
+from bson.codec_options import DEFAULT_CODEC_OPTIONS, CodecOptions  # noqa: F401
 
 from singlemongo.errors import ProtocolError
 
@@ -37,9 +37,9 @@ REPLY_CURSOR_NOT_FOUND = 1 << 0
 REPLY_QUERY_FAILURE = 1 << 1
 
 CODEC: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True)
-# A check's hello, as PyMongo decodes one: naive UTC datetimes (localTime, lastWriteDate),
-# which bson makes in a fifth fewer instructions than aware ones (a scan decodes one a member).
-HELLO_CODEC: CodecOptions[dict[str, Any]] = CodecOptions()
+# DEFAULT_CODEC_OPTIONS (bson's, imported above) decodes a check's hello, as PyMongo decodes
+# one: naive UTC datetimes (localTime, lastWriteDate), which bson makes in a fifth fewer
+# instructions than aware ones (a scan decodes one a member).
 # Reads any date: what tells a codec's refusal of a date out of range from malformed bytes.
 # Invalid UTF-8 stays the protocol's error.
 _ANY_DATE: CodecOptions[dict[str, Any]] = CodecOptions(
