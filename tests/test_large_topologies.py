@@ -125,9 +125,10 @@ def test_the_heap_plan_follows_the_pure_planner_through_replies(seed):
     """Rule: ScanPlan picks what the spec's pseudocode picks while replies change the set:
     announced hosts appear, a server announced as primary becomes a PossiblePrimary (checked
     next), servers are removed and announced again (checked in this scan, even one that was
-    in its cooldown: before, ScanPlan never checked such a server again). Its shortcuts (issue 59: an announced list already covered is
-    known by identity; a primary is pushed again only when its key changed) must not change
-    a pick. Ties are any of the servers the pseudocode finds equally good."""
+    in its cooldown: before, ScanPlan never checked such a server again). Its shortcuts
+    (issue 59: an announced list already covered is known by identity; a primary is pushed
+    again only when its key changed) must not change a pick. Ties are any of the servers
+    the pseudocode finds equally good."""
     from singlemongo.sdam.address import parse_announced
     rng = random.Random(seed)
     names = [f"h{i}.example.com:27017" for i in range(rng.randint(4, 30))]

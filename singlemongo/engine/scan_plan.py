@@ -74,7 +74,7 @@ class ScanPlan:
         """After a check: push the servers its reply made appear (new hosts, a possible primary)."""
         if sd is None:
             return
-        seen, servers = self.pushed, td.servers
+        pushed, servers = self.pushed, td.servers
         for address, cooled in list(self.cooling.items()):
             now = servers.get(address)
             if now is not cooled:  # removed, or removed and announced again (not cooling)
@@ -86,15 +86,15 @@ class ScanPlan:
         # so a list already covered is known by identity, not looked up host by host.
         lists = (sd.hosts, sd.passives, sd.arbiters)
         covered = self.covered is not None and all(map(operator.is_, lists, self.covered))
-        if not (covered and (sd.primary is None or sd.primary in seen)) and \
-                not servers.keys() <= seen.keys():
+        if not (covered and (sd.primary is None or sd.primary in pushed)) and \
+                not servers.keys() <= pushed.keys():
             fresh = [servers[a] for a in (*sd.all_hosts, sd.primary)
-                     if a is not None and a not in seen and a in servers]
-            self.add(fresh or [s for a, s in servers.items() if a not in seen])
-        if not covered and all(a in seen for a in sd.all_hosts):
+                     if a is not None and a not in pushed and a in servers]
+            self.add(fresh or [s for a, s in servers.items() if a not in pushed])
+        if not covered and all(a in pushed for a in sd.all_hosts):
             self.covered = lists
         primary = servers.get(sd.primary) if sd.primary is not None else None
-        if primary is not None and self.pushed.get(sd.primary) != _key(primary):
+        if primary is not None and pushed.get(sd.primary) != _key(primary):
             self.add([primary])  # it has just become a PossiblePrimary
 
     def next(self, td, checked):

@@ -167,7 +167,6 @@ class Outcome:
 def hello(topology, address, conn=None, timeout_s=None):
     """A hello on ``conn``, or on a new connection when there is none (``timeout_s`` caps its
     connectTimeoutMS); never raises."""
-    from singlemongo.wire import messages as wire  # here: the face imports this module
     clock = topology.clock
     start = clock.monotonic()
     if conn is None or conn.closed:
@@ -177,10 +176,12 @@ def hello(topology, address, conn=None, timeout_s=None):
             return Outcome(error=exc, duration=clock.monotonic() - start)
         topology.hold(address, conn)
         return Outcome(reply, duration=rtt)
+    from singlemongo.wire import messages as wire  # here: the face imports this module
     try:
         reply = conn.command("admin", handshake_command(topology.options, initial=False,
                                                         hello_ok=conn.hello_ok),
-                             topology.handshake_deadline(timeout_s), codec=wire.DEFAULT_CODEC_OPTIONS)
+                             topology.handshake_deadline(timeout_s),
+                             codec=wire.DEFAULT_CODEC_OPTIONS)
     except ConnectionFailure as exc:
         return Outcome(error=exc, duration=clock.monotonic() - start)
     conn.last_used = clock.monotonic()

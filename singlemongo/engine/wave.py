@@ -218,9 +218,10 @@ def _decode_all(complete):
     decoded = []
     for check, (header, body) in complete:
         try:
-            decoded.append((check, wire.decode_reply(header, body, codec=wire.DEFAULT_CODEC_OPTIONS)))
+            reply = wire.decode_reply(header, body, codec=wire.DEFAULT_CODEC_OPTIONS)
         except ProtocolError as exc:
-            decoded.append((check, exc))
+            reply = exc
+        decoded.append((check, reply))
     return decoded
 
 

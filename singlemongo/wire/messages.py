@@ -40,6 +40,7 @@ CODEC: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True)
 # DEFAULT_CODEC_OPTIONS (bson's, imported above) decodes a check's hello, as PyMongo decodes
 # one: naive UTC datetimes (localTime, lastWriteDate), which bson makes in a fifth fewer
 # instructions than aware ones (a scan decodes one a member).
+
 # Reads any date: what tells a codec's refusal of a date out of range from malformed bytes.
 # Invalid UTF-8 stays the protocol's error.
 _ANY_DATE: CodecOptions[dict[str, Any]] = CodecOptions(
