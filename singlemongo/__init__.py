@@ -22,89 +22,47 @@ GEOSPHERE = "2dsphere"
 HASHED = "hashed"
 TEXT = "text"
 
-_LAZY = {
-    "MongoClient": "client", "get_client": "client_cache",
-    "ClientOptions": "options.client_options", "client_options": "options.client_options",
-    "ReadPreference": "read_preferences", "WriteConcern": "write_concern",
-    "ReadConcern": "read_concern", "ServerApi": "server_api", "ServerApiVersion": "server_api",
-    "Collation": "collation", "CursorType": "cursor", "ReturnDocument": "find_and_modify",
-    "InsertOne": "operations", "UpdateOne": "operations", "UpdateMany": "operations",
-    "ReplaceOne": "operations", "DeleteOne": "operations", "DeleteMany": "operations",
-    "IndexModel": "operations", "ClientSession": "client_session",
-    "TransactionOptions": "transaction",
-    "PyMongoError": "errors", "SingleMongoError": "errors", "SingleMongoWarning": "errors",
-    "ConfigurationError": "errors", "ConnectionFailure": "errors", "AutoReconnect": "errors",
-    "NotPrimaryError": "errors", "NetworkTimeout": "errors", "InvalidURI": "errors",
-    "OperationFailure": "errors", "ServerSelectionError": "errors",
-    "ServerSelectionTimeoutError": "errors", "DuplicateKeyError": "errors",
-    "BulkWriteError": "errors", "WriteError": "errors", "WriteConcernError": "errors",
-    "ExecutionTimeout": "errors", "CursorNotFound": "errors", "InvalidOperation": "errors",
-    "InvalidName": "errors", "InvalidDocument": "errors", "DocumentTooLarge": "errors",
-    "install_as_pymongo": "drop_in", "timeout": "csot", "DriverInfo": "driver_info",
-    "MIN_SUPPORTED_WIRE_VERSION": "sdam.topology_description",
-    "MAX_SUPPORTED_WIRE_VERSION": "sdam.topology_description",
-}
-_MODULES = ("errors", "monitoring", "operations", "results", "read_preferences",
-            "write_concern", "read_concern", "collation", "server_api", "cursor",
-            "command_cursor", "collection", "database", "client", "typings", "testing",
-            "gridfs", "uri_parser", "driver_info", "options_view", "change_stream", "csot",
-            "client_session", "drop_in")
+# The names imported on first use, by module. Text, not names in code: each name a module's
+# code holds is interned when it loads, and Python 3.13's one-off sits near a resize of that
+# table (docs/performance.md). Type checkers read the same names from ``_exports``.
+_LAZY_TEXT = """
+client: MongoClient
+client_cache: get_client
+options.client_options: ClientOptions client_options
+read_preferences: ReadPreference
+write_concern: WriteConcern
+read_concern: ReadConcern
+server_api: ServerApi ServerApiVersion
+collation: Collation
+cursor: CursorType
+find_and_modify: ReturnDocument
+operations: InsertOne UpdateOne UpdateMany ReplaceOne DeleteOne DeleteMany IndexModel
+client_session: ClientSession
+transaction: TransactionOptions
+errors: PyMongoError SingleMongoError SingleMongoWarning ConfigurationError ConnectionFailure
+errors: AutoReconnect NotPrimaryError NetworkTimeout InvalidURI OperationFailure
+errors: ServerSelectionError ServerSelectionTimeoutError DuplicateKeyError BulkWriteError
+errors: WriteError WriteConcernError ExecutionTimeout CursorNotFound InvalidOperation
+errors: InvalidName InvalidDocument DocumentTooLarge
+drop_in: install_as_pymongo
+csot: timeout
+driver_info: DriverInfo
+sdam.topology_description: MIN_SUPPORTED_WIRE_VERSION MAX_SUPPORTED_WIRE_VERSION
+"""
+_LAZY = {name: module for line in _LAZY_TEXT.strip().splitlines()
+         for module, _, names in [line.partition(": ")] for name in names.split()}
+# The submodules a program may reach as attributes (``singlemongo.errors``).
+_MODULES = frozenset("""errors monitoring operations results read_preferences write_concern
+    read_concern collation server_api cursor command_cursor collection database client
+    typings testing gridfs uri_parser driver_info options_view change_stream csot
+    client_session drop_in""".split())
 
 __all__ = ["__version__", "version", "version_tuple", "ASCENDING", "DESCENDING", "GEO2D",
            "GEOSPHERE", "HASHED", "TEXT", *_LAZY]
 
 if TYPE_CHECKING:
     from typing import Any
-    from singlemongo.client import MongoClient as MongoClient
-    from singlemongo.client_cache import get_client as get_client
-    from singlemongo.collation import Collation as Collation
-    from singlemongo.find_and_modify import ReturnDocument as ReturnDocument
-    from singlemongo.cursor import CursorType as CursorType
-    from singlemongo.errors import AutoReconnect as AutoReconnect
-    from singlemongo.errors import BulkWriteError as BulkWriteError
-    from singlemongo.errors import ConfigurationError as ConfigurationError
-    from singlemongo.errors import ConnectionFailure as ConnectionFailure
-    from singlemongo.errors import CursorNotFound as CursorNotFound
-    from singlemongo.errors import DocumentTooLarge as DocumentTooLarge
-    from singlemongo.errors import DuplicateKeyError as DuplicateKeyError
-    from singlemongo.errors import ExecutionTimeout as ExecutionTimeout
-    from singlemongo.errors import InvalidDocument as InvalidDocument
-    from singlemongo.errors import InvalidName as InvalidName
-    from singlemongo.errors import InvalidOperation as InvalidOperation
-    from singlemongo.errors import InvalidURI as InvalidURI
-    from singlemongo.errors import NetworkTimeout as NetworkTimeout
-    from singlemongo.errors import NotPrimaryError as NotPrimaryError
-    from singlemongo.errors import OperationFailure as OperationFailure
-    from singlemongo.errors import PyMongoError as PyMongoError
-    from singlemongo.errors import ServerSelectionError as ServerSelectionError
-    from singlemongo.errors import ServerSelectionTimeoutError as ServerSelectionTimeoutError
-    from singlemongo.errors import SingleMongoError as SingleMongoError
-    from singlemongo.errors import SingleMongoWarning as SingleMongoWarning
-    from singlemongo.errors import WriteConcernError as WriteConcernError
-    from singlemongo.errors import WriteError as WriteError
-    from singlemongo.operations import DeleteMany as DeleteMany
-    from singlemongo.operations import DeleteOne as DeleteOne
-    from singlemongo.operations import IndexModel as IndexModel
-    from singlemongo.client_session import ClientSession as ClientSession
-    from singlemongo.transaction import TransactionOptions as TransactionOptions
-    from singlemongo.operations import InsertOne as InsertOne
-    from singlemongo.operations import ReplaceOne as ReplaceOne
-    from singlemongo.operations import UpdateMany as UpdateMany
-    from singlemongo.operations import UpdateOne as UpdateOne
-    from singlemongo.options.client_options import ClientOptions as ClientOptions
-    from singlemongo.options.client_options import client_options as client_options
-    from singlemongo.read_concern import ReadConcern as ReadConcern
-    from singlemongo.read_preferences import ReadPreference as ReadPreference
-    from singlemongo.server_api import ServerApi as ServerApi
-    from singlemongo.server_api import ServerApiVersion as ServerApiVersion
-    from singlemongo.write_concern import WriteConcern as WriteConcern
-    from singlemongo.drop_in import install_as_pymongo as install_as_pymongo
-    from singlemongo.sdam.topology_description import (
-        MAX_SUPPORTED_WIRE_VERSION as MAX_SUPPORTED_WIRE_VERSION)
-    from singlemongo.sdam.topology_description import (
-        MIN_SUPPORTED_WIRE_VERSION as MIN_SUPPORTED_WIRE_VERSION)
-    from singlemongo.csot import timeout as timeout
-    from singlemongo.driver_info import DriverInfo as DriverInfo
+    from singlemongo._exports import *  # noqa: F401,F403
 
 
 def _install_finder() -> None:

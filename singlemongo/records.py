@@ -66,14 +66,16 @@ def _spec(specs):
     """What the shared ``__init__`` needs of a record class, computed once per class."""
     names = tuple(specs)
     plain, factories, required = {}, [], []
+    least = 0  # the fewest positional arguments that give every required field
     for name, (default, factory, _) in specs.items():
         if factory is not None:
             factories.append((name, factory))
         elif default is _MISSING:
             required.append(name)
+            least = len(plain) + len(factories) + len(required)
         else:
             plain[name] = default
-    return names, frozenset(names), plain, tuple(factories), tuple(required)
+    return names, frozenset(names), plain, tuple(factories), tuple(required), least
 
 
 # The methods every record class shares: each reads its class's spec, so a class costs a
@@ -81,9 +83,14 @@ def _spec(specs):
 def _record_init(self, *args, **kwargs):
     # Filled by dict updates (a scan builds hundreds of records: a per-field Python loop cost
     # most of applying a 50-member scan's replies).
-    names, known, plain, factories, required = type(self)._record_spec_
-    if not kwargs and len(args) == len(names):  # every field, in order: nothing to check
-        self.__dict__.update(zip(names, args))
+    names, known, plain, factories, required, least = type(self)._record_spec_
+    if not kwargs and least <= len(args) <= len(names):  # fields in order: nothing to check
+        values = self.__dict__
+        if len(args) < len(names):  # the defaults first, the arguments over them
+            values.update(plain)
+            for name, factory in factories:
+                values[name] = factory()
+        values.update(zip(names, args))
         post = getattr(self, "__post_init__", None)
         if post is not None:
             post()

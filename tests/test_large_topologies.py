@@ -1,6 +1,8 @@
 """Large host lists (issue 12): planning is n log n, a wave holds a bounded number of sockets,
 and a server cannot announce more hosts than a replica set can have."""
+import importlib
 import random
+import select
 
 import pytest
 from bson import ObjectId
@@ -9,6 +11,7 @@ from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.engine import wave
+from singlemongo.engine.poll_fallback import Poll
 from singlemongo.engine.scan_plan import ScanPlan
 from singlemongo.engine.scanner import WAVE_LIMIT, plan_next_check
 from singlemongo.sdam import ServerDescription, ServerType, TopologyDescription, TopologyType
@@ -33,13 +36,18 @@ def test_a_hello_announcing_ten_thousand_hosts_marks_the_server_unknown(mongo_re
 def test_a_wave_holds_a_bounded_number_of_sockets(monkeypatch):
     """A scan of 2,000 seeds opens at most WAVE_LIMIT sockets at once. Before, one wave opened
     a socket per server: 10,000 seeds exhausted the process's file descriptors."""
-    most = [0]
+    most, watched = [0], set()
 
-    class Counting(wave._SELECTOR):
-        def register(self, sock, events, check):
-            super().register(sock, events, check)
-            most[0] = max(most[0], len(self))
-    monkeypatch.setattr(wave, "_SELECTOR", Counting)
+    class Counting(Poll):
+        def register(self, fd, mask):
+            super().register(fd, mask)
+            watched.add(fd)
+            most[0] = max(most[0], len(watched))
+
+        def unregister(self, fd):
+            super().unregister(fd)
+            watched.discard(fd)
+    monkeypatch.setattr(wave, "_POLL", Counting)
     seeds = ",".join(f"127.0.0.1:{port}" for port in range(2, 2002))  # refused at once
     checks = []
     client = MongoClient(f"mongodb://{seeds}/", clock=FakeClock(), event_listeners=[
@@ -50,12 +58,12 @@ def test_a_wave_holds_a_bounded_number_of_sockets(monkeypatch):
     assert client._topology.scan_count == 1 and len(checks) == 2000
 
 
-@pytest.mark.parametrize("selector", ["_Poller", "_selectors_adapter"])
-def test_a_wave_checks_each_server_with_poll_or_with_selectors(monkeypatch, selector):
-    """Rule: the wave's poll adapter and its selectors fallback (a platform without poll)
-    both carry a wave to the end: every member answers, a refused one fails on its own."""
+@pytest.mark.parametrize("poll", [select.poll, Poll], ids=["poll", "selectors"])
+def test_a_wave_checks_each_server_with_poll_or_with_selectors(monkeypatch, poll):
+    """Rule: select.poll and its stand-in made on selectors (a platform without poll) both
+    carry a wave to the end: every member answers, a refused one fails on its own."""
     from singlemongo.testing import ReplicaSet
-    monkeypatch.setattr(wave, "_SELECTOR", getattr(wave, selector))
+    monkeypatch.setattr(wave, "_POLL", poll)
     failed = []
     with ReplicaSet(3) as rs:
         client = MongoClient(rs.uri.replace("mongodb://", "mongodb://127.0.0.1:1,", 1),
@@ -69,6 +77,20 @@ def test_a_wave_checks_each_server_with_poll_or_with_selectors(monkeypatch, sele
             assert failed == [("127.0.0.1", 1)]  # refused, on its own
         finally:
             client.close()
+
+
+def test_a_platform_without_poll_gets_the_selectors_stand_in(monkeypatch):
+    """Rule: where select has no poll (Windows), the wave watches its sockets with the stand-in
+    made on selectors, with the same event bits, instead of failing to import."""
+    try:
+        monkeypatch.delattr(select, "poll")
+        importlib.reload(wave)
+        assert wave._POLL is Poll and (wave.READ, wave.WRITE) == (1, 4)
+    finally:
+        monkeypatch.undo()
+        importlib.reload(wave)
+    assert wave._POLL is select.poll and (wave.READ, wave.WRITE) == (select.POLLIN,
+                                                                     select.POLLOUT)
 
 
 def _random_td(rng, n):

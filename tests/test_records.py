@@ -49,6 +49,24 @@ def test_bad_arguments_name_the_problem(make, message):
         make()
 
 
+@dataclass
+class Bag:
+    name: str
+    items: list = field(default_factory=list)
+    size: int = 0
+
+
+def test_fields_given_in_order_and_the_rest_defaulted_agree_with_by_name():
+    """Rule: a record given its first fields by position (the fast path a scan's Unknown
+    descriptions take) gets the same values as by name, a fresh factory value each, and the
+    defaults a subclass inherits."""
+    first, second = Bag("a"), Bag("b", None)
+    assert (first.name, first.items, first.size) == ("a", [], 0)
+    assert first == Bag(name="a") and second == Bag(name="b", items=None)
+    assert Bag("c").items is not Bag("c").items
+    assert (Labelled(1, 2).tags, Labelled(1, 2).label) == ((), "p")
+
+
 def test_frozen_records_refuse_assignment_and_replace_makes_a_copy():
     point = Point(1, 2)
     with pytest.raises(FrozenInstanceError, match="field 'x' of a frozen Point"):

@@ -13,6 +13,7 @@ from singlemongo import errors
 from singlemongo.client import MongoClient
 from singlemongo.clock import FakeClock
 from singlemongo.engine import wave
+from singlemongo.engine.poll_fallback import Poll
 from singlemongo.testing import ReplicaSet
 
 
@@ -85,15 +86,15 @@ def test_a_dropped_client_warns_about_nothing(rs):
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
-class _InterruptedSelector(wave._SELECTOR):
-    def select(self, timeout=None):
+class _InterruptedPoll(Poll):
+    def poll(self, timeout_ms=None):
         raise KeyboardInterrupt
 
 
 def test_a_scan_interrupted_in_its_wave_closes_every_socket(rs, recorder, monkeypatch):
     """Rule: a scan interrupted by a signal closes the sockets it opened, while the traceback
     (which holds the scan's frames) is still alive. Before: they stayed open until it died."""
-    monkeypatch.setattr(wave, "_SELECTOR", _InterruptedSelector)
+    monkeypatch.setattr(wave, "_POLL", _InterruptedPoll)
     client = MongoClient(rs.uri, clock=FakeClock())
     with pytest.raises(KeyboardInterrupt) as info:
         client.test.c.find_one()
@@ -111,7 +112,7 @@ def test_a_recheck_interrupted_in_its_wave_drops_the_half_read_connections(rs, r
     client.test.c.find_one()
     pooled = dict(client._topology._connections)
     client._topology.mark_stale("test")
-    monkeypatch.setattr(wave, "_SELECTOR", _InterruptedSelector)
+    monkeypatch.setattr(wave, "_POLL", _InterruptedPoll)
     with pytest.raises(KeyboardInterrupt):
         client.test.c.find_one()
     assert all(conn.closed for conn in pooled.values())

@@ -87,3 +87,17 @@ def test_type_checkers_see_every_name_a_module_serves(tmp_path):
                       "[mypy-mongomock_ng.*]\nignore_missing_imports = True\n")
     result = mypy("--config-file", str(config), str(script), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_names_type_checkers_read_are_the_names_served_lazily():
+    """Rule: ``singlemongo._exports`` (read by type checkers only) imports each name the
+    package serves on first use from the module ``_LAZY_TEXT`` serves it from, and nothing
+    else: a row added to one table and not the other fails here."""
+    import ast
+    import singlemongo
+    tree = ast.parse((ROOT / "singlemongo" / "_exports.py").read_text())
+    exported = {alias.name: node.module.removeprefix("singlemongo.")
+                for node in tree.body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    assert exported == singlemongo._LAZY
+    assert len(singlemongo._LAZY) == 48 and singlemongo._LAZY["timeout"] == "csot"

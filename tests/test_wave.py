@@ -84,6 +84,44 @@ def test_end_sessions_at_close_costs_no_round_trip():
         assert len(ends) == 1
 
 
+def _ends_by_server(rs):
+    return [s.port for s in rs.servers for c in s.command_log if "endSessions" in c]
+
+
+def _reorder(connections, order):
+    """The client's connections in ``order`` of addresses (they come as the wave's replies
+    did), so that which one is first is known."""
+    held = dict(connections)
+    connections.clear()
+    connections.update((address, held[address]) for address in order)
+
+
+def test_end_sessions_goes_to_the_primary_when_its_connection_is_open():
+    """Rule (PyMongo's choice, primaryPreferred): endSessions at close goes on the primary's
+    connection when it is open, wherever it is among the client's connections."""
+    with ReplicaSet(3, arbiters=1) as rs:
+        client = MongoClient(rs.uri, clock=FakeClock())
+        client.test.c.insert_one({})
+        _reorder(client._topology._connections, [s.address for s in rs.servers[::-1]])
+        client.close()
+        assert eventually(lambda: rs.sessions_ended)
+        assert _ends_by_server(rs) == [rs.servers[0].port]
+
+
+def test_end_sessions_without_the_primary_goes_to_a_data_bearing_member():
+    """Rule: with the primary's connection closed, endSessions goes to the first open
+    connection to a data-bearing member, never to an arbiter's (it holds no sessions)."""
+    with ReplicaSet(3, arbiters=1) as rs:
+        client = MongoClient(rs.uri, clock=FakeClock())
+        client.test.c.insert_one({})
+        connections = client._topology._connections
+        _reorder(connections, [s.address for s in rs.servers[::-1]])  # arbiter, 2, 1, 0
+        connections[rs.servers[0].address].close()  # the primary's
+        client.close()
+        assert eventually(lambda: rs.sessions_ended)
+        assert _ends_by_server(rs) == [rs.servers[2].port]
+
+
 def test_names_with_several_addresses_fall_back_to_trying_each():
     from singlemongo.testing import Sharded
     with Sharded(2) as sh:

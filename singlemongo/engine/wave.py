@@ -9,8 +9,6 @@ not three. UNIX-socket servers and names with several addresses are checked sequ
 """
 import errno
 import math
-import select
-import selectors
 import socket
 
 from singlemongo.errors import AutoReconnect, ConnectionFailure, NetworkTimeout, ProtocolError
@@ -21,74 +19,16 @@ from singlemongo.engine.dial import addresses_of
 from singlemongo.engine.scanner import Outcome
 from singlemongo.engine.handshake import handshake_command
 
+# A wave watches its sockets with select.poll itself: selectors' bookkeeping is Python (a key
+# record per register, a copy per modify), a quarter of the wave's cost a server. Where poll
+# is missing (Windows), a stand-in made on selectors answers as poll does.
+try:
+    from select import poll as _POLL, POLLIN as READ, POLLOUT as WRITE
+except ImportError:
+    from singlemongo.engine.poll_fallback import (  # type: ignore[assignment]
+        Poll as _POLL, READ, WRITE)
+
 _IN_PROGRESS = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
-READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
-_POLL_EVENTS = {READ: select.POLLIN, WRITE: select.POLLOUT,
-                READ | WRITE: select.POLLIN | select.POLLOUT}
-
-
-class _Poller:
-    """``select.poll`` with selectors' interface, for what a wave needs: a selector's
-    bookkeeping is Python (a key record per register, a copy per modify), about a
-    quarter of the wave's per-server cost. Where poll is missing (Windows), selectors' own
-    DefaultSelector serves instead."""
-
-    def __init__(self):
-        self._poll, self._checks = select.poll(), {}
-
-    def register(self, sock, events, check):
-        fd = sock.fileno()
-        self._poll.register(fd, _POLL_EVENTS[events])
-        self._checks[fd] = check
-
-    def modify(self, sock, events, check):
-        fd = sock.fileno()
-        self._poll.modify(fd, _POLL_EVENTS[events])
-        self._checks[fd] = check
-
-    def unregister(self, sock):
-        fd = sock.fileno()
-        self._poll.unregister(fd)
-        del self._checks[fd]
-
-    def select(self, timeout):
-        """[(check, events)] ready within ``timeout`` seconds (None: no bound). An error or
-        hang-up reads as both readable and writable, as selectors reports it, so the check's
-        next step meets the socket's error."""
-        ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
-        ready = []
-        for fd, mask in self._poll.poll(ms):
-            events = (WRITE if mask & ~select.POLLIN else 0) | (READ if mask & ~select.POLLOUT
-                                                                 else 0)
-            ready.append((self._checks[fd], events))
-        return ready
-
-    def __len__(self):
-        return len(self._checks)
-
-    def close(self):
-        self._checks.clear()
-
-
-def _selectors_adapter():
-    """selectors' DefaultSelector answering as ``_Poller`` does, with (check, events) pairs,
-    where poll is missing (its class is made only there)."""
-    class Selector:
-        def __init__(self):
-            self._selector = selectors.DefaultSelector()
-            self.register, self.modify = self._selector.register, self._selector.modify
-            self.unregister, self.close = self._selector.unregister, self._selector.close
-
-        def __len__(self):
-            return len(self._selector.get_map())
-
-        def select(self, timeout):
-            return [(key.data, events) for key, events in self._selector.select(timeout)]
-
-    return Selector()
-
-
-_SELECTOR = _Poller if hasattr(select, "poll") else _selectors_adapter
 
 
 class _Check:
@@ -96,6 +36,7 @@ class _Check:
 
     def __init__(self, address, sock, conn, message, request_id, conversation=None):
         self.address, self.sock, self.conn = address, sock, conn
+        self.fd = sock.fileno()  # kept: TLS wraps the socket, on the same descriptor
         self.out = message
         self.request_id = request_id
         self.conversation = conversation
@@ -152,7 +93,7 @@ def _start(topology, address, encoded):
     return check
 
 
-def _connected(topology, check, sel):
+def _connected(topology, check, poller):
     """TCP is up: start TLS if configured, else send."""
     sock = check.sock
     error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
@@ -163,28 +104,27 @@ def _connected(topology, check, sel):
     if not topology.options.tls:
         check.phase = "send"
         return
-    sel.unregister(sock)
     check.sock = topology.tls_context().wrap_socket(
         sock, server_hostname=check.address[0], do_handshake_on_connect=False)
-    sel.register(check.sock, WRITE, check)
+    poller.modify(check.fd, WRITE)
     check.phase = "tls"
 
 
-def _tls_step(check, sel):
+def _tls_step(check, poller):
     import ssl
     try:
         check.sock.do_handshake()
     except ssl.SSLWantReadError:
-        sel.modify(check.sock, READ, check)
+        poller.modify(check.fd, READ)
         return
     except ssl.SSLWantWriteError:
-        sel.modify(check.sock, WRITE, check)
+        poller.modify(check.fd, WRITE)
         return
     except (ssl.SSLError, OSError) as exc:
         raise AutoReconnect(f"TLS handshake with {format_address(check.address)} failed: "
                                 f"{exc}", check.address) from None
     check.phase = "send"
-    sel.modify(check.sock, WRITE, check)
+    poller.modify(check.fd, WRITE)
 
 
 def _io(check, clock):
@@ -228,14 +168,16 @@ def _decode_all(complete):
 _TLS_WANTS = ("SSLWantReadError", "SSLWantWriteError")  # by name: ssl loads only for TLS
 
 
-def _advance(topology, check, mask, sel, clock):
-    """Move one check on; the reply's (header, body) once complete, else None."""
-    if check.phase == "connect" and mask & WRITE:
-        _connected(topology, check, sel)
+def _advance(topology, check, mask, poller, clock):
+    """Move one check on; the reply's (header, body) once complete, else None. While it
+    connects, any event but readable (writable, an error, a hang-up) ends the connect: its
+    next step meets the socket's error, if any."""
+    if check.phase == "connect" and mask & ~READ:
+        _connected(topology, check, poller)
         if check.phase == "tls":
             return None
     if check.phase == "tls":
-        _tls_step(check, sel)
+        _tls_step(check, poller)
         return None
     try:
         reply = _io(check, clock)
@@ -244,7 +186,7 @@ def _advance(topology, check, mask, sel, clock):
             return None
         raise
     if reply is None:
-        sel.modify(check.sock, WRITE if check.phase == "send" else READ, check)
+        poller.modify(check.fd, WRITE if check.phase == "send" else READ)
     return reply
 
 
@@ -273,8 +215,8 @@ def run_wave(topology, addresses):
     failed to connect is left out: the sequential check then tries every address of the name,
     as a connection always does. Whatever interrupts the wave (a signal, KeyboardInterrupt)
     closes every socket it has open, half-read connections included."""
-    results, pending, encoded = {}, {}, {}
-    sel = _SELECTOR()
+    results, pending, encoded = {}, {}, {}  # pending: the checks under way, by descriptor
+    poller = _POLL()
     try:
         for address in addresses:
             try:
@@ -285,20 +227,18 @@ def run_wave(topology, addresses):
                                                              f"{format_address(address)}: {exc}",
                                                              address))
                 continue
-            pending[check.address] = check
-            sel.register(check.sock, WRITE, check)
+            pending[check.fd] = check
+            poller.register(check.fd, WRITE)
         deadline = topology.handshake_deadline()  # one for the whole wave
-        _drive(topology, sel, pending, results, deadline)
-        for check in list(pending.values()):
-            sel.unregister(check.sock)
-            del pending[check.address]
+        _drive(topology, poller, pending, results, deadline)
+        for fd, check in list(pending.items()):
+            del pending[fd]
             results[check.address] = _fail(topology, check, NetworkTimeout(
                 f"check of {format_address(check.address)} timed out after {deadline.what}",
                 check.address), topology.clock.monotonic())
     finally:
         for check in pending.values():  # only when interrupted: nothing half-read survives
             _discard(topology, check)
-        sel.close()
     return results
 
 
@@ -310,25 +250,26 @@ def _discard(topology, check):
         check.sock.close()
 
 
-def _drive(topology, sel, pending, results, deadline):
+def _drive(topology, poller, pending, results, deadline):
     clock = topology.clock
     for _ in range(64 * max(1, len(pending))):  # bounded: a few events per check
         remaining = deadline.remaining()
         if not pending or (remaining is not None and remaining <= 0):
             return
-        ready = sel.select(remaining)
+        ready = poller.poll(None if remaining is None else math.ceil(remaining * 1000))
         if not ready:
             return
         complete = []
-        for check, mask in ready:
+        for fd, mask in ready:
+            check = pending[fd]
             try:
-                raw = _advance(topology, check, mask, sel, clock)
+                raw = _advance(topology, check, mask, poller, clock)
             except (OSError, ConnectionFailure, ProtocolError) as exc:
-                sel.unregister(check.sock)
+                poller.unregister(fd)
                 _failed(topology, check, exc, pending, results)
                 continue
             if raw is not None:
-                sel.unregister(check.sock)
+                poller.unregister(fd)
                 complete.append((check, raw))
         if not complete:
             continue
@@ -339,13 +280,13 @@ def _drive(topology, sel, pending, results, deadline):
                 _failed(topology, check, reply, pending, results)
             else:
                 results[check.address] = _finish(topology, check, reply, clock.monotonic())
-                del pending[check.address]
+                del pending[check.fd]
 
 
 def _failed(topology, check, exc, pending, results):
     """A check that failed (its socket no longer polled): its outcome, unless the name has
     other addresses to try (the sequential check then tries them all)."""
-    del pending[check.address]
+    del pending[check.fd]
     failure = _fail(topology, check, exc, topology.clock.monotonic())
     if not (check.phase == "connect" and check.other_addresses):
         results[check.address] = failure

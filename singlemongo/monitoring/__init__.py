@@ -25,23 +25,22 @@ def use_pymongo_logger_names(on: bool = True) -> None:
     for name in LOGGER_NAMES:
         LOGGER_NAMES[name] = name.replace("singlemongo.", "pymongo.", 1) if on else name
 
-_NAMES = {
-    "CommandListener": "listeners", "ServerListener": "listeners",
-    "ServerHeartbeatListener": "listeners", "TopologyListener": "listeners",
-    "ConnectionPoolListener": "listeners",
-    "CommandStartedEvent": "command_monitoring", "CommandSucceededEvent": "command_monitoring",
-    "CommandFailedEvent": "command_monitoring",
-}
-_POOL = ("PoolCreatedEvent", "PoolReadyEvent", "PoolClearedEvent", "PoolClosedEvent",
-         "ConnectionCreatedEvent", "ConnectionReadyEvent", "ConnectionClosedEvent",
-         "ConnectionCheckOutStartedEvent", "ConnectionCheckOutFailedEvent",
-         "ConnectionCheckedOutEvent", "ConnectionCheckedInEvent", "ConnectionClosedReason",
-         "ConnectionCheckOutFailedReason")
-_NAMES.update(dict.fromkeys(_POOL, "pool_events"))
-_SDAM = ("ServerHeartbeatStartedEvent", "ServerHeartbeatSucceededEvent",
-         "ServerHeartbeatFailedEvent", "ServerOpeningEvent", "ServerClosedEvent",
-         "ServerDescriptionChangedEvent", "TopologyOpenedEvent", "TopologyOpeningEvent",
-         "TopologyClosedEvent", "TopologyDescriptionChangedEvent", "TopologyEvent")
+# The listener and event classes, loaded on first use, by module. Text, not names in code, as
+# singlemongo's own table (``_LAZY_TEXT``): every client loads this module, few load these.
+_NAMES = {name: module for module, names in (
+    ("listeners", "CommandListener ServerListener ServerHeartbeatListener TopologyListener "
+                  "ConnectionPoolListener"),
+    ("command_monitoring", "CommandStartedEvent CommandSucceededEvent CommandFailedEvent"),
+    ("pool_events", "PoolCreatedEvent PoolReadyEvent PoolClearedEvent PoolClosedEvent "
+                    "ConnectionCreatedEvent ConnectionReadyEvent ConnectionClosedEvent "
+                    "ConnectionCheckOutStartedEvent ConnectionCheckOutFailedEvent "
+                    "ConnectionCheckedOutEvent ConnectionCheckedInEvent ConnectionClosedReason "
+                    "ConnectionCheckOutFailedReason"),
+) for name in names.split()}
+_SDAM = tuple("ServerHeartbeatStartedEvent ServerHeartbeatSucceededEvent "
+              "ServerHeartbeatFailedEvent ServerOpeningEvent ServerClosedEvent "
+              "ServerDescriptionChangedEvent TopologyOpenedEvent TopologyOpeningEvent "
+              "TopologyClosedEvent TopologyDescriptionChangedEvent TopologyEvent".split())
 
 __all__ = [*_NAMES, *_SDAM, "register"]
 # Listeners every client made after register() gets, before its own (PyMongo's global list).
@@ -71,10 +70,9 @@ def _by_kind(lists, listener):
 # PyMongo's ``monitoring._LISTENERS``: the registered listeners by kind (libraries read it:
 # flask-mongoengine's debug panel). Made when first read; a listener a library appends there
 # directly reaches the clients made after, as in PyMongo.
-_KIND_FIELDS = (("CommandListener", "command_listeners"), ("ServerListener", "server_listeners"),
-                ("ServerHeartbeatListener", "server_heartbeat_listeners"),
-                ("TopologyListener", "topology_listeners"),
-                ("ConnectionPoolListener", "cmap_listeners"))
+_KIND_FIELDS = tuple(zip([name for name, module in _NAMES.items() if module == "listeners"],
+                         "command_listeners server_listeners server_heartbeat_listeners "
+                         "topology_listeners cmap_listeners".split()))
 
 
 def global_listeners():

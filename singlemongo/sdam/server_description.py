@@ -353,7 +353,6 @@ class ServerDescription:
 
     @property
     def is_data_bearing(self):
-        from singlemongo.sdam.server_description import DATA_BEARING
         return self.server_type in DATA_BEARING
 
     @property

@@ -182,6 +182,16 @@ def _doc_length(body, offset, where):
     return length
 
 
+def _section(data, flags, codec, user_fields):
+    """The kind 0 section's document; a user's undecodable document says the reply's flags
+    (an exhaust cursor's moreToCome must still be honoured)."""
+    try:
+        return _decode_doc(data, "OP_MSG section", codec, user_fields)
+    except UndecodableDocument as exc:
+        exc.flags = flags
+        raise
+
+
 def decode_op_msg(body, codec=CODEC, user_fields=None):
     """The body of an OP_MSG (after the header): (flags, kind 0 document, {identifier: docs})."""
     if len(body) < 5:
@@ -190,6 +200,9 @@ def decode_op_msg(body, codec=CODEC, user_fields=None):
     if flags & ~_KNOWN_FLAGS & 0xFFFF:
         raise ProtocolError(f"OP_MSG has unknown required flag bits {flags:#x}")
     end = len(body) - (4 if flags & CHECKSUM_PRESENT else 0)
+    # Most replies are one kind 0 section up to the end: read without the sections' loop.
+    if end >= 10 and body[4] == 0 and _INT32.unpack_from(body, 5)[0] == end - 5:
+        return flags, _section(body[5:end], flags, codec, user_fields), {}
     offset, document, sequences = 4, None, {}
     while offset < end:
         kind = body[offset]
@@ -198,12 +211,7 @@ def decode_op_msg(body, codec=CODEC, user_fields=None):
             length = _doc_length(body[:end], offset, "OP_MSG section")
             if document is not None:
                 raise ProtocolError("OP_MSG has two kind 0 sections")
-            try:
-                document = _decode_doc(body[offset:offset + length], "OP_MSG section", codec,
-                                       user_fields)
-            except UndecodableDocument as exc:
-                exc.flags = flags
-                raise
+            document = _section(body[offset:offset + length], flags, codec, user_fields)
             offset += length
         elif kind == 1:
             size = _doc_length(body[:end], offset, "OP_MSG document sequence")
