@@ -29,6 +29,8 @@ INTERNALS: dict = {
                                   "3_2_callback_not_retried_after_commit_timeout",
                                   "3_3_commit_not_retried_after_timeout")],
                     "client_session_shared._WITH_TRANSACTION_RETRY_TIME_LIMIT patched"),
+    "test/test_retryable_writes.py::TestRetryableWrites::test_batch_splitting_retry_fails":
+        "reads the private ClientSession._transaction_id",
     "test/test_client.py::TestClient::test_init_disconnected":
         "compares with client._topology._description",
     # client_knobs lowers PyMongo's private minimum heartbeat interval (common.
@@ -156,6 +158,14 @@ DIFFERENCES: dict = {
         "test_Network_error_on_Monitor_handshake",
         "discovery_and_monitoring.py::TestUnifiedHelloTimeout::"
         "test_Network_timeout_on_Monitor_handshake",
+        # The same three on a check rather than the handshake: PyMongo's own run fails
+        # them on the simulator now and then, and passes them elsewhere.
+        "discovery_and_monitoring.py::TestUnifiedHelloCommandError::"
+        "test_Command_error_on_Monitor_check",
+        "discovery_and_monitoring.py::TestUnifiedHelloNetworkError::"
+        "test_Network_error_on_Monitor_check",
+        "discovery_and_monitoring.py::TestUnifiedHelloTimeout::"
+        "test_Network_timeout_on_Monitor_check",
         "discovery_and_monitoring.py::TestUnifiedLoggingReplicaset::",
         "discovery_and_monitoring.py::TestUnifiedReplicasetEmitTopologyChangedBeforeClose::",
         # Their standalone versions, which run against FerretDB (a standalone to the suite):
@@ -170,6 +180,11 @@ DIFFERENCES: dict = {
         "sdam_monitoring_spec.py::TestSdamMonitoring::test_network_error_publishes_events",
         "sdam_monitoring_spec.py::TestSdamMonitoring::test_shutdown_error_publishes_events",
         "server_selection_logging.py::TestServerSelectionLoggingReplicaSet::",
+        # Waits for a heartbeat to fail with no operation running; PyMongo's own run
+        # passes it only when its monitor's check falls inside the wait (it fails it on a
+        # loaded machine).
+        "server_selection.py::TestCustomServerSelectorFunction::"
+        "test_server_selection_getMore_blocks",
         "streaming_protocol.py::TestStreamingProtocol::",
         "connection_monitoring.py::TestCMAP::test_4_subscribe_to_events")], _NO_MONITOR),
     "test/test_client_backpressure.py::TestClientBackpressureGetMoreRetried::"
