@@ -28,6 +28,10 @@ ROWS = (
 # at its figure, so that a change making it worse still fails.
 GUARDS: dict = {}
 CPU_RUNS = 5
+# The rows of a few milliseconds (10 commands) spread the most: with 5 runs the delete_many
+# row's median went from 0.91x to 1.12x between make bench's runs (2026-12-07); 11 bring it
+# within a few percent for about 25 s more.
+SHORT_RUNS = {"update_many": 11, "delete_many": 11}
 DRIVERS = ("singlemongo", "pymongo")
 
 
@@ -59,9 +63,10 @@ def instructions(py, env, dep, row):
 
 
 def cpu_seconds(run, py, dep, row):
-    """Each driver's CPU seconds for the workload, CPU_RUNS runs each, in turn."""
+    """Each driver's CPU seconds for the workload, CPU_RUNS runs each (SHORT_RUNS for the
+    short rows), in turn."""
     seconds = {driver: [] for driver in DRIVERS}
-    for _ in range(CPU_RUNS):
+    for _ in range(SHORT_RUNS.get(row, CPU_RUNS)):
         for driver in DRIVERS:
             _seed(dep, row)
             seconds[driver].append(float(run(_argv(py, driver, dep.uri, row, "work"))[1].stdout))
