@@ -371,7 +371,7 @@ def write_table(name, rows):
     text = "\n".join("| " + " | ".join(r) + " |" for r in table)
     machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
                f"{RUNS} paired runs per one-off figure, {steady_rows.CPU_RUNS} per steady-state "
-               f"CPU figure ({max(steady_rows.SHORT_RUNS.values())} for the 10-command rows; "
+               f"CPU figure ({steady_rows.SHORT_RUNS} for the 10-command rows; "
                f"median (min-max)), {time.strftime('%Y-%m-%d')}; a regular install in its own venv")
     out = ROOT / "docs" / "bench"
     out.mkdir(exist_ok=True)

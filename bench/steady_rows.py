@@ -28,10 +28,10 @@ ROWS = (
 # at its figure, so that a change making it worse still fails.
 GUARDS: dict = {}
 CPU_RUNS = 5
-# The rows of a few milliseconds (10 commands) spread the most: with 5 runs the delete_many
-# row's median went from 0.91x to 1.12x between make bench's runs (2026-12-07); 11 bring it
-# within a few percent for about 25 s more.
-SHORT_RUNS = {"update_many": 11, "delete_many": 11}
+# The rows of 10 commands (a few milliseconds) spread the most: delete_many's median moved
+# between 0.91x and 1.13x from one measurement to the next (2026-12-07). 11 runs cost about
+# 25 s more.
+SHORT_ROWS, SHORT_RUNS = frozenset({"update_many", "delete_many"}), 11
 DRIVERS = ("singlemongo", "pymongo")
 
 
@@ -64,9 +64,9 @@ def instructions(py, env, dep, row):
 
 def cpu_seconds(run, py, dep, row):
     """Each driver's CPU seconds for the workload, CPU_RUNS runs each (SHORT_RUNS for the
-    short rows), in turn."""
+    SHORT_ROWS), in turn."""
     seconds = {driver: [] for driver in DRIVERS}
-    for _ in range(SHORT_RUNS.get(row, CPU_RUNS)):
+    for _ in range(SHORT_RUNS if row in SHORT_ROWS else CPU_RUNS):
         for driver in DRIVERS:
             _seed(dep, row)
             seconds[driver].append(float(run(_argv(py, driver, dep.uri, row, "work"))[1].stdout))

@@ -37,6 +37,7 @@ def test_every_row_has_a_seed_and_a_workload():
     """Rule: a row the bench measures is defined here, with what it seeds."""
     assert {row for row, _, _ in steady_rows.ROWS} == set(steady.SEEDS)
     assert set(steady_rows.GUARDS) <= set(steady.SEEDS)
+    assert steady_rows.SHORT_ROWS <= set(steady.SEEDS)  # a misspelt row would take 5 runs
 
 
 @pytest.mark.parametrize("driver", ["singlemongo", "pymongo"])
