@@ -90,7 +90,7 @@ def _install_finder() -> None:
             or getattr(sys, "pycache_prefix", None) or not sys.implementation.cache_tag
             or not (spec.origin or "").endswith("/__init__.py")):
         return
-    posix, io, marshal = sys.modules["posix"], sys.modules["_io"], sys.modules["marshal"]
+    posix, marshal, new_module = sys.modules["posix"], sys.modules["marshal"], type(sys)
     if posix.environ.get(b"SINGLEMONGO_PLAIN_IMPORT"):
         return
     module_spec = sys.modules["_frozen_importlib"].ModuleSpec
@@ -99,13 +99,37 @@ def _install_finder() -> None:
     prefix = f"{__name__}."
 
     class Loader(bootstrap.SourceFileLoader):  # type: ignore[misc, name-defined]
+        def create_module(self, spec: Any) -> Any:
+            # The attributes importlib would set, set first: it sets each one it finds
+            # missing, and asking a module for a missing attribute formats an error message
+            # (twice over) before the default is returned.
+            module = new_module(spec.name)
+            module.__file__ = spec.origin
+            module.__cached__ = self.cached  # type: ignore[attr-defined]
+            # ModuleSpec.parent's rule, without its property call.
+            module.__package__ = spec.name if spec.submodule_search_locations is not None \
+                else spec.name.rpartition(".")[0]
+            return module
+
         def get_code(self, fullname: str) -> Any:
-            try:  # the timestamp pyc's header: magic, flags 0, mtime, size (PEP 552)
-                with io.open(self.cached, "rb") as file:
-                    data = file.read()
+            # The compiled file by the file descriptor's calls (io.open builds a file object
+            # and a buffer around the same two calls).
+            try:
+                fd = posix.open(self.cached, posix.O_RDONLY)
             except OSError:
                 data = b""
+            else:
+                try:
+                    size = posix.fstat(fd).st_size
+                    data = posix.read(fd, size)
+                    if len(data) != size:  # never for a regular file; Python's way if so
+                        data = b""
+                except OSError:
+                    data = b""
+                finally:
+                    posix.close(fd)
             stat = self.stat
+            # The timestamp pyc's header: magic, flags 0, mtime, size (PEP 552).
             if (data[:8] == magic + b"\0\0\0\0"
                     and int.from_bytes(data[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
                     and int.from_bytes(data[12:16], "little") == stat.st_size & 0xFFFFFFFF):

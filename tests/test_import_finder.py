@@ -111,3 +111,41 @@ def test_finders_installed_before_it_still_come_first():
     if sys.platform.startswith("linux"):
         assert order.index("_install_finder") < order.index("BuiltinImporter")
     assert "_install_finder" not in eval(_run(code, {"SINGLEMONGO_PLAIN_IMPORT": "1"}))
+
+
+MODULE_ATTRIBUTES = """
+import sys, singlemongo
+singlemongo.MongoClient("mongodb://127.0.0.1:1/?connect=false")  # a one-off's modules
+import singlemongo.engine.wave, singlemongo.sdam.address
+for name in sorted(m for m in sys.modules if m.startswith("singlemongo")):
+    module = sys.modules[name]
+    spec = module.__spec__
+    print(name, module.__name__, module.__file__, module.__cached__, module.__package__,
+          getattr(module, "__path__", None), spec.name, spec.origin, spec.cached,
+          spec.parent, spec.has_location, type(module.__loader__).__mro__[-2].__name__,
+          module.__loader__ is spec.loader, sorted(vars(module))[:8])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="platform: Linux only")
+def test_modules_carry_the_attributes_pythons_loader_gives():
+    """Rule: the finder's loader makes each module with its file and compiled file set (so
+    importlib asks no missing attribute); every module then carries what Python's own loader
+    gives it: name, file, compiled file, package, path, spec and loader."""
+    ours = _run(MODULE_ATTRIBUTES).splitlines()
+    theirs = _run(MODULE_ATTRIBUTES, {"SINGLEMONGO_PLAIN_IMPORT": "1"}).splitlines()
+    assert len(ours) > 30 and ours == theirs
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="platform: Linux only")
+def test_a_compiled_file_it_cannot_read_leaves_the_source_to_python(tmp_path):
+    """Rule: the finder reads a module's compiled file itself; when it cannot (here a
+    directory stands where the file would be), Python's own loader compiles the source, as
+    without the finder."""
+    copy = tmp_path / "singlemongo"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    tag = sys.implementation.cache_tag
+    (copy / "sdam" / "__pycache__" / f"address.{tag}.pyc").mkdir(parents=True)
+    code = "import singlemongo.sdam.address as a; print(a.DEFAULT_PORT)"
+    env = {"PYTHONPATH": str(tmp_path), "PYTHONDONTWRITEBYTECODE": ""}
+    assert _run(code, env, cwd=tmp_path).split() == ["27017"]

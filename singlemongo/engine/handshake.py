@@ -3,13 +3,9 @@ from the client's options (client metadata computed once per process, trimmed to
 512-byte limit in the spec's order), and the engine's part that opens a connection and
 greets the server with it under one connectTimeoutMS deadline.
 """
-from __future__ import annotations
 
 import os
 import sys
-TYPE_CHECKING = False  # typing's, without importing it at run time
-if TYPE_CHECKING:
-    from typing import Any
 
 import bson
 
@@ -24,7 +20,7 @@ _FAAS_ENV = (
     ("gcp.func", ("K_SERVICE", "FUNCTION_NAME"), None),
     ("vercel", ("VERCEL",), None),
 )
-_metadata_cache: dict[Any, Any] = {}
+_metadata_cache: dict = {}
 
 # Handshake spec, "client.env.container" (PyMongo's names, served by pymongo.pool_options).
 DOCKER_ENV_PATH = "/.dockerenv"

@@ -3,7 +3,6 @@ session, the command built (request.py), the SDAM decision on errors, and the re
 loop: one retry for retryable reads and writes and the overload retries of client
 backpressure, as retry.py decides them.
 """
-from __future__ import annotations
 
 from singlemongo.engine import moved_names
 from singlemongo.clock import Deadline

@@ -5,7 +5,6 @@ when the deployment supports sessions, and returned after. ``endSessions`` is se
 and clients still open at interpreter exit are closed then, so that thousands of one-off
 processes do not leave sessions behind on the server.
 """
-from __future__ import annotations
 
 import atexit
 import weakref
@@ -89,7 +88,7 @@ class SessionPool:
 # By identity: a WeakSet holds by equality, and two clients with the same seeds are equal
 # (PyMongo's __eq__), so the second would never be registered. An entry leaves when its
 # client is collected, before its id can be reused.
-_open_clients: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+_open_clients: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
 
 
 def register_for_exit(client):
