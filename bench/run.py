@@ -198,11 +198,12 @@ PLAIN_GUARDS: dict = {}
 # the spread the hash seed gives (a few thousand instructions).
 MEMBER_GOAL, MEMBER_GUARD = 2.00, 3.00
 PATH_GOAL = 1.10
-# Where the 1.10x goal is not met today (README, "Performance": why, and the options), the
-# guard is the figure measured on 2026-12-06 against the lean floors (each imports only what
-# its protocol uses), so that a change making it worse still fails. Every other path meets
-# the goal, which is its guard.
-PATH_GUARDS = {("MONGODB-AWS (static credentials)", "3 members"): 1.111}
+# Where the 1.10x goal is not clearly met (README, "Performance": why, and the options), the
+# guard is the figure measured against the lean floors (each imports only what its protocol
+# uses), so that a change making it worse still fails. MONGODB-AWS with 3 members reads
+# 1.0998x to 1.1000x from run to run (2026-12-07): at the goal, not under it by more than
+# the run-to-run spread. Every other path meets the goal, which is its guard.
+PATH_GUARDS = {("MONGODB-AWS (static credentials)", "3 members"): 1.101}
 FAILURES = []
 WARNINGS = []  # wall-clock misses: the machine's load moves them, so they do not fail
 
