@@ -9,7 +9,7 @@ TYPE_CHECKING = False  # typing's, without importing it at run time
 if TYPE_CHECKING:
     from typing import Any, Optional, Union
 
-from singlemongo.command_cursor import BATCH_FIELDS, _ServerCursor
+from singlemongo.server_cursor import BATCH_FIELDS, _ServerCursor
 from singlemongo.base_object import _DocumentType, deferred_mixin, lazy_attributes
 from singlemongo.arguments import (hint_value, index_document, index_list, validate_boolean,
                         validate_collation, validate_is_document_type, validate_is_mapping,

@@ -12,7 +12,7 @@ from bson.code import Code
 from singlemongo.arguments import (hint_value, index_document, index_list, validate_boolean,
                         validate_collation, validate_non_negative_int)
 from singlemongo.base_object import Generic, _DocumentType
-from singlemongo.command_cursor import _ServerCursor
+from singlemongo.server_cursor import _ServerCursor
 from singlemongo.cursor import _int
 from singlemongo.replies import check
 

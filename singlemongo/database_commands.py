@@ -12,7 +12,8 @@ from singlemongo.arguments import validate_collation, validate_is_mapping
 from singlemongo.base_object import Generic, _DocumentType, core_read_preference
 from singlemongo.collection import Collection
 from singlemongo.collection_queries import _aggregate
-from singlemongo.command_cursor import BATCH_FIELDS, CommandCursor
+from singlemongo.command_cursor import CommandCursor
+from singlemongo.server_cursor import BATCH_FIELDS
 from singlemongo.engine.operation import execute
 from singlemongo.engine.request import Outcome, Request
 from singlemongo import errors

@@ -11,7 +11,7 @@ from singlemongo.replies import is_ok
 
 def receive_batch(cursor: Any, conn: Any, deadline: Any = None) -> None:
     """The next batch the server streams; events as for a getMore (PyMongo's)."""
-    from singlemongo.command_cursor import BATCH_FIELDS
+    from singlemongo.server_cursor import BATCH_FIELDS
     topology = cursor._topology
     assert cursor._ns is not None
     with topology.operation():

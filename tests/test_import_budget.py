@@ -16,9 +16,11 @@ from singlemongo.testing import Standalone
 # base_object.py and arguments.py, opening a socket (dial.py) apart from the connection, and
 # the operation's lifecycle table (lifecycle.py): 38, each module costing about 0.19 M
 # instructions to find and load through singlemongo's own finder, 0.32 M through Python's).
+# What every server cursor shares is server_cursor.py's, so that CommandCursor's module
+# (command_cursor.py, 0.15 M instructions: its class and code) is not loaded by a find.
 ONE_OFF = {
     "singlemongo", "singlemongo.client", "singlemongo.clock", "singlemongo.collection",
-    "singlemongo.collection_reads", "singlemongo.command_cursor", "singlemongo.base_object",
+    "singlemongo.collection_reads", "singlemongo.server_cursor", "singlemongo.base_object",
     "singlemongo.arguments",
     "singlemongo.cursor", "singlemongo.database", "singlemongo.engine",
     "singlemongo.engine.checkout", "singlemongo.engine.operation",
@@ -98,6 +100,29 @@ def test_a_one_off_loads_exactly_the_allowed_modules(loaded):
     one_off = set(loaded[1])
     assert one_off == ONE_OFF, (f"new: {sorted(one_off - ONE_OFF)}; "
                                 f"no longer loaded: {sorted(ONE_OFF - one_off)}")
+
+
+def test_a_one_off_makes_no_class_only_tests_or_commands_use(loaded):
+    """Rule: a one-off find does not make FakeClock (tests' clock, 0.16 M instructions a
+    one-off) nor CommandCursor (aggregate and the list commands', 0.15 M): each has a module
+    of its own, loaded at first use; both keep their public paths."""
+    assert not {"singlemongo.fake_clock", "singlemongo.command_cursor"} & set(loaded[1])
+    from singlemongo.clock import FakeClock
+    import singlemongo.command_cursor as command_cursor
+    import singlemongo.fake_clock as fake_clock
+    import singlemongo.server_cursor as server_cursor
+    assert FakeClock is fake_clock.FakeClock
+    assert command_cursor._ServerCursor is server_cursor._ServerCursor
+    assert issubclass(command_cursor.CommandCursor, server_cursor._ServerCursor)
+
+
+def test_the_clock_module_names_what_it_does_not_have():
+    """Rule: the clock module's lazy name (FakeClock) leaves every other missing name an
+    AttributeError that names it, as a module without one would."""
+    import singlemongo.clock
+    with pytest.raises(AttributeError, match="'singlemongo.clock' has no attribute 'Fake'"):
+        singlemongo.clock.Fake
+    assert not hasattr(singlemongo.clock, "__path__")
 
 
 def test_importing_the_client_loads_the_face_not_the_engine(loaded):
