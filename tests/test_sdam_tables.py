@@ -221,3 +221,33 @@ def test_each_typed_hello_field_row(field, value, problem):
         assert sd.server_type is ServerType.RS_PRIMARY, sd.error
     else:
         assert sd.server_type is ServerType.UNKNOWN and problem in sd.error
+
+
+def _topologies():
+    """A description of each TopologyType, with four servers: the one checked (A) and three
+    others, none of which a reply below lists."""
+    seeds = [A, ("b", 27017), ("c", 27017), ("d", 27017)]
+    sharded = TopologyDescription.initial(seeds).update(
+        ServerDescription.from_hello(("b", 27017), HELLOS[ServerType.MONGOS]))
+    no_primary = TopologyDescription.initial(seeds, replica_set="rs")
+    with_primary = no_primary.update(ServerDescription.from_hello(
+        ("b", 27017), dict(HELLOS[ServerType.RS_PRIMARY], hosts=[f"{h}:27017" for h in "abcd"])))
+    single = TopologyDescription.initial([A], replica_set="rs", direct_connection=True)
+    return [TopologyDescription.initial(seeds), sharded, no_primary, with_primary, single]
+
+
+@pytest.mark.parametrize("server_type", sorted(set(ServerType), key=str))
+def test_only_the_types_said_to_remove_others_do(server_type):
+    """Rule: Topology.apply tests for removed servers other than the one checked only when
+    the description's type is in REMOVES_OTHERS (issue 59: a member of a scan of n does not
+    walk n servers). So no other type's row of the table may remove another server: each
+    is applied, listing none of the others, in every column."""
+    from singlemongo.sdam.topology_description import REMOVES_OTHERS
+    hello = dict(HELLOS.get(server_type, {}), hosts=["a:27017"], me="a:27017")
+    sd = (ServerDescription.from_hello(A, hello) if server_type in HELLOS
+          else ServerDescription(A, server_type))
+    removed_others = []
+    for td in _topologies():
+        new = td.update(sd)
+        removed_others.append(bool(set(td.servers) - set(new.servers) - {A}))
+    assert any(removed_others) is (server_type in REMOVES_OTHERS)

@@ -142,6 +142,9 @@ class Connection:
     def set_hello(self, hello, compressors=()):
         self.hello = hello
         self._limits(hello)
+        if not compressors:  # the usual client: nothing to negotiate (a scan makes n of these)
+            self.compressor = None
+            return
         offered = hello.get("compression")
         offered = offered if isinstance(offered, list) else ()
         # Compression spec, "Compression negotiation": the client's first that the server

@@ -20,18 +20,15 @@ from singlemongo.engine.scanner import in_cooldown
 _UNCHECKED = float("-inf")  # never checked: "infinity ago"
 
 
-def _rank(sd):
-    if sd.server_type is S.RS_PRIMARY:
-        return 0
-    if sd.server_type is S.POSSIBLE_PRIMARY:
-        return 1
-    return 3 if sd.server_type in (S.UNKNOWN, S.RS_GHOST) else 2
+# A primary, then a possible primary, whatever their age; then the known servers; then the
+# Unknown and RSGhost ones (any other type ranks 2). A table: each pick reads one key.
+_RANKS = {S.RS_PRIMARY: 0, S.POSSIBLE_PRIMARY: 1, S.UNKNOWN: 3, S.RS_GHOST: 3}
 
 
 def _key(sd):
     """A primary, then a possible primary, whatever their age; then the oldest known server,
     then the oldest Unknown or RSGhost."""
-    rank = _rank(sd)
+    rank = _RANKS.get(sd.server_type, 2)
     if rank < 2:
         return (rank, 0.0)
     return (rank, _UNCHECKED if sd.last_update_time is None else sd.last_update_time)
@@ -102,7 +99,9 @@ class ScanPlan:
         while self.heap:
             key, _, _, address = self.heap[0]
             sd = td.servers.get(address)
-            if sd is None or address in checked or in_cooldown(sd, self.scan_start):
+            # Only a network failure can be in its cooldown.
+            if sd is None or address in checked or (sd.error_is_network
+                                                    and in_cooldown(sd, self.scan_start)):
                 heappop(self.heap)
                 if sd is None:
                     self._removed(address)

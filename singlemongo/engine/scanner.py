@@ -77,15 +77,17 @@ class Scanner:
     """Runs scans for a topology; records what it did for ``--explain`` and the demo."""
 
     def __init__(self, topology):
-        # A proxy, not a reference: a dropped client's topology is freed by reference counting
-        # (its sockets closed at once), not by the cyclic garbage collector some time later.
-        self.topology = weakref.proxy(topology)
+        # A weak reference, not a reference: a dropped client's topology is freed by reference
+        # counting (its sockets closed at once), not by the cyclic garbage collector some
+        # time later. Taken once a scan, not through a proxy: the scan and its wave read the
+        # topology's attributes some twenty times a member.
+        self._topology_ref = weakref.ref(topology)
         # (scan number, address, server type, error) of the latest checks; bounded so a
         # long-lived client does not grow.
         self.history = deque(maxlen=256)
 
     def scan(self):
-        topo = self.topology
+        topo = self._topology_ref()
         if topo.options.tls:
             topo.tls_context()  # a file that cannot be used fails here, before any socket
         checked, prefetched = set(), {}
@@ -121,7 +123,7 @@ class Scanner:
         is checked directly (a standalone's one-off loads neither planner nor wave). True if
         that was the whole scan; False if the reply announced more servers (the planner goes
         on from there) or there was not just one server."""
-        topo = self.topology
+        topo = self._topology_ref()
         servers = topo.description.servers
         if len(servers) != 1:
             return False
@@ -138,7 +140,7 @@ class Scanner:
     def _wave(self, skip, scan_start):
         """Check at once up to WAVE_LIMIT servers the planner may ask for next (see wave.py)."""
         from singlemongo.engine.wave import run_wave, waveable
-        topo = self.topology
+        topo = self._topology_ref()
         wave = [sd.address for sd in topo.description.servers.values()
                 if sd.address not in skip and not in_cooldown(sd, scan_start)
                 and waveable(topo, sd.address)][:WAVE_LIMIT]

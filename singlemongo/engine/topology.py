@@ -17,7 +17,7 @@ import os
 from singlemongo.engine import moved_names
 from singlemongo.clock import DEFAULT_CLOCK
 from singlemongo.errors import ConfigurationError
-from singlemongo.monitoring import CONNECTION, EventBus, logging_enabled
+from singlemongo.monitoring import CONNECTION, TOPOLOGY, EventBus, logging_enabled
 from singlemongo.engine import scanner
 from singlemongo.engine.checkout import ConnectionTable
 from singlemongo.engine.guard import Deadlines, OperationGuard
@@ -26,7 +26,7 @@ from singlemongo.engine.scanner import Scanner
 from singlemongo.engine.selection_loop import MIN_INTERVAL_S, scan_due, select_server
 from singlemongo.engine.sessions import SessionPool
 from singlemongo.sdam.server_description import ServerDescription, ServerType, TopologyType
-from singlemongo.sdam.topology_description import TopologyDescription
+from singlemongo.sdam.topology_description import REMOVES_OTHERS, TopologyDescription
 from singlemongo.replies import is_ok
 
 _topology_ids = itertools.count(1)
@@ -137,7 +137,8 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         """Publish SDAM monitoring's ``name`` (an event class, or a ``*_events`` function of
         the events a change implies) made from ``args``, if anyone listens: sdam/monitoring.py
         loads only then."""
-        if not self.events.active:
+        # EventBus.active, without its property call: a scan publishes three events a member.
+        if not self.events.listeners and not logging_enabled(TOPOLOGY):
             return
         from singlemongo.monitoring import sdam_events as m
         made = getattr(m, name)(*args)
@@ -197,9 +198,11 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         if new is old:
             return
         self._description = new
-        # A containment test first, in C and without building sets: almost every update
-        # removes nothing, and a scan of n members applies n of them.
-        if not old.servers.keys() <= new.servers.keys():
+        # A test first, without building sets: almost every update removes nothing, and a
+        # scan of n members applies n of them. Only a primary's can remove another server
+        # than its own (REMOVES_OTHERS; the update was made, so its own server was there).
+        if (not old.servers.keys() <= new.servers.keys()
+                if sd.server_type in REMOVES_OTHERS else sd.address not in new.servers):
             for address in old.servers.keys() - new.servers.keys():
                 self.close_connection(address, reason="poolClosed")
                 if self.pool is not None:

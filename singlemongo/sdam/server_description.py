@@ -179,11 +179,10 @@ def _check_types(hello):
         if value is not None and type(value) is not str and not isinstance(value, str):
             raise TypeError(f"{name} must be a string, not {_shown(value)}")
     announced = 0
-    for name in _LIST_FIELDS:
+    for name in _LIST_FIELDS:  # their entries' types: where they are read (_addresses)
         value = get(name)
         if value is not None:
-            if not isinstance(value, list) or not (value == _last_list[0] or
-                                                   _all_strings(value)):
+            if not isinstance(value, list):
                 raise TypeError(f"{name} must be a list of host strings")
             announced += len(value)
     if announced > MAX_MEMBERS:
@@ -219,17 +218,20 @@ def _all_strings(values):
     return set(map(type, values)) <= {str} or all(isinstance(v, str) for v in values)
 
 
-def _addresses(values, dropped):
-    """The valid announced addresses; each invalid one is left out, and said in ``dropped``
-    (one bad entry must not make the server unusable). Each distinct list is read once: the
-    replies of an n-member scan hold n copies of one list."""
+def _addresses(values, dropped, name):
+    """The valid announced addresses of the reply's list ``name``; each invalid one is left
+    out, and said in ``dropped`` (one bad entry must not make the server unusable), but an
+    entry that is not a string makes the reply invalid (TypeError). Each distinct list is
+    read once: the replies of an n-member scan hold n copies of one list, compared once."""
     global _last_list
     if not values:
         return ()
     last = _last_list
-    if values == last[0]:
+    if values == last[0]:  # equal to a list of strings: strings
         dropped.extend(last[1][1])
         return last[1][0]
+    if not _all_strings(values):
+        raise TypeError(f"{name} must be a list of host strings")
     key = tuple(values)
     known = _LISTS.get(key)
     if known is None:
@@ -331,8 +333,9 @@ class ServerDescription:
             _millis(last_write.get("lastWriteDate")), now,  # last_write_date, last_update_time
             get("minWireVersion", 0), get("maxWireVersion", 0),
             _announced(me, dropped) if me else None,  # me
-            _addresses(get("hosts"), dropped), _addresses(get("passives"), dropped),
-            _addresses(get("arbiters"), dropped),
+            _addresses(get("hosts"), dropped, "hosts"),
+            _addresses(get("passives"), dropped, "passives"),
+            _addresses(get("arbiters"), dropped, "arbiters"),
             dict(get("tags") or {}), get("setName"), get("electionId"),  # tags .. election_id
             get("setVersion"), _announced(primary, dropped) if primary else None,
             get("logicalSessionTimeoutMinutes"), get("topologyVersion"),

@@ -399,3 +399,9 @@ _TABLE[S.LOAD_BALANCER] = _TABLE[S.UNKNOWN]
 
 TRANSITIONS = {(topology_type, server_type): actions
                for server_type, row in _TABLE.items() for topology_type, actions in row.items()}
+
+# The server types whose description can remove a server other than its own: a primary's
+# (updateRSFromPrimary removes the servers its reply does not list). Any other update
+# removes at most the server checked, so Topology.apply tests only that one for a closed
+# connection (a scan of n members applies n updates; a test runs every row of the table).
+REMOVES_OTHERS = frozenset({ServerType.RS_PRIMARY})
