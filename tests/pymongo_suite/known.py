@@ -7,8 +7,9 @@ comparison (``compare.py``); a test is listed here only after reading why it fai
   "Differences from PyMongo".
 - ``CONTROL_FAILS``: PyMongo itself fails on the simulator, with the cause (issue 48). The
   tests PyMongo's suite skips are reported with the reason the suite gives.
-- ``TIMING``: wall-clock tests that the machine's load fails now and then, for either
-  driver.
+- ``TIMING``: tests that fail now and then for either driver: wall-clock tests the
+  machine's load fails, and tests of a reply a server words differently from one call to
+  the next.
 - ``INTERNAL_MESSAGES``: failure messages that show a PyMongo internal at work (PyMongo's
   own Topology, its Hello wrapper, its private transaction states).
 - ``REMAINING``: regressions found and not yet fixed or decided, each with what was found;
@@ -279,9 +280,14 @@ CONTROL_FAILS: dict = {
         "the simulator: it has no setParameter (the test turns on mongod 8.2's ingress "
         "connection establishment rate limiter, which the simulator does not have)",
 }
-# Tests whose outcome depends on the machine's load, for either driver: reported, never a
+# Tests whose outcome varies from run to run, for either driver: reported, never a
 # regression of the gate (each has failed with PyMongo in one run and singlemongo in another).
 TIMING: dict = {
+    "test/test_database.py::TestDatabase::test_command":
+        "FerretDB v1.24's buildinfo lists its aggregation stages (ferretdbFeatures) in Go's "
+        "map order, which changes from one call to the next: the test's three replies are "
+        "equal about one run in ten, with PyMongo as with singlemongo (27 and 25 of 30 pairs "
+        "of calls differed, 2026-12-07); on the simulator it passes",
     "test/test_transactions.py::TestTransactionsConvenientAPI::test_4_retry_backoff_is_enforced":
         "the machine's load: the test measures 13 of with_transaction's backoffs by the wall "
         "clock (2.3 s, within 0.5 s); on this 2-core machine, which also runs the simulated "
