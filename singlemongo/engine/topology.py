@@ -137,7 +137,8 @@ class Topology(ConnectionTable, Handshake, Deadlines, OperationGuard):
         """Publish SDAM monitoring's ``name`` (an event class, or a ``*_events`` function of
         the events a change implies) made from ``args``, if anyone listens: sdam/monitoring.py
         loads only then."""
-        # EventBus.active, without its property call: a scan publishes three events a member.
+        # Publishing does something only for a listener or SDAM logging (tested here, not by
+        # a property of the bus: a scan publishes three events a member).
         if not self.events.listeners and not logging_enabled(TOPOLOGY):
             return
         from singlemongo.monitoring import sdam_events as m

@@ -140,11 +140,6 @@ class EventBus:
     def __bool__(self):
         return bool(self.listeners)
 
-    @property
-    def active(self):
-        """Whether publishing does anything: a listener, or SDAM logging enabled."""
-        return bool(self.listeners) or logging_enabled(TOPOLOGY)
-
     def command(self, clock, conn, db, cmd, timeout_s=None, sequences=(), operation_id=None,
                 codec=None, user_fields=None, unacknowledged=False, exhaust=None):
         """``conn.dispatch`` of an application command, with command monitoring's events
