@@ -412,6 +412,28 @@ def test_a_legacy_query_modifier_filter_is_unwrapped(mongo_replica_set, make_cli
     assert sent["filter"] == {"i": {"$gt": 1}} and sent["sort"] == {"i": -1}
 
 
+def test_each_hello_sets_the_connections_limits_again():
+    """Rule: a connection's limits are what its latest hello announced (the defaults where
+    it announces none or a wrong type), whatever the hello before said: a hello announcing
+    the defaults keeps them without reading them again, and brings a connection back to
+    them after other values."""
+    from singlemongo.engine.connection import Connection
+    defaults = {"maxBsonObjectSize": 16 * 1024 * 1024, "maxMessageSizeBytes": 48_000_000,
+                "maxWriteBatchSize": 100_000}
+    conn = Connection(("a", 1), None, 0, 0.0)
+    sizes = lambda: (conn.write_limits, conn.max_message_size, conn.max_reply_size)
+    conn.set_hello(dict(defaults))
+    assert sizes() == ((16 * 1024 * 1024, 48_000_000, 100_000), 48_000_000, 48_000_000)
+    conn.set_hello(dict(defaults, maxMessageSizeBytes=1000, maxWriteBatchSize=3))
+    assert sizes() == ((16 * 1024 * 1024, 1000, 3), 1000, 1000)
+    conn.set_hello(dict(defaults))
+    assert sizes() == ((16 * 1024 * 1024, 48_000_000, 100_000), 48_000_000, 48_000_000)
+    conn.set_hello(dict(defaults, maxWriteBatchSize=3.0))  # a float is no limit: default
+    assert sizes()[0] == (16 * 1024 * 1024, 48_000_000, 100_000)
+    conn.set_hello({})
+    assert sizes() == ((16 * 1024 * 1024, 48_000_000, 100_000), 48_000_000, 48_000_000)
+
+
 def test_a_brand_new_client_respects_the_servers_limits(mongo_standalone, fake_clock):
     """insert_one/insert_many use the selected server's maxBsonObjectSize, maxMessageSizeBytes
     and maxWriteBatchSize, even on a brand-new client, and measure a document after _id is

@@ -91,3 +91,95 @@ def test_a_list_like_the_last_one_read_but_for_a_non_string_is_refused():
         sd = ServerDescription.from_hello(parse_announced(HOSTS[1]), hostile, 0.001)
         assert sd.server_type is ServerType.UNKNOWN
         assert "hosts must be a list of host strings" in sd.error
+
+
+class _Text(str):
+    """A str subclass: parse_announced's fast path takes exact strs only, so this one always
+    goes through the whole rules."""
+
+
+_EDGES = ["a.:1", ".a:1", "a..b:1", "a:0", "a:65535", "a:65536", "a:99999", "a:027017", "a:",
+          "A-B_c.Example:27017", "x" * 63 + ":1", "x" * 64 + ":1", "é:1", "a b:1", "a:²",
+          "a:１", "1.2.3.4:5", "[::1]:1", "a/b:1", "a.sock", "host", ":1", "a:b:1", "a@b:1"]
+
+
+def test_the_fast_host_rule_agrees_with_the_whole_rules():
+    """Rule: the fast path for an everyday 'name:port' accepts exactly what the whole host
+    rules accept, and gives the same address; anything else is left to them (edge cases,
+    then 20,000 seeded random texts)."""
+    import random
+    rng = random.Random(20261207)
+    alphabet = "abcXYZ019.-_:[]/%@ é²\t"
+    texts = _EDGES + ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+                      + (f":{rng.randint(-2, 70000)}" if rng.random() < 0.6 else "")
+                      for _ in range(20000)]
+
+    def outcome(text):
+        try:
+            return address._parse_announced(text)
+        except ValueError as exc:
+            return str(exc)
+
+    fast = 0
+    for text in texts:
+        assert outcome(text) == outcome(_Text(text)), text
+        fast += isinstance(outcome(text), tuple)
+    assert fast > 1000  # the comparison covered accepted texts, not only refusals
+
+
+def test_a_description_made_fast_is_the_record_made_by_name():
+    """Rule: the descriptions a scan makes by the fast path (from_hello, unknown) are
+    ServerDescriptions field for field as the record's own constructor makes them, and as
+    frozen; the fast maker's parameters are the record's fields in order, with its
+    defaults."""
+    import inspect
+    from singlemongo.records import FrozenInstanceError, fields
+    from singlemongo.sdam.server_description import _Unsealed
+    names = [f.name for f in fields(ServerDescription(("a", 1)))]
+    parameters = list(inspect.signature(_Unsealed).parameters.values())
+    assert [p.name for p in parameters] == names
+    for p, f in zip(parameters, fields(ServerDescription(("a", 1)))):
+        assert p.default == (f.default if f.default_factory is None else None) or \
+            p.name == "address"
+    class ByName(ServerDescription):
+        """from_hello and unknown make a subclass by the record's own constructor."""
+
+    def both(make):
+        return make(ServerDescription), make(ByName)
+
+    made = [both(lambda cls: cls.unknown(("a", 1))),
+            both(lambda cls: cls.unknown(("a", 1), "down", {"counter": 1}, True))]
+    made += [both(lambda cls: cls.from_hello(parse_announced(HOSTS[i]), dict(
+        _hello(i), tags={"dc": "x"}), 0.001, 5.0)) for i in (0, 1)]
+    for sd, by_name in made:
+        assert type(sd) is ServerDescription and type(by_name) is ByName
+        assert [getattr(sd, n) for n in names] == [getattr(by_name, n) for n in names]
+        try:
+            sd.error = "changed"
+        except FrozenInstanceError:
+            pass
+        else:
+            raise AssertionError("a description made fast is not frozen")
+    assert made[0][0].tags == {} and made[0][0].tags is not made[1][0].tags
+    assert made[1][0].error_is_network and made[1][0].topology_version == {"counter": 1}
+    assert made[2][0].server_type is ServerType.RS_PRIMARY and made[3][0].tags == {"dc": "x"}
+
+
+def test_an_updated_description_is_the_record_made_by_name():
+    """Rule: the working copy an update seals into the new TopologyDescription has the
+    record's fields in order, and the description it becomes is frozen, reads its servers
+    through a read-only view, and equals the one the record's constructor makes."""
+    import inspect
+    from types import MappingProxyType
+    from singlemongo.records import FrozenInstanceError, fields
+    td = _scan()
+    names = [f.name for f in fields(td)]
+    assert list(inspect.signature(topology_description.Working).parameters) == names
+    assert type(td) is TopologyDescription and type(td.servers) is MappingProxyType
+    assert td == TopologyDescription(*(getattr(td, n) for n in names))
+    try:
+        td.set_name = "other"
+    except FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("an updated description is not frozen")

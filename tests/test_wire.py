@@ -66,3 +66,35 @@ def test_bad_op_msg_bodies(body, message):
         return
     with pytest.raises(ProtocolError, match=message):
         wire.decode_op_msg(body)
+
+
+def _bodies():
+    doc = bson.encode({"ok": 1, "hosts": ["a:1"]})
+    one = struct.pack("<I", 0) + b"\x00" + doc
+    yield one  # the usual reply
+    yield struct.pack("<I", wire.MORE_TO_COME) + one[4:]  # flags set
+    yield struct.pack("<I", wire.CHECKSUM_PRESENT) + one[4:] + b"\x00" * 4
+    yield one + b"\x01" + struct.pack("<i", 9) + b"seq\x00" + bson.encode({})[:1]  # two sections
+    yield struct.pack("<I", 0) + b"\x01" + doc  # a kind 1 section first
+    yield one[:-1]  # its length says more than there is
+    yield one + b"\x00"  # bytes after the section
+    yield struct.pack("<I", 0) + b"\x00" + doc[:4] + b"\x07" + doc[5:]  # an unknown BSON type
+    yield struct.pack("<I", 1 << 3) + one[4:]  # an unknown required flag
+
+
+@pytest.mark.parametrize("body", list(_bodies()))
+def test_decode_reply_reads_every_op_msg_as_the_whole_reading_does(body):
+    """Rule: decode_reply's one-step reading of the usual reply (no flags, one kind 0 section
+    to the end) gives what decode_op_msg's whole reading gives, and leaves every other body,
+    valid or not, to it: the same document or the same error."""
+    header = wire.Header(16 + len(body), 1, 0, wire.OP_MSG)
+
+    def outcome(read):
+        try:
+            return read()
+        except ProtocolError as exc:
+            return str(exc)
+    for codec in (wire.CODEC, wire.DEFAULT_CODEC_OPTIONS):
+        fast = outcome(lambda: wire.decode_reply(header, body, codec=codec))
+        whole = outcome(lambda: wire.decode_reply_flags(header, body, codec=codec)[1])
+        assert fast == whole

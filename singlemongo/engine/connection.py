@@ -79,6 +79,11 @@ def signals_held(fn, *args):
         sig.pthread_sigmask(sig.SIG_SETMASK, previous)
 
 
+# (maxBsonObjectSize, maxMessageSizeBytes, maxWriteBatchSize) until a handshake says.
+_DEFAULT_LIMITS = (wire.DEFAULT_MAX_BSON_SIZE, wire.DEFAULT_MAX_MESSAGE_SIZE,
+                   wire.DEFAULT_MAX_WRITE_BATCH)
+
+
 def _positive_int(hello, name, default):
     value = hello.get(name)
     return value if (type(value) is int or isinstance(value, int) and not isinstance(
@@ -105,8 +110,7 @@ class Connection:
         self.closed = False
         self.pid = os.getpid()
         self.max_message_size = self.max_reply_size = wire.DEFAULT_MAX_MESSAGE_SIZE
-        self.write_limits = (wire.DEFAULT_MAX_BSON_SIZE, wire.DEFAULT_MAX_MESSAGE_SIZE,
-                             wire.DEFAULT_MAX_WRITE_BATCH)  # until the handshake says (_limits)
+        self.write_limits = _DEFAULT_LIMITS  # until the handshake says (_limits)
         self.authenticated = False
         self.conversation = None  # a SCRAM conversation started speculatively in the handshake
         self.compressor = None
@@ -127,6 +131,10 @@ class Connection:
 
     def _limits(self, hello):
         """The sizes the handshake announced, read once (every operation reads them)."""
+        get = hello.get
+        if self.write_limits is _DEFAULT_LIMITS and _DEFAULT_LIMITS == (
+                get("maxBsonObjectSize"), get("maxMessageSizeBytes"), get("maxWriteBatchSize")):
+            return  # what every MongoDB server announces: __init__'s defaults stand
         self.max_message_size = _positive_int(hello, "maxMessageSizeBytes",
                                               wire.DEFAULT_MAX_MESSAGE_SIZE)
         # What a reply may be, read or inflated: the announced maxMessageSizeBytes, but

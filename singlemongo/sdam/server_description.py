@@ -326,9 +326,8 @@ class ServerDescription:
         last_write = hello.get("lastWrite") or {}
         me, primary, dropped = hello.get("me"), hello.get("primary"), []
         get = hello.get
-        # Every field, in the class's order: by position, a record is made in half the
-        # instructions it takes by name (each member of a scan makes one).
-        return cls(
+        # Every field, in the class's order (each member of a scan makes one).
+        sd = (cls if cls is not ServerDescription else _Unsealed)(
             address, server_type, None, round_trip_time,  # address .. round_trip_time
             _millis(last_write.get("lastWriteDate")), now,  # last_write_date, last_update_time
             get("minWireVersion", 0), get("maxWireVersion", 0),
@@ -341,11 +340,20 @@ class ServerDescription:
             get("logicalSessionTimeoutMinutes"), get("topologyVersion"),
             get("iscryptd"), get("serviceId"), False, hello,  # .. error_is_network, hello
             tuple(dropped))
+        if cls is ServerDescription:
+            _seal(sd, "__class__", cls)
+        return sd
 
     @classmethod
     def unknown(cls, address, error=None, topology_version=None, network=False):
-        return cls(address, error=error, topology_version=topology_version,
-                   error_is_network=network)
+        """An Unknown description of ``address`` (each server of a new description is one)."""
+        if cls is not ServerDescription:
+            return cls(address, error=error, topology_version=topology_version,
+                       error_is_network=network)
+        sd = _Unsealed(address, ServerType.UNKNOWN, error)
+        sd.topology_version, sd.error_is_network = topology_version, network
+        _seal(sd, "__class__", ServerDescription)
+        return sd
 
     def with_type(self, server_type):
         return replace(self, server_type=server_type)
@@ -395,3 +403,49 @@ class ServerDescription:
 
     def __hash__(self):
         return hash((self.address, self.server_type))
+
+
+class _Unsealed:
+    """A ServerDescription while it is made: its fields stored by attribute (stores Python
+    specializes: a third of the generic record __init__'s instructions), then made a
+    ServerDescription (``_made``; a plain class of the same layout: the record's class
+    attributes would keep 3.12 from specializing the stores). Each member of a scan makes
+    two descriptions. Its parameters are the record's fields in order (a test compares
+    them); ``tags`` None is a new dict."""
+
+    def __init__(self, address, server_type=ServerType.UNKNOWN, error=None,
+                 round_trip_time=None, last_write_date=None, last_update_time=None,
+                 min_wire_version=None, max_wire_version=None, me=None, hosts=(),
+                 passives=(), arbiters=(), tags=None, set_name=None, election_id=None,
+                 set_version=None, primary=None, logical_session_timeout_minutes=None,
+                 topology_version=None, iscryptd=None, service_id=None,
+                 error_is_network=False, hello=None, dropped_hosts=()):
+        self.address = address
+        self.server_type = server_type
+        self.error = error
+        self.round_trip_time = round_trip_time
+        self.last_write_date = last_write_date
+        self.last_update_time = last_update_time
+        self.min_wire_version = min_wire_version
+        self.max_wire_version = max_wire_version
+        self.me = me
+        self.hosts = hosts
+        self.passives = passives
+        self.arbiters = arbiters
+        self.tags = {} if tags is None else tags
+        self.set_name = set_name
+        self.election_id = election_id
+        self.set_version = set_version
+        self.primary = primary
+        self.logical_session_timeout_minutes = logical_session_timeout_minutes
+        self.topology_version = topology_version
+        self.iscryptd = iscryptd
+        self.service_id = service_id
+        self.error_is_network = error_is_network
+        self.hello = hello
+        self.dropped_hosts = dropped_hosts
+
+
+# Makes an _Unsealed a ServerDescription (the record's own __setattr__ refuses every field).
+_seal = object.__setattr__
+

@@ -80,7 +80,7 @@ class TopologyDescription:
         topology_type = initial_topology_type(direct_connection, replica_set, load_balanced)
         # In load-balanced mode the server starts Unknown too; the engine publishes the
         # LoadBalancer description at once, without I/O (load balancer spec, "Monitoring").
-        servers = {a: ServerDescription(a) for a in seeds}
+        servers = {a: ServerDescription.unknown(a) for a in seeds}
         return cls(topology_type, MappingProxyType(servers), set_name=replica_set,
                    seeds=tuple(seeds))
 
@@ -114,10 +114,15 @@ class TopologyDescription:
         return self._finish(work)
 
     def _finish(self, work):
-        # Every field by position (each member of a scan makes one description): by name, a
-        # record takes twice the instructions to make.
-        return type(self)(work.topology_type, MappingProxyType(work.servers), work.set_name,
-                          work.max_set_version, work.max_election_id, self.seeds)
+        cls = type(self)
+        if cls is not TopologyDescription:
+            return cls(work.topology_type, MappingProxyType(work.servers), work.set_name,
+                       work.max_set_version, work.max_election_id, work.seeds)
+        # The working copy becomes the new description (each member of a scan makes one):
+        # no second object, no record constructor (three times the instructions).
+        work.servers = MappingProxyType(work.servers)
+        _seal(work, "__class__", cls)
+        return work
 
     def server(self, address):
         return self.servers.get(address)
@@ -212,13 +217,17 @@ def _session_timeout(servers):
 
 # ----- the TopologyType table and its actions (SDAM, "TopologyType table", "Actions") -----
 
+# Makes a Working copy the TopologyDescription it stands for (the record's __setattr__
+# refuses every field).
+_seal = object.__setattr__
+
+
 # A plain class, not a record: a one-off makes this class, and a record class costs 0.1 M
 # instructions more to make.
 class Working:
-    """The mutable copy of a description that the table's actions change."""
-
-    __slots__ = ("topology_type", "servers", "set_name", "max_set_version", "max_election_id",
-                 "seeds")
+    """The mutable copy of a description that the table's actions change; then sealed: made
+    the new TopologyDescription itself (``_finish``). Its fields are the record's, in order
+    (a test compares them), and it has no slots: the two classes share a layout."""
 
     def __init__(self, topology_type: T, servers: dict, set_name: Optional[str],
                  max_set_version: Optional[int], max_election_id: Any, seeds: tuple) -> None:
@@ -265,7 +274,7 @@ def update_unknown_with_standalone(work, sd):
 def _add_hosts(work, sd):
     for address in sd.all_hosts:
         if address not in work.servers:
-            work.servers[address] = ServerDescription(address)
+            work.servers[address] = ServerDescription.unknown(address)
 
 
 def _mark_possible_primary(work, sd):

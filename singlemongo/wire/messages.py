@@ -47,6 +47,7 @@ _ANY_DATE: CodecOptions[dict[str, Any]] = CodecOptions(
     datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO)
 _INT32 = struct.Struct("<i")
 _UINT32 = struct.Struct("<I")
+_SECTION_START = struct.Struct("<IBi")  # an OP_MSG's flags, first section's kind and length
 
 
 class Header:
@@ -264,6 +265,12 @@ def decode_op_query(body, codec=CODEC):
 def decode_reply(header, body, max_message_size=DEFAULT_MAX_MESSAGE_SIZE, compressed=False,
                  codec=CODEC, user_fields=None):
     """The reply document; an OP_COMPRESSED reply only where compression was negotiated."""
+    # The usual reply, no flags and one kind 0 section to the end, in one step (a scan
+    # decodes one a member); any other takes decode_op_msg's whole reading.
+    if header.op_code == OP_MSG and len(body) >= 10:
+        flags, kind, length = _SECTION_START.unpack_from(body)
+        if not flags and not kind and length == len(body) - 5:
+            return _decode_doc(body[5:], "OP_MSG section", codec, user_fields)
     return decode_reply_flags(header, body, max_message_size, compressed, codec,
                               user_fields)[1]
 
