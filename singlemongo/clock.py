@@ -36,6 +36,16 @@ def time_is_frozen():
     return bool(factories) and type(factories[-1]).__name__ == "FrozenDateTimeFactory"
 
 
+_random = None  # the random module, once a draw has loaded it
+
+
+def _load_random():
+    global _random
+    import random
+    _random = random
+    return random
+
+
 class Clock:
     """Real time: monotonic seconds, wall-clock seconds, sleep and jitter. While freezegun
     holds time still, ``sleep`` returns at once: a wait only time could end (the rescan
@@ -56,19 +66,17 @@ class Clock:
             time.sleep(seconds)
 
     # ``random`` (0.8 ms to import) is loaded by the first draw: only retries, multi-server
-    # scans and SRV shuffles draw; a one-off that succeeds never does.
+    # scans and SRV shuffles draw; a one-off that succeeds never does. Then kept: an import
+    # statement per draw costs more than the draw (a large scan draws once a server).
 
     def random(self):
-        import random
-        return random.random()
+        return (_random or _load_random()).random()
 
     def shuffle(self, items):
-        import random
-        random.shuffle(items)
+        (_random or _load_random()).shuffle(items)
 
     def choice(self, items):
-        import random
-        return random.choice(items)
+        return (_random or _load_random()).choice(items)
 
     def random_bytes(self, n):
         """Secrets (SCRAM nonces) come from the OS, never from ``random``."""

@@ -1,6 +1,5 @@
 """The seed rules on failure paths (issue 11), each through the public API against the simulated
 deployment. Every test failed on the code before the fix; its docstring names the rule."""
-import logging
 import threading
 import time
 
@@ -387,6 +386,22 @@ def test_cluster_time_from_the_handshake_is_gossiped_on_the_first_command(mongo_
     client.test.c.find_one()
     find = [c for c in mongo_replica_set.servers[0].command_log if "find" in c][0]
     assert isinstance(find.get("$clusterTime", {}).get("clusterTime"), Timestamp)
+
+
+def test_every_reply_of_a_scan_is_gossiped_an_errors_too(mongo_replica_set, fake_clock):
+    """Sessions, "Gossipping the cluster time": the $clusterTime of every hello a scan reads
+    is compared with the newest seen, whether the server answered ok or with an error, and
+    a wave's replies are each compared where the scanner applies them (not when read)."""
+    newest = Timestamp(4_000_000_000, 7)
+    mongo_replica_set.servers[1].hello_extra = {
+        "ok": 0, "code": 91, "errmsg": "shutting down",
+        "$clusterTime": {"clusterTime": newest, "signature": {"hash": b"\x00" * 20,
+                                                               "keyId": 0}}}
+    client = MongoClient(mongo_replica_set.uri, clock=fake_clock)
+    client.test.c.find_one()
+    find = [c for c in mongo_replica_set.servers[0].command_log if "find" in c][0]
+    assert find["$clusterTime"]["clusterTime"] == newest
+    client.close()
 
 
 def test_a_negative_limit_returns_at_most_that_many_documents(mongo_replica_set, make_client):

@@ -214,8 +214,8 @@ def test_a_scan_that_grows_past_a_few_servers_goes_on_with_the_heap_plan(monkeyp
     from singlemongo.engine.scanner import SMALL_SCAN
     from singlemongo.testing import ReplicaSet
     plans = []
-    monkeypatch.setattr(ScanPlan, "add", lambda self, servers, add=ScanPlan.add: (
-        plans.append(self), add(self, servers))[1])
+    monkeypatch.setattr(ScanPlan, "__init__", lambda self, *args, init=ScanPlan.__init__: (
+        plans.append(self), init(self, *args))[1])
     with ReplicaSet(20) as rs:
         assert len(rs.servers) > SMALL_SCAN
         seeds = ",".join(s.address_text for s in rs.servers[:2])

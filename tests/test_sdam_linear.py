@@ -183,3 +183,14 @@ def test_an_updated_description_is_the_record_made_by_name():
         pass
     else:
         raise AssertionError("an updated description is not frozen")
+
+
+def test_a_seed_is_the_address_a_reply_announcing_it_is_read_as():
+    """Rule: a connection string's host is the very address tuple parse_announced keeps for
+    the same text, so that tables keyed by seeds find a reply's hosts by identity; with
+    another default port it is its own tuple, of that port."""
+    from singlemongo.options.uri import parse_uri
+    hosts = parse_uri("mongodb://h1.example.com:27018,H2.example.com").hosts
+    assert hosts[0].address() is parse_announced("h1.example.com:27018")
+    assert hosts[1].address() is parse_announced("H2.example.com")
+    assert hosts[1].address(27019) == ("h2.example.com", 27019)

@@ -41,9 +41,9 @@ class ConnectionTable:
         ``bump_generation`` its pool is cleared first (connections from before are stale),
         so a listener sees PoolClearedEvent, then the stale connection's ConnectionClosed."""
         conn = self._connections.pop(address, None)
-        if conn is not None:
-            service_id = service_id or conn.service_id
         if bump_generation:
+            if conn is not None:
+                service_id = service_id or conn.service_id
             self.clear_pool(address, service_id, interrupt)
         if conn is not None:
             if not conn.closed:

@@ -195,12 +195,14 @@ class Handshake:
             self.pool.new_connection(conn)
         return conn
 
-    def handshaken(self, conn, reply):
+    def handshaken(self, conn, reply, gossip=True):
         """Record the handshake reply: limits, compression, and its $clusterTime (gossiped
-        on the next command, driver sessions spec)."""
+        on the next command, driver sessions spec), unless ``gossip`` is false: a wave's
+        replies are gossiped where the scanner applies them, each once."""
         conn.set_hello(reply, self.options.compressors)
         conn.zlib_level = self.options.zlib_compression_level
-        self.sessions.advance_cluster_time(reply)
+        if gossip:
+            self.sessions.advance_cluster_time(reply)
         return conn
 
     def tls_context(self):
@@ -247,11 +249,14 @@ class Handshake:
         return conn, reply, now() - start
 
 
+_CONNECTION_MODULE = f"{__package__}.connection"
+
+
 def _connection_class():
     """engine/connection.py's Connection, imported at the first connection (this module loads
     with the face, before any socket is needed) and then read from the module itself: an
     import statement per connection asks connection.py's ``__getattr__`` for ``__path__``."""
-    module = sys.modules.get(f"{__package__}.connection")
+    module = sys.modules.get(_CONNECTION_MODULE)
     if module is None:
         from singlemongo.engine import connection as module
     return module.Connection

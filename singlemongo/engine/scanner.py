@@ -253,6 +253,9 @@ def _publish_succeeded(topology, address, outcome):
 def _succeeded(topology, address, outcome, prior):
     reply, now = outcome.reply, topology.clock.monotonic()
     topology.verified.add(address)
+    # Sessions spec, "Gossipping the cluster time": any reply's, an error's too (a wave's
+    # replies are gossiped here only, each once).
+    topology.sessions.advance_cluster_time(reply)
     if not is_ok(reply):  # a command error: Unknown, then cleared
         topology.publish_sdam("ServerHeartbeatFailedEvent", outcome.duration, reply, address)
         sd = ServerDescription.from_hello(address, reply, now=now)
@@ -261,7 +264,6 @@ def _succeeded(topology, address, outcome, prior):
         return topology.description.servers.get(address, sd)
     else:
         _publish_succeeded(topology, address, outcome)
-        topology.sessions.advance_cluster_time(reply)
         previous_rtt = prior.round_trip_time if prior is not None else None
         sd = ServerDescription.from_hello(address, reply,
                                           average_rtt(previous_rtt, outcome.duration), now)
@@ -304,6 +306,8 @@ def failed(topology, address, outcome):
 def end_unapplied(topology, address, outcome):
     """A wave's outcome for a server an earlier reply removed: its heartbeat still ends, and a
     connection it opened is closed; nothing else is done for it."""
+    if outcome.error is None:
+        topology.sessions.advance_cluster_time(outcome.reply)
     if outcome.error is None and is_ok(outcome.reply):
         _publish_succeeded(topology, address, outcome)
     else:

@@ -44,6 +44,7 @@ class _Check:
         self.sent_at = None
         self.phase = "connect" if conn is None else "send"
         self.other_addresses = False  # the name has more addresses than the one tried
+        self.pending = None  # a TLS socket's pending(): what it holds decrypted, unread
 
 
 def waveable(topology, address):
@@ -106,6 +107,7 @@ def _connected(topology, check, poller):
         return
     check.sock = topology.tls_context().wrap_socket(
         sock, server_hostname=check.address[0], do_handshake_on_connect=False)
+    check.pending = check.sock.pending
     poller.modify(check.fd, WRITE)
     check.phase = "tls"
 
@@ -142,7 +144,7 @@ def _io(check, clock):
         raise AutoReconnect(f"connection closed by the server "
                                 f"({format_address(check.address)})", check.address)
     check.inbox.extend(data)
-    pending = getattr(sock, "pending", None)
+    pending = check.pending
     while pending is not None and pending():
         check.inbox.extend(sock.recv(pending()))
     if len(check.inbox) >= wire.HEADER.size:
@@ -196,7 +198,8 @@ def _finish(topology, check, reply, now):
     conn = check.conn
     if conn is None:
         conn = topology.handshaken(topology.new_connection(check.address, sock,
-                                                           check.conversation), reply)
+                                                           check.conversation), reply,
+                                   gossip=False)  # the scanner gossips each outcome's reply
         topology.hold(check.address, conn)
     conn.last_used = now
     return Outcome(reply, duration=now - check.sent_at)

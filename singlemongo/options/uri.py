@@ -161,14 +161,19 @@ class Host:
     """A host of the connection string (a plain class: a record class costs a one-off more
     to make)."""
 
-    __slots__ = ("host", "port", "_kind")
+    __slots__ = ("host", "port", "_kind", "_parsed")
 
-    def __init__(self, host: str, port: Optional[int], kind: Optional[str]) -> None:
+    def __init__(self, host: str, port: Optional[int], kind: Optional[str],
+                 parsed: Optional[tuple] = None) -> None:
         self.host = host
         self.port = port  # None: the connection string gives none (or a UNIX socket)
         # None: a name or an IPv4 address, told apart when first read (only the SRV rules
         # ask, and a 50-host seed list would otherwise test each host)
         self._kind = kind
+        # The address parse_announced keeps for this text: the very tuple a server's reply
+        # announcing this host is read as, so that the seed's key in every table is found by
+        # identity, without comparing tuples (a scan looks members up a few times each).
+        self._parsed = parsed
 
     @property
     def kind(self) -> str:
@@ -190,8 +195,10 @@ class Host:
     def address(self, default_port=DEFAULT_PORT):
         """(host, port): ``default_port`` where the connection string gives no port."""
         if self.port is None and self.kind != "unix":
-            return (self.host, default_port)
-        return (self.host, self.port)
+            address = (self.host, default_port)
+        else:
+            address = (self.host, self.port)
+        return self._parsed if address == self._parsed else address
 
 
 @dataclass(frozen=True)
@@ -346,11 +353,11 @@ def _parse_host(text, uri):
         # parse is kept: a scan's replies find each seed already parsed. Where they refuse
         # (a name ending in .sock), the connection string's own below decide.
         try:
-            host, number = parse_announced(text)
+            parsed = parse_announced(text)
         except ValueError:
             pass
         else:
-            return Host(host, number if colon else None, None)
+            return Host(parsed[0], parsed[1] if colon else None, None, parsed)
     return _named_host(text, decoded, colon, port)
 
 
