@@ -98,7 +98,7 @@ class Scanner:
             return checked
         plan = None
         for _ in range(MAX_CHECKS_PER_SCAN):
-            td = topo.description
+            td = topo._description  # open: a scan runs after Topology.open
             if plan is None and len(td.servers) > SMALL_SCAN:  # large, or grown in this scan
                 from singlemongo.engine.scan_plan import ScanPlan  # it builds on in_cooldown, defined here
                 plan = ScanPlan(td, scan_start, topo.clock.random)
@@ -111,7 +111,7 @@ class Scanner:
             checked.add(address)
             sd = topo.check_server(address, prefetched.pop(address, None))
             if plan is not None:
-                plan.announced(topo.description, sd)
+                plan.announced(topo._description, sd)
             self._record(scan_number, address, sd)
         for address, outcome in prefetched.items():  # removed by an earlier reply
             end_unapplied(topo, address, outcome)
@@ -193,7 +193,9 @@ def hello(topology, address, conn=None, timeout_s=None):
 def check_server(topology, address, outcome=None):
     """Check ``address`` (or apply the ``outcome`` a concurrent wave got); the new description.
     A wave has already published the heartbeat's Started event."""
-    prior = topology.description.servers.get(address)
+    # The description itself, not the property (four reads a member): a scan runs on an
+    # open topology.
+    prior = topology._description.servers.get(address)
     if outcome is None:
         topology.heartbeat_started(address)
         outcome = hello(topology, address, topology._connections.get(address))
@@ -270,7 +272,7 @@ def _succeeded(topology, address, outcome, prior):
         if sd.dropped_hosts and (prior is None or prior.dropped_hosts != sd.dropped_hosts):
             _log_dropped(topology, sd)
     topology.apply(sd)
-    return topology.description.servers.get(address, sd)
+    return topology._description.servers.get(address, sd)
 
 
 def _log_dropped(topology, sd):

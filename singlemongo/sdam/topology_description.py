@@ -310,7 +310,10 @@ def update_rs_with_primary_from_member(work, sd):
         remove(work, sd)
         check_if_has_primary(work)
         return
-    if not any(s.server_type is S.RS_PRIMARY for s in work.servers.values()):
+    for server in work.servers.values():  # a loop, not any(): each member's update asks
+        if server.server_type is S.RS_PRIMARY:
+            break
+    else:
         work.topology_type = T.REPLICA_SET_NO_PRIMARY
         _mark_possible_primary(work, sd)
 
