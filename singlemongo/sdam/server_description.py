@@ -407,11 +407,11 @@ class ServerDescription:
 
 class _Unsealed:
     """A ServerDescription while it is made: its fields stored by attribute (stores Python
-    specializes: a third of the generic record __init__'s instructions), then made a
-    ServerDescription (``_made``; a plain class of the same layout: the record's class
-    attributes would keep 3.12 from specializing the stores). Each member of a scan makes
-    two descriptions. Its parameters are the record's fields in order (a test compares
-    them); ``tags`` None is a new dict."""
+    specializes: a third of the generic record __init__'s instructions), then sealed, its
+    class set to ServerDescription (``_seal``). A plain class of the same layout, not a
+    subclass: the record's class attributes would keep 3.12 from specializing the stores.
+    Each member of a scan makes two descriptions. Its parameters are the record's fields
+    in order (a test compares them); ``tags`` None is a new dict."""
 
     def __init__(self, address, server_type=ServerType.UNKNOWN, error=None,
                  round_trip_time=None, last_write_date=None, last_update_time=None,
