@@ -23,7 +23,6 @@ _UNCHECKED = float("-inf")  # never checked: "infinity ago"
 # A primary, then a possible primary, whatever their age; then the known servers; then the
 # Unknown and RSGhost ones (any other type ranks 2). A table: each pick reads one key.
 _RANKS = {S.RS_PRIMARY: 0, S.POSSIBLE_PRIMARY: 1, S.UNKNOWN: 3, S.RS_GHOST: 3}
-_POSSIBLE_PRIMARY_KEY = (1, 0.0)
 
 
 def _key(sd):
@@ -103,7 +102,7 @@ class ScanPlan:
         # that key (any other change of a key is met when its entry comes up, in next()).
         primary = servers.get(named) if named is not None else None
         if primary is not None and primary.server_type is S.POSSIBLE_PRIMARY and \
-                pushed.get(named) != _POSSIBLE_PRIMARY_KEY:
+                pushed.get(named) != _key(primary):
             self.add([primary])
 
     def next(self, td, checked):
